@@ -1,0 +1,59 @@
+// IRModule: the unit passes transform — functions by global name, plus module attributes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "partita/ir/expr.h"
+
+namespace partita {
+
+class IRModuleNode : public Object {
+ public:
+  PARTITA_NODE(IRModule)
+  IRModuleNode() : Object(kKind) {}
+  /// Functions keyed by name; a std::map so iteration (and printing) is sorted and deterministic.
+  std::map<std::string, std::pair<GlobalVar, Expr>> functions;  // value: Function or ExternFunc
+  /// Named tensors shared with backends ("const_name_to_constant"), sorted by name.
+  std::map<std::string, Tensor> const_name_to_constant;
+  /// Other module attributes (e.g. "external_mods"), by name.
+  std::map<std::string, ObjectRef> attrs;
+
+  static constexpr auto declared_fields() {
+    return std::make_tuple(field("functions", &IRModuleNode::functions),
+                           field("const_name_to_constant", &IRModuleNode::const_name_to_constant),
+                           field("attrs", &IRModuleNode::attrs));
+  }
+};
+
+/// A handle to a module with copy-on-write mutation: methods that change the module copy the
+/// node first when it is shared, so a module passed to a pass is never changed behind its back.
+class IRModule : public Ref<IRModuleNode> {
+ public:
+  IRModule() = default;
+  explicit IRModule(Ref<IRModuleNode> node) : Ref<IRModuleNode>(std::move(node)) {}
+  static IRModule create() { return IRModule(make<IRModuleNode>()); }
+
+  /// The GlobalVar named `name`; throws Error("KeyError") if there is none.
+  GlobalVar get_global_var(const std::string& name) const;
+  bool contains(const std::string& name) const;
+  /// The function named `name` (or bound to `gv`); throws Error("KeyError") if absent.
+  Expr lookup(const std::string& name) const;
+  Expr lookup(const GlobalVar& gv) const { return lookup(gv->name_hint); }
+  /// Functions in name order.
+  std::vector<std::pair<GlobalVar, Expr>> functions() const;
+
+  /// Adds (or replaces, when `replace`) a function under `gv`'s name.
+  void add(const GlobalVar& gv, const Expr& func, bool replace = false);
+  /// Replaces the function bound to an existing global.
+  void update(const GlobalVar& gv, const Expr& func) { add(gv, func, true); }
+  void remove(const std::string& name);
+  /// A name not yet used in the module: `hint`, else `hint1`, `hint2`, ... (TVM's rule).
+  std::string unique_global_name(const std::string& hint) const;
+
+  /// Mutable access for passes (copies when shared).
+  IRModuleNode* cow();
+};
+
+}  // namespace partita

@@ -1,0 +1,45 @@
+// A dense CPU tensor: shape, dtype and a reference-counted, 64-byte aligned byte buffer.
+// Copies share the buffer (like NDArray); `copy()` makes a deep copy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "partita/runtime/data_type.h"
+
+namespace partita {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates an uninitialised tensor.
+  static Tensor empty(std::vector<int64_t> shape, DataType dtype);
+  /// Allocates and copies `nbytes` from `src` (which must hold exactly numel * element bytes).
+  static Tensor from_bytes(std::vector<int64_t> shape, DataType dtype, const void* src, size_t nbytes);
+
+  bool defined() const { return buffer_ != nullptr; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int ndim() const { return int(shape_.size()); }
+  DataType dtype() const { return dtype_; }
+  int64_t numel() const;
+  size_t nbytes() const { return size_t(numel()) * size_t(dtype_.bytes()); }
+  void* data() const { return buffer_.get(); }
+  template <class T>
+  T* data_as() const { return static_cast<T*>(data()); }
+
+  Tensor copy() const;
+  /// Same bytes, shape and dtype.
+  bool content_equal(const Tensor& other) const;
+  /// A hash of shape, dtype and bytes.
+  size_t content_hash() const;
+  /// True when two handles share one buffer.
+  bool same_buffer(const Tensor& other) const { return buffer_ == other.buffer_; }
+
+ private:
+  std::vector<int64_t> shape_;
+  DataType dtype_;
+  std::shared_ptr<uint8_t> buffer_;
+};
+
+}  // namespace partita

@@ -1,0 +1,3 @@
+// Placeholder demo, replaced once the BlockBuilder and printer exist.
+#include <iostream>
+int main() { std::cout << "partita\n"; }

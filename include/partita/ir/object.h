@@ -73,6 +73,10 @@ class Ref {
   Ref(const Ref<U>& o) : p_(o.get()) { if (p_) p_->inc_ref(); }
   template <class U, class = std::enable_if_t<std::is_base_of_v<T, U>>>
   Ref(Ref<U>&& o) noexcept : p_(o.release()) {}
+  /// Aliasing form used by binding layers (pybind11 holders): a reference to `p`, which must be
+  /// (a base of) the node `o` refers to. Intrusive counts make `o` itself irrelevant.
+  template <class U>
+  Ref(const Ref<U>& /*o*/, const T* p) : Ref(p) {}
   ~Ref() { if (p_) p_->dec_ref(); }
   Ref& operator=(Ref o) noexcept { std::swap(p_, o.p_); return *this; }
 

@@ -12,7 +12,10 @@
 namespace partita::op {
 
 /// What kind of value an attribute holds (drives parsing and validation).
-enum class AttrKind : uint8_t { Bool, Int, Float, String, DType, IntList, OptionalInt, OptionalIntList };
+enum class AttrKind : uint8_t {
+  Bool, Int, Float, String, DType, IntList, OptionalInt, OptionalIntList,
+  IntOrIntList,  // an int or a list of ints, kept as given (split's indices_or_sections)
+};
 
 struct AttrSpec {
   std::string name;

@@ -1,0 +1,255 @@
+// The operator registry: definitions keyed by name, built once on first use (explicit family
+// registration instead of static initializers, so order and linking never matter).
+#include "partita/op/registry.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "infer_utils.h"
+
+namespace partita::op {
+namespace {
+
+struct Entry {
+  OpDef def;
+  Op op;  // interned: every call of the op shares this node
+};
+
+std::map<std::string, Entry>& table() {
+  static std::map<std::string, Entry> t;
+  return t;
+}
+
+std::mutex& table_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void insert(OpDef def) {
+  auto& t = table();
+  if (t.count(def.name)) throw_error("ValueError", "operator '" + def.name + "' is already registered");
+  if (def.script_name.empty()) {
+    // "relax.nn.conv2d" -> "R.nn.conv2d"
+    std::string n = def.name;
+    if (n.rfind("relax.", 0) == 0) n = n.substr(6);
+    def.script_name = "R." + n;
+  }
+  Op op = make<OpNode>(def.name);
+  std::string name = def.name;
+  t.emplace(name, Entry{std::move(def), std::move(op)});
+}
+
+bool g_initializing = false;
+
+void ensure_init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_initializing = true;
+    detail::register_binary_ops();
+    detail::register_unary_ops();
+    detail::register_reduction_ops();
+    detail::register_manipulation_ops();
+    detail::register_linear_algebra_ops();
+    detail::register_nn_ops();
+    detail::register_nn_conv_pool_ops();
+    detail::register_nn_norm_ops();
+    detail::register_creation_ops();
+    g_initializing = false;
+  });
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+const Entry& get_entry(const std::string& name) {
+  ensure_init();
+  auto& t = table();
+  auto it = t.find(name);
+  if (it != t.end()) return it->second;
+  // Suggest close names: small edit distance, or the same last component ("relu" ~ "relax.nn.relu").
+  std::vector<std::pair<size_t, std::string>> close;
+  auto last = [](const std::string& s) { return s.substr(s.find_last_of('.') + 1); };
+  for (const auto& [n, e] : t) {
+    size_t d = edit_distance(name, n);
+    if (last(n) == last(name)) d = 0;
+    if (d <= 3) close.emplace_back(d, n);
+  }
+  std::sort(close.begin(), close.end());
+  std::string msg = "unknown operator '" + name + "'";
+  if (!close.empty()) {
+    msg += "; did you mean ";
+    for (size_t i = 0; i < close.size() && i < 3; ++i) msg += (i ? ", '" : "'") + close[i].second + "'";
+    msg += "?";
+  }
+  throw_error("KeyError", msg);
+}
+
+const char* kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::Bool: return "bool";
+    case AttrKind::Int: return "int";
+    case AttrKind::Float: return "float";
+    case AttrKind::String: return "string";
+    case AttrKind::DType: return "dtype";
+    case AttrKind::IntList: return "list of int";
+    case AttrKind::OptionalInt: return "int or None";
+    case AttrKind::OptionalIntList: return "list of int or None";
+    case AttrKind::IntOrIntList: return "int or list of int";
+  }
+  return "?";
+}
+
+/// `v` converted to `spec.kind`, or nullopt when it cannot be.
+std::optional<AttrValue> convert(const AttrSpec& spec, const AttrValue& v) {
+  const bool none = std::holds_alternative<std::monostate>(v);
+  const int64_t* i = std::get_if<int64_t>(&v);
+  const std::vector<int64_t>* list = std::get_if<std::vector<int64_t>>(&v);
+  switch (spec.kind) {
+    case AttrKind::Bool:
+      if (std::holds_alternative<bool>(v)) return v;
+      if (i && (*i == 0 || *i == 1)) return AttrValue(*i == 1);
+      return std::nullopt;
+    case AttrKind::Int:
+      if (i) return v;
+      if (const double* d = std::get_if<double>(&v); d && *d == double(int64_t(*d))) return AttrValue(int64_t(*d));
+      return std::nullopt;
+    case AttrKind::Float:
+      if (std::holds_alternative<double>(v)) return v;
+      if (i) return AttrValue(double(*i));
+      return std::nullopt;
+    case AttrKind::String:
+      if (std::holds_alternative<std::string>(v)) return v;
+      return std::nullopt;
+    case AttrKind::DType:
+      if (std::holds_alternative<DataType>(v)) return v;
+      if (none) return AttrValue(DataType::Void());
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (!DataType::is_valid(*s)) return std::nullopt;
+        return AttrValue(DataType::parse(*s));
+      }
+      return std::nullopt;
+    case AttrKind::IntList:
+      if (list) return v;
+      if (i) return AttrValue(std::vector<int64_t>{*i});
+      return std::nullopt;
+    case AttrKind::OptionalInt:
+      if (none || i) return v;
+      return std::nullopt;
+    case AttrKind::OptionalIntList:
+      if (none || list) return v;
+      if (i) return AttrValue(std::vector<int64_t>{*i});
+      return std::nullopt;
+    case AttrKind::IntOrIntList:
+      if (i || list) return v;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace detail {
+void add_op(OpDef def) { insert(std::move(def)); }
+}  // namespace detail
+
+void register_op(OpDef def) {
+  ensure_init();
+  std::lock_guard<std::mutex> lock(table_mutex());
+  insert(std::move(def));
+}
+
+const OpDef* find_op_def(const std::string& name) {
+  ensure_init();
+  auto& t = table();
+  auto it = t.find(name);
+  return it == t.end() ? nullptr : &it->second.def;
+}
+
+const OpDef& get_op_def(const std::string& name) { return get_entry(name).def; }
+
+Op get_op(const std::string& name) { return get_entry(name).op; }
+
+std::vector<std::string> list_ops() {
+  ensure_init();
+  std::vector<std::string> names;
+  for (const auto& [n, e] : table()) names.push_back(n);
+  return names;  // std::map keeps them sorted
+}
+
+Call make_call(const std::string& op_name, std::vector<Expr> args,
+               std::vector<std::pair<std::string, AttrValue>> attrs) {
+  const Entry& entry = get_entry(op_name);
+  const OpDef& def = entry.def;
+
+  // Argument count.
+  size_t min_args = 0, max_args = def.args.size();
+  bool variadic = false;
+  for (const auto& a : def.args) {
+    if (a.variadic) variadic = true;
+    else if (!a.optional) ++min_args;
+  }
+  if (args.size() < min_args || (!variadic && args.size() > max_args)) {
+    std::string expected = std::to_string(min_args);
+    if (variadic) expected = "at least " + expected;
+    else if (max_args != min_args) expected += " to " + std::to_string(max_args);
+    throw_error("TypeError", op_name + ": expects " + expected + " argument" +
+                                 (max_args == 1 && !variadic ? "" : "s") + ", got " +
+                                 std::to_string(args.size()));
+  }
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!args[k]) {
+      std::string an = k < def.args.size() ? def.args[k].name : "argument " + std::to_string(k);
+      throw_error("ValueError", op_name + ": argument '" + an + "' is null");
+    }
+  }
+
+  // Attributes: validate names and kinds, then lay them out in the schema's order.
+  std::vector<std::optional<AttrValue>> slots(def.attrs.size());
+  for (auto& [name, value] : attrs) {
+    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    if (it == def.attrs.end()) {
+      std::string valid;
+      for (const auto& s : def.attrs) valid += (valid.empty() ? "" : ", ") + s.name;
+      throw_error("ValueError", op_name + ": unknown attribute '" + name + "'; valid attributes: " +
+                                    (valid.empty() ? "(none)" : valid));
+    }
+    size_t idx = size_t(it - def.attrs.begin());
+    if (slots[idx]) throw_error("ValueError", op_name + ": attribute '" + name + "' given twice");
+    auto converted = convert(*it, value);
+    if (!converted)
+      throw_error("TypeError", op_name + ": attribute '" + name + "' must be " + kind_name(it->kind));
+    slots[idx] = std::move(*converted);
+  }
+  std::vector<std::pair<std::string, AttrValue>> values;
+  for (size_t k = 0; k < def.attrs.size(); ++k) {
+    const AttrSpec& s = def.attrs[k];
+    if (!slots[k]) {
+      if (s.required) throw_error("TypeError", op_name + ": missing required attribute '" + s.name + "'");
+      slots[k] = s.default_value;
+    }
+    values.emplace_back(s.name, std::move(*slots[k]));
+  }
+  Attrs a;
+  if (!def.attrs.empty()) a = make<AttrsNode>(def.attrs_type_key, std::move(values));
+  return make<CallNode>(entry.op, std::move(args), std::move(a));
+}
+
+StructInfo infer_struct_info(const CallNode& call) {
+  const auto* op = call.op.as<OpNode>();
+  if (!op) throw_error("TypeError", "infer_struct_info: the callee is not an operator");
+  const OpDef& def = get_op_def(op->name);
+  if (!def.infer) throw_error("ValueError", op->name + ": has no struct-info inference");
+  return def.infer(call);
+}
+
+}  // namespace partita::op

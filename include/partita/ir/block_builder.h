@@ -122,7 +122,7 @@ class BlockBuilder {
     std::vector<BindingBlock> blocks;
     bool in_dataflow = false;
   };
-  friend class Normalizer;
+  friend class BlockBuilderNormalizer;
 
   Var emit_impl(const Expr& expr, bool is_dataflow, const std::string& name_hint);
   Var create_var(bool is_dataflow, const std::string& name_hint);

@@ -231,3 +231,21 @@ std::optional<std::vector<PrimExpr>> prim_tuple_values(const CallNode& call, siz
 }
 
 }  // namespace partita::op::detail
+
+namespace partita::op::detail {
+
+std::optional<std::vector<PrimExpr>> shape_arg(const CallNode& call, size_t i, int* ndim) {
+  if (i < call.args.size()) {
+    if (const auto* s = call.args[i].as<ShapeExprNode>()) {
+      *ndim = int(s->values.size());
+      return s->values;
+    }
+  }
+  const StructInfo& si = arg_sinfo(call, i);
+  const auto* ss = si.as<ShapeStructInfoNode>();
+  if (!ss) fail(call, "TypeError", arg_name(call, i) + " must be a shape (R.shape([...]))");
+  *ndim = ss->ndim;
+  return ss->values;
+}
+
+}  // namespace partita::op::detail

@@ -80,3 +80,15 @@ void register_nn_norm_ops();
 void register_creation_ops();
 
 }  // namespace partita::op::detail
+
+namespace partita::op::detail {
+
+/// The values of a shape argument (a ShapeExpr, or anything of R.Shape struct info with known
+/// values); nullopt with `ndim` set (-1 unknown) otherwise.
+std::optional<std::vector<PrimExpr>> shape_arg(const CallNode& call, size_t i, int* ndim);
+
+/// A statistical (reduction) family registration helper and unary helper shared across files.
+StructInfo infer_unary(const CallNode& call, bool float_only);
+void add_unary(const std::string& name, bool float_only, const std::string& arg);
+
+}  // namespace partita::op::detail

@@ -1,0 +1,69 @@
+// Tensor creation: ones, zeros, full (from a shape) and ones_like, zeros_like.
+#include "infer_utils.h"
+
+namespace partita::op::detail {
+namespace {
+
+StructInfo from_shape(const CallNode& call, DataType dtype) {
+  int ndim = -1;
+  auto shape = shape_arg(call, 0, &ndim);
+  if (shape) {
+    for (const auto& d : *shape) {
+      if (auto c = as_const_int(d); c && *c < 0)
+        fail(call, "ValueError", "shape " + shape_str(*shape) + " has a negative dimension");
+    }
+  }
+  return tensor_result(std::move(shape), dtype, ndim);
+}
+
+StructInfo infer_init(const CallNode& call) {
+  DataType dtype = attr_dtype(call, "dtype");
+  if (dtype.is_void()) fail(call, "ValueError", "attribute 'dtype' must name a dtype");
+  return from_shape(call, dtype);
+}
+
+StructInfo infer_full(const CallNode& call) {
+  const TensorStructInfoNode& v = tensor_arg(call, 1);
+  if (v.ndim > 0) fail(call, "ValueError", "argument 'fill_value' must be a scalar (0-d) tensor, got ndim " +
+                                               std::to_string(v.ndim));
+  DataType dtype = attr_dtype(call, "dtype");
+  return from_shape(call, dtype.is_void() ? v.dtype : dtype);
+}
+
+StructInfo infer_like(const CallNode& call) {
+  const TensorStructInfoNode& x = tensor_arg(call, 0);
+  DataType dtype = attr_dtype(call, "dtype");
+  return tensor_result(x.shape, dtype.is_void() ? x.dtype : dtype, x.ndim);
+}
+
+}  // namespace
+
+void register_creation_ops() {
+  for (const char* n : {"ones", "zeros"}) {
+    OpDef def;
+    def.name = std::string("relax.") + n;
+    def.attrs_type_key = "relax.attrs.InitAttrs";
+    def.args = {{"shape"}};
+    def.attrs = {{"dtype", AttrKind::DType, std::monostate{}, true}};
+    def.infer = infer_init;
+    add_op(std::move(def));
+  }
+  OpDef full;
+  full.name = "relax.full";
+  full.attrs_type_key = "relax.attrs.InitAttrs";
+  full.args = {{"shape"}, {"fill_value"}};
+  full.attrs = {{"dtype", AttrKind::DType, DataType::Void()}};
+  full.infer = infer_full;
+  add_op(std::move(full));
+  for (const char* n : {"ones_like", "zeros_like"}) {
+    OpDef def;
+    def.name = std::string("relax.") + n;
+    def.attrs_type_key = "relax.attrs.InitAttrs";
+    def.args = {{"x"}};
+    def.attrs = {{"dtype", AttrKind::DType, DataType::Void()}};
+    def.infer = infer_like;
+    add_op(std::move(def));
+  }
+}
+
+}  // namespace partita::op::detail

@@ -230,6 +230,13 @@ Call make_call(const std::string& op_name, std::vector<Expr> args,
       throw_error("TypeError", op_name + ": attribute '" + name + "' must be " + kind_name(it->kind));
     slots[idx] = std::move(*converted);
   }
+  // As in TVM, an omitted out_layout follows the input layout (data_layout or layout).
+  for (size_t k = 0; k < def.attrs.size(); ++k) {
+    if (def.attrs[k].name != "out_layout" || slots[k]) continue;
+    for (size_t j = 0; j < def.attrs.size(); ++j) {
+      if ((def.attrs[j].name == "data_layout" || def.attrs[j].name == "layout") && slots[j]) slots[k] = slots[j];
+    }
+  }
   std::vector<std::pair<std::string, AttrValue>> values;
   for (size_t k = 0; k < def.attrs.size(); ++k) {
     const AttrSpec& s = def.attrs[k];

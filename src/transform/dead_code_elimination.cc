@@ -1,0 +1,98 @@
+// DeadCodeElimination (TVM relax.transform.DeadCodeElimination): drops functions unreachable
+// from the entry functions, then unused pure bindings in every function (to a fixed point), then
+// functions that became unreachable.
+#include <set>
+#include <unordered_set>
+
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
+#include "partita/transform/basic.h"
+
+namespace partita::transform {
+
+namespace {
+
+IRModule remove_unused_functions(IRModule mod, const std::vector<std::string>& entries) {
+  std::set<std::string> reachable;
+  std::vector<std::string> work;
+  auto reach = [&](const std::string& name) {
+    if (mod.contains(name) && reachable.insert(name).second) work.push_back(name);
+  };
+  for (auto& e : entries) reach(e);
+  for (auto& [gv, f] : mod.functions())
+    if (auto* fn = f.as<FunctionNode>(); fn && fn->attrs.count("global_symbol")) reach(gv->name_hint);
+  while (!work.empty()) {
+    std::string name = work.back();
+    work.pop_back();
+    for (auto& g : all_global_vars(mod.lookup(name))) reach(g->name_hint);
+  }
+  std::vector<std::string> dead;
+  for (auto& [gv, f] : mod.functions())
+    if (!reachable.count(gv->name_hint)) dead.push_back(gv->name_hint);
+  for (auto& name : dead) mod.remove(name);
+  return mod;
+}
+
+// Every variable that is read somewhere in `expr`.
+class UsageCollector : public ExprVisitor {
+ public:
+  std::unordered_set<const Object*> used;
+  void visit_(const VarNode* v) override { used.insert(v); }
+  void visit_(const DataflowVarNode* v) override { used.insert(v); }
+};
+
+class UnusedBindingRemover : public ExprMutator {
+ public:
+  UnusedBindingRemover(std::unordered_set<const Object*> used, IRModule mod)
+      : ExprMutator(mod), used_(std::move(used)) {}
+  bool removed = false;
+
+  void visit_binding(const Binding& binding) override {
+    if (!used_.count(binding->var.get()) && removable(binding)) {
+      removed = true;
+      return;
+    }
+    ExprMutator::visit_binding(binding);
+  }
+
+ private:
+  bool removable(const Binding& b) const {
+    if (contains_impure_call(binding_value(*b))) return false;
+    // A match_cast that defines symbolic variables is kept: later struct info may use them.
+    if (auto* mc = b.as<MatchCastNode>()) return definable_symbolic_vars_of(mc->struct_info).empty();
+    return true;
+  }
+  std::unordered_set<const Object*> used_;
+};
+
+Function remove_all_unused(Function f, const IRModule& mod) {
+  while (true) {
+    UsageCollector c;
+    c.visit_expr(f);
+    UnusedBindingRemover r(std::move(c.used), mod);
+    Function nf = r.visit_expr(f).as_ref<FunctionNode>();
+    if (!r.removed) return f;
+    f = nf;
+  }
+}
+
+}  // namespace
+
+Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
+  return create_module_pass(
+      [entry_functions](IRModule mod, const PassContext&) -> IRModule {
+        mod = remove_unused_functions(mod, entry_functions);
+        std::vector<std::pair<GlobalVar, Expr>> updates;
+        for (auto& [gv, f] : mod.functions()) {
+          auto* fn = f.as<FunctionNode>();
+          if (!fn) continue;
+          Function nf = remove_all_unused(Function(fn), mod);
+          if (nf.get() != fn) updates.emplace_back(gv, nf);
+        }
+        for (auto& [gv, f] : updates) mod.update(gv, f);
+        return remove_unused_functions(mod, entry_functions);
+      },
+      1, "DeadCodeElimination");
+}
+
+}  // namespace partita::transform

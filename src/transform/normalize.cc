@@ -1,0 +1,17 @@
+// Normalize: puts every Relax function into normal form with struct info everywhere.
+#include "partita/ir/block_builder.h"
+#include "partita/transform/basic.h"
+
+namespace partita::transform {
+
+Pass Normalize() {
+  return create_function_pass(
+      [](Function f, IRModule mod, const PassContext&) -> Function {
+        BlockBuilder bb(mod);
+        Expr out = bb.normalize(f);
+        return out.as_ref<FunctionNode>();
+      },
+      1, "Normalize");
+}
+
+}  // namespace partita::transform

@@ -1,0 +1,125 @@
+// FuseOpsByPattern (TVM relax.transform.FuseOpsByPattern): every match of a fusion pattern
+// becomes a private "Composite" function called from where the match was; with
+// annotate_codegen, each composite is wrapped in a public function carrying "Codegen".
+//
+// Also exposes the machinery shared with MergeCompositeFunctions: grouping bindings of
+// dataflow blocks into new functions (TVM's MakeGroupedFunctions) and the group graph used to
+// keep groups free of cycles.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "partita/dpl/pattern.h"
+#include "partita/ir/module.h"
+#include "partita/transform/pass.h"
+
+namespace partita::transform {
+
+/// What a FusionPattern's check function sees about one match (TVM's PatternCheckContext).
+struct PatternCheckContext {
+  /// The root expression of the match (the call bound to the match's output variable).
+  Expr matched_expr;
+  /// For each annotation pattern name, the expression it matched.
+  std::map<std::string, Expr> annotated_expr;
+  /// Variable -> value of every binding inside the match.
+  std::unordered_map<Var, Expr, RefHash, RefEq> matched_bindings;
+  /// Variable -> the variables (of the same dataflow block) whose values use it.
+  std::unordered_map<Var, std::vector<Var>, RefHash, RefEq> var_usages;
+  /// Bound value -> its variable, for the bindings of the dataflow block.
+  std::unordered_map<Expr, Var, RefHash, RefEq> value_to_bound_var;
+};
+
+/// True when a variable bound inside the match (other than its output) is used outside it or is
+/// not a DataflowVar (TVM's backend.utils.has_leaking_intermediate_variables).
+bool has_leaking_intermediate_variables(const PatternCheckContext& ctx);
+
+struct FusionPattern {
+  /// "<codegen>.<name>", e.g. "cutlass.conv2d_bias_relu"; becomes the "Composite" attribute.
+  std::string name;
+  dpl::Pattern pattern;
+  /// Named sub-patterns whose matches are reported to `check` / `attrs_getter`.
+  std::map<std::string, dpl::Pattern> annotation_patterns;
+  /// Rejects a match when it returns false (null: accept every match).
+  std::function<bool(const PatternCheckContext&)> check;
+  /// Extra attributes for the composite function, from the annotated expressions.
+  std::function<std::map<std::string, AttrValue>(const std::map<std::string, Expr>&)> attrs_getter;
+};
+
+/// The module-level transformation behind FuseOpsByPattern. Patterns are tried in order (earlier
+/// = higher priority) over every binding of every dataflow block of the entry functions (all
+/// Relax functions that are neither Primitive, Composite nor Codegen when `entry_functions` is
+/// empty). Constants stay inside the composites with `bind_constants`, else become parameters.
+IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModule mod,
+                             bool bind_constants = true, bool annotate_codegen = false,
+                             const std::vector<std::string>& entry_functions = {});
+
+Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants = true,
+                      bool annotate_codegen = false, std::vector<std::string> entry_functions = {});
+
+/// The codegen name of a composite name: the part before the first '.'. Throws
+/// Error("ValueError") when there is none.
+std::string codegen_name_of(const std::string& composite_name);
+
+// ---------------------------------------------------------------------------------------------
+// Shared machinery
+// ---------------------------------------------------------------------------------------------
+
+/// Groups over the bindings of one block (nodes 0..n-1 in binding order; node i's inputs are
+/// nodes < i). Union-find with member lists; reachability queries walk the graph of groups
+/// backwards, pruned by binding positions, so local queries stay cheap on huge blocks.
+class GroupGraph {
+ public:
+  explicit GroupGraph(std::vector<std::vector<int>> inputs);
+  int size() const { return int(parent_.size()); }
+  int find(int x);
+  /// Merges the groups of `a` and `b`; returns the new root.
+  int unite(int a, int b);
+  const std::vector<int>& members(int root) const { return members_[root]; }
+  const std::vector<int>& inputs(int node) const { return inputs_[node]; }
+  /// True when group `anc_root` is a proper ancestor of the group of `node`.
+  bool is_ancestor(int anc_root, int node);
+  /// True when merging the groups of `nodes` into one would create a cycle between groups.
+  bool merge_creates_cycle(const std::vector<int>& nodes);
+
+ private:
+  std::vector<std::vector<int>> inputs_;
+  std::vector<int> parent_, min_pos_, max_pos_;
+  std::vector<std::vector<int>> members_;
+  std::vector<uint32_t> mark_, visited_;
+  uint32_t epoch_ = 0;
+};
+
+/// For one dataflow block: the group of each binding (-1: left as it is) and each group's
+/// attributes ("Composite" / "Codegen" ...).
+struct BlockGroups {
+  std::vector<int> group_of;
+  std::vector<DictAttrs> attrs;
+};
+/// Function name -> (block node -> its groups).
+using ModuleGroups = std::map<std::string, std::unordered_map<const BindingBlockNode*, BlockGroups>>;
+
+/// Replaces every group by a call of a new private function holding its bindings (TVM's
+/// MakeGroupedFunctions): parameters named after the arguments, outputs "gv", "gv1", ...,
+/// "Primitive": 1 added to the group's attributes, names "fused_" + op names made unique;
+/// structurally equal functions are shared. With `lift_constants`, constants become parameters.
+IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants);
+
+/// TVM's NameSupply rule: `hint`, then `hint1`, `hint2`, ... ('.' becomes '_').
+class NameSupply {
+ public:
+  std::string fresh(std::string hint);
+
+ private:
+  std::unordered_map<std::string, int> counts_;
+};
+
+/// `expr` with variables replaced per `remap` (rebuilding only what changes).
+Expr substitute_vars(const Expr& expr, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap);
+/// A copy of `func` with fresh parameters and binding variables (same names and struct info).
+Function copy_with_new_vars(const Function& func);
+
+}  // namespace partita::transform

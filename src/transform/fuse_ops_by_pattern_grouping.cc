@@ -1,0 +1,625 @@
+// Shared machinery of FuseOpsByPattern and MergeCompositeFunctions: the group graph, the name
+// supply, variable substitution, and turning groups of bindings into functions (TVM's
+// OperatorFusor / FunctionCreator).
+#include <algorithm>
+#include <unordered_set>
+
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
+#include "partita/ir/structural_equal.h"
+#include "partita/support/error.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::transform {
+
+// ---------------------------------------------------------------------------------------------
+// GroupGraph
+// ---------------------------------------------------------------------------------------------
+
+GroupGraph::GroupGraph(std::vector<std::vector<int>> inputs) : inputs_(std::move(inputs)) {
+  int n = int(inputs_.size());
+  parent_.resize(n);
+  min_pos_.resize(n);
+  max_pos_.resize(n);
+  members_.resize(n);
+  mark_.assign(n, 0);
+  visited_.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    parent_[i] = i;
+    min_pos_[i] = max_pos_[i] = i;
+    members_[i] = {i};
+  }
+}
+
+int GroupGraph::find(int x) {
+  while (parent_[x] != x) {
+    parent_[x] = parent_[parent_[x]];
+    x = parent_[x];
+  }
+  return x;
+}
+
+int GroupGraph::unite(int a, int b) {
+  a = find(a);
+  b = find(b);
+  if (a == b) return a;
+  if (members_[a].size() < members_[b].size()) std::swap(a, b);
+  parent_[b] = a;
+  members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
+  members_[b].clear();
+  members_[b].shrink_to_fit();
+  min_pos_[a] = std::min(min_pos_[a], min_pos_[b]);
+  max_pos_[a] = std::max(max_pos_[a], max_pos_[b]);
+  return a;
+}
+
+bool GroupGraph::is_ancestor(int anc_root, int node) {
+  anc_root = find(anc_root);
+  int start = find(node);
+  if (start == anc_root) return false;
+  ++epoch_;
+  int lo = min_pos_[anc_root];
+  std::vector<int> stack{start};
+  visited_[start] = epoch_;
+  while (!stack.empty()) {
+    int g = stack.back();
+    stack.pop_back();
+    for (int m : members_[g]) {
+      for (int in : inputs_[m]) {
+        int r = find(in);
+        if (r == anc_root) return true;
+        // A group entirely before the ancestor's first binding cannot descend from it.
+        if (r == g || visited_[r] == epoch_ || max_pos_[r] < lo) continue;
+        visited_[r] = epoch_;
+        stack.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
+  ++epoch_;
+  uint32_t in_set = epoch_;
+  int lo = size();
+  std::vector<int> roots;
+  for (int n : nodes) {
+    int r = find(n);
+    if (mark_[r] == in_set) continue;
+    mark_[r] = in_set;
+    roots.push_back(r);
+    lo = std::min(lo, min_pos_[r]);
+  }
+  // A cycle appears iff a group outside the set both depends on the set and feeds it: search
+  // backwards from every outside input of the set for a member of the set.
+  ++epoch_;
+  uint32_t seen = epoch_;
+  std::vector<int> stack;
+  for (int r : roots) {
+    for (int m : members_[r]) {
+      for (int in : inputs_[m]) {
+        int ir = find(in);
+        if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
+        visited_[ir] = seen;
+        stack.push_back(ir);
+      }
+    }
+  }
+  while (!stack.empty()) {
+    int g = stack.back();
+    stack.pop_back();
+    for (int m : members_[g]) {
+      for (int in : inputs_[m]) {
+        int r = find(in);
+        if (mark_[r] == in_set) return true;
+        if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
+        visited_[r] = seen;
+        stack.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names and substitution
+// ---------------------------------------------------------------------------------------------
+
+std::string NameSupply::fresh(std::string hint) {
+  std::replace(hint.begin(), hint.end(), '.', '_');
+  auto it = counts_.find(hint);
+  if (it == counts_.end()) {
+    counts_.emplace(hint, 0);
+    return hint;
+  }
+  std::string name = hint;
+  while (counts_.count(name)) name = hint + std::to_string(++counts_[hint]);
+  counts_.emplace(name, 0);
+  return name;
+}
+
+namespace {
+
+using NodeRemap = std::unordered_map<const Object*, Expr>;
+
+template <class T>
+Ref<T> with_sinfo(T* node, const ExprNode& old) {
+  node->struct_info_ = old.struct_info_;
+  return Ref<T>(node);
+}
+
+Expr subst(const Expr& e, const NodeRemap& remap);
+
+Binding subst_binding(const Binding& b, const NodeRemap& remap) {
+  Var var = b->var;
+  if (auto it = remap.find(var.get()); it != remap.end())
+    if (auto v = it->second.as_ref<VarNode>()) var = v;
+  if (auto* vb = b.as<VarBindingNode>()) {
+    Expr value = subst(vb->value, remap);
+    if (value == vb->value && var == vb->var) return b;
+    return make<VarBindingNode>(var, value);
+  }
+  auto* mc = b.as<MatchCastNode>();
+  Expr value = subst(mc->value, remap);
+  if (value == mc->value && var == mc->var) return b;
+  return make<MatchCastNode>(var, value, mc->struct_info);
+}
+
+std::vector<Expr> subst_list(const std::vector<Expr>& xs, const NodeRemap& remap, bool& changed) {
+  std::vector<Expr> out;
+  out.reserve(xs.size());
+  for (const auto& x : xs) {
+    out.push_back(subst(x, remap));
+    changed = changed || !(out.back() == x);
+  }
+  return out;
+}
+
+Expr subst(const Expr& e, const NodeRemap& remap) {
+  if (!e || remap.empty()) return e;
+  if (auto it = remap.find(e.get()); it != remap.end()) return it->second;
+  bool changed = false;
+  switch (e->kind()) {
+    case NodeKind::Call: {
+      auto* call = e.as<CallNode>();
+      Expr op = subst(call->op, remap);
+      changed = !(op == call->op);
+      auto args = subst_list(call->args, remap, changed);
+      if (!changed) return e;
+      auto* n = copy_node(Ref<CallNode>(call));
+      n->op = op;
+      n->args = std::move(args);
+      return Ref<CallNode>(n);
+    }
+    case NodeKind::Tuple: {
+      auto* t = e.as<TupleNode>();
+      auto fields = subst_list(t->fields, remap, changed);
+      if (!changed) return e;
+      auto* n = copy_node(Ref<TupleNode>(t));
+      n->fields = std::move(fields);
+      return Ref<TupleNode>(n);
+    }
+    case NodeKind::TupleGetItem: {
+      auto* t = e.as<TupleGetItemNode>();
+      Expr tuple = subst(t->tuple, remap);
+      if (tuple == t->tuple) return e;
+      auto* n = copy_node(Ref<TupleGetItemNode>(t));
+      n->tuple = tuple;
+      return Ref<TupleGetItemNode>(n);
+    }
+    case NodeKind::SeqExpr: {
+      auto* s = e.as<SeqExprNode>();
+      std::vector<BindingBlock> blocks;
+      for (const auto& blk : s->blocks) {
+        std::vector<Binding> bs;
+        bool bchanged = false;
+        for (const auto& b : blk->bindings) {
+          bs.push_back(subst_binding(b, remap));
+          bchanged = bchanged || !(bs.back() == b);
+        }
+        blocks.push_back(bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk);
+        changed = changed || bchanged;
+      }
+      Expr body = subst(s->body, remap);
+      if (!changed && body == s->body) return e;
+      auto* n = copy_node(Ref<SeqExprNode>(s));
+      n->blocks = std::move(blocks);
+      n->body = body;
+      return Ref<SeqExprNode>(n);
+    }
+    case NodeKind::Function: {
+      auto* f = e.as<FunctionNode>();
+      std::vector<Var> params;
+      for (const auto& p : f->params) {
+        auto it = remap.find(p.get());
+        params.push_back(it != remap.end() && it->second.as<VarNode>() ? it->second.as_ref<VarNode>() : p);
+        changed = changed || !(params.back() == p);
+      }
+      Expr body = subst(f->body, remap);
+      if (!changed && body == f->body) return e;
+      auto* n = copy_node(Ref<FunctionNode>(f));
+      n->params = std::move(params);
+      n->body = body;
+      return Ref<FunctionNode>(n);
+    }
+    case NodeKind::If: {
+      auto* i = e.as<IfNode>();
+      Expr c = subst(i->cond, remap), t = subst(i->true_branch, remap), f = subst(i->false_branch, remap);
+      if (c == i->cond && t == i->true_branch && f == i->false_branch) return e;
+      auto* n = copy_node(Ref<IfNode>(i));
+      n->cond = c;
+      n->true_branch = t;
+      n->false_branch = f;
+      return Ref<IfNode>(n);
+    }
+    default: return e;
+  }
+}
+
+NodeRemap to_node_remap(const std::unordered_map<Var, Expr, RefHash, RefEq>& remap) {
+  NodeRemap out;
+  for (const auto& [k, v] : remap) out.emplace(k.get(), v);
+  return out;
+}
+
+Var fresh_like(const Var& v, const std::string& name) {
+  if (v.as<DataflowVarNode>()) return make<DataflowVarNode>(name, v->struct_info_);
+  return make<VarNode>(name, v->struct_info_);
+}
+
+void collect_defs(const Expr& e, NodeRemap& remap) {
+  if (auto* s = e.as<SeqExprNode>()) {
+    for (const auto& blk : s->blocks)
+      for (const auto& b : blk->bindings) remap.emplace(b->var.get(), fresh_like(b->var, b->var->name_hint));
+  }
+}
+
+}  // namespace
+
+Expr substitute_vars(const Expr& expr, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap) {
+  return subst(expr, to_node_remap(remap));
+}
+
+Function copy_with_new_vars(const Function& func) {
+  NodeRemap remap;
+  for (const auto& p : func->params) remap.emplace(p.get(), fresh_like(p, p->name_hint));
+  collect_defs(func->body, remap);
+  Expr out = subst(Expr(func), remap);
+  if (out == Expr(func)) {  // nothing to rename (no params, no bindings): still a distinct node
+    return Function(copy_node(func));
+  }
+  return out.as_ref<FunctionNode>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// make_grouped_functions
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
+  if (auto* v = value.as<VarNode>()) {
+    out.push_back(v);
+    return;
+  }
+  // Calls, tuples and get-items (the common case) without the generic visitor's overhead.
+  if (auto* c = value.as<CallNode>()) {
+    for (const auto& a : c->args) used_vars(a, out);
+    if (c->op.as<VarNode>()) out.push_back(c->op.as<VarNode>());
+    return;
+  }
+  if (auto* t = value.as<TupleNode>()) {
+    for (const auto& f : t->fields) used_vars(f, out);
+    return;
+  }
+  if (auto* g = value.as<TupleGetItemNode>()) {
+    used_vars(g->tuple, out);
+    return;
+  }
+  if (value.as<ConstantNode>() || value.as<ShapeExprNode>() || value.as<PrimValueNode>() ||
+      value.as<OpNode>() || value.as<GlobalVarNode>() || value.as<StringImmNode>() ||
+      value.as<DataTypeImmNode>() || value.as<ExternFuncNode>())
+    return;
+  post_order_visit(value, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>()) out.push_back(v);
+  });
+}
+
+bool is_inlinable(const Expr& e) {
+  if (auto* t = e.as<TupleNode>())
+    return std::all_of(t->fields.begin(), t->fields.end(), [](const Expr& f) { return is_inlinable(f); });
+  if (auto* p = e.as<PrimValueNode>()) return prim_vars_of(p->value).empty();
+  if (auto* s = e.as<ShapeExprNode>())
+    return std::all_of(s->values.begin(), s->values.end(), [](const PrimExpr& v) { return prim_vars_of(v).empty(); });
+  return e.as<StringImmNode>() || e.as<DataTypeImmNode>() || e.as<GlobalVarNode>() ||
+         e.as<OpNode>() || e.as<ExternFuncNode>();
+}
+
+struct Creator {
+  std::vector<int> bindings;
+  std::vector<Expr> arguments;
+  std::vector<Var> params;
+  std::string name = "fused";
+  std::unordered_set<const VarNode*> defined;
+  std::vector<const VarNode*> outputs;
+  int n_param_for_const = 0;
+  Function func;
+
+  int output_index(const VarNode* v) const {
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i] == v) return int(i);
+    return -1;
+  }
+  int append_output(const VarNode* v) {
+    int i = output_index(v);
+    if (i >= 0) return i;
+    outputs.push_back(v);
+    return int(outputs.size()) - 1;
+  }
+  void check_def(const Expr& e, bool lift_constants) {
+    for (const auto& a : arguments)
+      if (a == e) return;
+    auto* var = e.as<VarNode>();
+    if (var && defined.count(var)) return;
+    if (!lift_constants && e.as<ConstantNode>()) return;
+    std::string pname = var ? var->name_hint : "param_" + std::to_string(n_param_for_const++);
+    if (is_inlinable(e)) return;
+    params.push_back(make<VarNode>(pname, e->struct_info_));
+    arguments.push_back(e);
+  }
+};
+
+std::string call_name_part(const CallNode& call) {
+  if (auto* op = call.op.as<OpNode>()) return op->name;
+  if (auto* gv = call.op.as<GlobalVarNode>()) {
+    const std::string& n = gv->name_hint;
+    return n.rfind("fused_", 0) == 0 ? n.substr(6) : n;
+  }
+  return "";
+}
+
+class Fusor {
+ public:
+  Fusor(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
+
+  Function transform(const Function& func, const std::unordered_map<const BindingBlockNode*, BlockGroups>& groups) {
+    auto* seq = func->body.as<SeqExprNode>();
+    if (!seq) return func;
+    NodeRemap remap;
+    std::vector<BindingBlock> blocks;
+    bool changed = false;
+    for (const auto& blk : seq->blocks) {
+      auto it = groups.find(blk.get());
+      BindingBlock nb;
+      if (blk->is_dataflow && it != groups.end() && !it->second.attrs.empty()) {
+        nb = fuse_block(blk, it->second, remap);
+      } else {
+        std::vector<Binding> bs;
+        bool bchanged = false;
+        for (const auto& b : blk->bindings) {
+          bs.push_back(subst_binding(b, remap));
+          bchanged = bchanged || !(bs.back() == b);
+        }
+        nb = bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk;
+      }
+      changed = changed || !(nb == blk);
+      blocks.push_back(nb);
+    }
+    if (!changed) return func;
+    auto* ns = copy_node(Ref<SeqExprNode>(seq));
+    ns->blocks = std::move(blocks);
+    ns->body = subst(seq->body, remap);
+    auto* nf = copy_node(func);
+    nf->body = Ref<SeqExprNode>(ns);
+    return Function(nf);
+  }
+
+  IRModule& mod() { return mod_; }
+
+ private:
+  GlobalVar add_function(const Function& func, const std::string& hint) {
+    if (!dedup_seeded_) {
+      dedup_seeded_ = true;
+      for (const auto& [name, entry] : mod_->functions) {
+        auto* f = entry.second.as<FunctionNode>();
+        if (f && f->attrs.count("Primitive")) dedup_.emplace(structural_hash(entry.second), entry.first);
+      }
+    }
+    size_t h = structural_hash(func);
+    auto range = dedup_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+      if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
+        return it->second;
+    std::string name = names_.fresh(hint);
+    while (mod_.contains(name)) name = names_.fresh(hint);
+    GlobalVar gv = make<GlobalVarNode>(name);
+    gv->struct_info_ = func->struct_info_;
+    mod_.add(gv, func);
+    dedup_.emplace(h, gv);
+    return gv;
+  }
+
+  void append_binding(Creator& c, const Binding& b, int index) {
+    if (auto* vb = b.as<VarBindingNode>()) {
+      if (auto* call = vb->value.as<CallNode>()) {
+        std::string part = call_name_part(*call);
+        if (!part.empty()) c.name += "_" + part;
+        for (const auto& a : call->args) c.check_def(a, lift_constants_);
+      } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
+        c.check_def(tgi->tuple, lift_constants_);
+      } else {
+        std::vector<const VarNode*> vs;
+        used_vars(vb->value, vs);
+        for (auto* v : vs) c.check_def(Var(v), lift_constants_);
+      }
+    } else {
+      std::vector<const VarNode*> vs;
+      used_vars(binding_value(*b), vs);
+      for (auto* v : vs) c.check_def(Var(v), lift_constants_);
+    }
+    c.defined.insert(b->var.get());
+    if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
+    c.bindings.push_back(index);
+  }
+
+  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    if (c.outputs.empty()) return;  // dead code: nothing of the group is used
+    NameSupply local;
+    NodeRemap remap;
+    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), c.params[k]);
+    std::vector<Expr> outputs(c.outputs.size());
+    std::vector<Binding> out;
+    for (int i : c.bindings) {
+      const Binding& b = bindings[i];
+      int idx = c.output_index(b->var.get());
+      if (idx >= 0) {
+        Var nv = make<VarNode>(local.fresh("gv"), b->var->struct_info_);
+        Expr value = subst(binding_value(*b), remap);
+        if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(nv, value, mc->struct_info));
+        else out.push_back(make<VarBindingNode>(nv, value));
+        remap[b->var.get()] = nv;
+        outputs[idx] = nv;
+      } else {
+        out.push_back(subst_binding(b, remap));
+      }
+    }
+    Expr body;
+    if (outputs.size() == 1) {
+      body = outputs[0];
+    } else {
+      std::vector<StructInfo> fs;
+      for (const auto& o : outputs) fs.push_back(o->struct_info_);
+      body = make<TupleNode>(outputs);
+      body->struct_info_ = tuple_sinfo(fs);
+    }
+    Expr seq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
+    seq->struct_info_ = body->struct_info_;
+    DictAttrs fattrs = attrs;
+    fattrs["Primitive"] = int64_t(1);
+    Function f = make<FunctionNode>(c.params, seq, body->struct_info_, true, fattrs);
+    f->struct_info_ = func_struct_info_of(*f);
+    c.func = f;
+  }
+
+  Var emit_var(const Var& like, const Expr& value) {
+    Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(names_.fresh("lv"), value->struct_info_))
+                                        : make<VarNode>(names_.fresh("gv"), value->struct_info_);
+    return v;
+  }
+
+  BindingBlock fuse_block(const BindingBlock& blk, const BlockGroups& bg, NodeRemap& remap) {
+    const auto& bindings = blk->bindings;
+    int n = int(bindings.size());
+    int G = int(bg.attrs.size());
+    PARTITA_ICHECK(int(bg.group_of.size()) == n);
+    std::unordered_map<const VarNode*, int> var_index;
+    var_index.reserve(n * 2);
+    for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
+    std::vector<Creator> creators(G);
+    for (int i = 0; i < n; ++i)
+      if (bg.group_of[i] >= 0) append_binding(creators[bg.group_of[i]], bindings[i], i);
+
+    auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
+    std::vector<std::vector<int>> deps(G + n);
+    std::vector<const VarNode*> vs;
+    for (int i = 0; i < n; ++i) {
+      int cur = unit(i);
+      vs.clear();
+      used_vars(binding_value(*bindings[i]), vs);
+      for (auto* v : vs) {
+        auto it = var_index.find(v);
+        if (it == var_index.end() || it->second >= i) continue;
+        int j = it->second, prod = unit(j);
+        if (prod == cur) continue;
+        if (deps[cur].empty() || deps[cur].back() != prod) deps[cur].push_back(prod);
+        if (bg.group_of[j] >= 0) creators[bg.group_of[j]].append_output(v);
+      }
+    }
+    for (int g = 0; g < G; ++g) create_function(creators[g], bindings, bg.attrs[g]);
+
+    // Topological order of units, visiting them in order of first appearance (TVM's
+    // TopoSortByGroupDep), iteratively so long chains do not overflow the stack.
+    std::vector<int> order;
+    order.reserve(G + n);
+    std::vector<char> state(G + n, 0);  // 0 new, 1 open, 2 done
+    std::vector<std::pair<int, size_t>> stack;
+    for (int i = 0; i < n; ++i) {
+      int u0 = unit(i);
+      if (state[u0]) continue;
+      stack.push_back({u0, 0});
+      state[u0] = 1;
+      while (!stack.empty()) {
+        auto& [u, k] = stack.back();
+        if (k < deps[u].size()) {
+          int d = deps[u][k++];
+          if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
+          if (state[d] == 0) {
+            state[d] = 1;
+            stack.push_back({d, 0});
+          }
+          continue;
+        }
+        state[u] = 2;
+        order.push_back(u);
+        stack.pop_back();
+      }
+    }
+
+    std::vector<Binding> out;
+    out.reserve(n);
+    for (int u : order) {
+      if (u >= G) {
+        out.push_back(subst_binding(bindings[u - G], remap));
+        continue;
+      }
+      Creator& c = creators[u];
+      if (!c.func) continue;
+      GlobalVar gv = add_function(c.func, c.name);
+      std::vector<Expr> args;
+      for (const auto& a : c.arguments) args.push_back(subst(a, remap));
+      Call call = make<CallNode>(gv, args);
+      call->struct_info_ = derive_call_ret_struct_info(c.func->struct_info_.as_ref<FuncStructInfoNode>(), *call);
+      const Var& last = bindings[c.bindings.back()]->var;
+      Var nv = emit_var(last, call);
+      out.push_back(make<VarBindingNode>(nv, call));
+      if (c.outputs.size() == 1) {
+        remap[c.outputs[0]] = nv;
+        continue;
+      }
+      auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+      for (int i : c.bindings) {
+        int idx = c.output_index(bindings[i]->var.get());
+        if (idx < 0) continue;
+        Expr item = make<TupleGetItemNode>(nv, idx);
+        item->struct_info_ = tinfo ? tinfo->fields[idx] : bindings[i]->var->struct_info_;
+        Var iv = emit_var(bindings[i]->var, item);
+        out.push_back(make<VarBindingNode>(iv, item));
+        remap[bindings[i]->var.get()] = iv;
+      }
+    }
+    return make<BindingBlockNode>(std::move(out), true);
+  }
+
+  IRModule mod_;
+  bool lift_constants_;
+  NameSupply names_;
+  bool dedup_seeded_ = false;
+  std::unordered_multimap<size_t, GlobalVar> dedup_;
+};
+
+}  // namespace
+
+IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants) {
+  Fusor fusor(mod, lift_constants);
+  for (const auto& [name, blocks] : groups) {
+    if (blocks.empty()) continue;
+    GlobalVar gv = fusor.mod().get_global_var(name);
+    Function func = fusor.mod().lookup(name).as_ref<FunctionNode>();
+    if (!func) continue;
+    Function nf = fusor.transform(func, blocks);
+    if (!(nf == func)) fusor.mod().update(gv, nf);
+  }
+  return fusor.mod();
+}
+
+}  // namespace partita::transform

@@ -1,0 +1,334 @@
+// MergeCompositeFunctions: group composite calls per backend (TVM's CompositeGroupsBuilder),
+// make one function per group (make_grouped_functions), then inline the composites into them
+// and name them after their backend (TVM's CompositeInliner / CompositeFunctionAnnotator).
+#include "partita/transform/merge_composite_functions.h"
+
+#include <unordered_set>
+
+#include "partita/ir/analysis.h"
+#include "partita/support/error.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::transform {
+namespace {
+
+bool is_flat_tensor_tuple(const Expr& e) {
+  auto* t = e->struct_info_ ? e->struct_info_.as<TupleStructInfoNode>() : nullptr;
+  if (!t || t->fields.empty()) return false;
+  for (const auto& f : t->fields)
+    if (!f.as<TensorStructInfoNode>()) return false;
+  return true;
+}
+
+void vars_in(const Expr& value, std::vector<const VarNode*>& out) {
+  if (auto* v = value.as<VarNode>()) {
+    out.push_back(v);
+  } else if (auto* c = value.as<CallNode>()) {
+    if (auto* v = c->op.as<VarNode>()) out.push_back(v);
+    for (const auto& a : c->args) vars_in(a, out);
+  } else if (auto* t = value.as<TupleNode>()) {
+    for (const auto& f : t->fields) vars_in(f, out);
+  } else if (auto* g = value.as<TupleGetItemNode>()) {
+    vars_in(g->tuple, out);
+  } else if (value.as<FunctionNode>() || value.as<SeqExprNode>() || value.as<IfNode>()) {
+    for (const auto& v : free_vars(value)) out.push_back(v.get());
+  }
+}
+
+class GroupsBuilder {
+ public:
+  explicit GroupsBuilder(const IRModule& mod) : mod_(mod) {}
+
+  // Groups of one dataflow block of `func`; `escaping` are variables used outside the block's
+  // bindings (later blocks, the function result).
+  BlockGroups run(const BindingBlock& blk, const std::unordered_set<const VarNode*>& escaping) {
+    const auto& bindings = blk->bindings;
+    int n = int(bindings.size());
+    std::unordered_map<const VarNode*, int> var_index;
+    std::vector<std::vector<int>> inputs(n);
+    std::vector<std::vector<int>> users(n);
+    std::vector<const VarNode*> used;
+    for (int i = 0; i < n; ++i) {
+      var_index[bindings[i]->var.get()] = i;
+      used.clear();
+      vars_in(binding_value(*bindings[i]), used);
+      for (auto* v : used) {
+        auto it = var_index.find(v);
+        if (it == var_index.end() || it->second == i) continue;
+        if (inputs[i].empty() || inputs[i].back() != it->second) inputs[i].push_back(it->second);
+        users[it->second].push_back(i);
+      }
+    }
+    GroupGraph graph(inputs);
+    std::vector<std::string> codegen(n);  // per root; empty = host
+
+    // True when the tuple bound at `t` is only read through get-items inside this block.
+    auto only_get_item_users = [&](int t) {
+      if (escaping.count(bindings[t]->var.get()) || users[t].empty()) return false;
+      for (int u : users[t]) {
+        auto* vb = bindings[u].as<VarBindingNode>();
+        auto* g = vb ? vb->value.as<TupleGetItemNode>() : nullptr;
+        if (!g || !(g->tuple == bindings[t]->var)) return false;
+      }
+      return true;
+    };
+    auto index_of = [&](const Expr& e) -> int {
+      auto* v = e.as<VarNode>();
+      if (!v) return -1;
+      auto it = var_index.find(v);
+      return it == var_index.end() ? -1 : it->second;
+    };
+
+    for (int i = 0; i < n; ++i) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      if (!vb) continue;
+      const Expr& value = vb->value;
+      if (auto* call = value.as<CallNode>()) {
+        std::string cg = composite_codegen(call->op);
+        if (cg.empty()) continue;
+        // Parents: argument groups of the same backend that no other argument depends on.
+        std::vector<int> parents;
+        for (const auto& a : call->args) {
+          int j = index_of(a);
+          if (j < 0) continue;
+          int p = graph.find(j);
+          if (codegen[p] != cg) continue;
+          bool ok = true;
+          for (const auto& b : call->args) {
+            int k = index_of(b);
+            if (k < 0 || graph.find(k) == p) continue;
+            if (graph.is_ancestor(p, k)) {
+              ok = false;
+              break;
+            }
+          }
+          if (ok) parents.push_back(p);
+        }
+        int root = i;
+        for (int p : parents) root = graph.unite(root, p);
+        codegen[graph.find(root)] = cg;
+      } else if (auto* g = value.as<TupleGetItemNode>()) {
+        int t = index_of(g->tuple);
+        if (t < 0 || !is_flat_tensor_tuple(g->tuple) || !only_get_item_users(t)) continue;
+        int r = graph.find(t);
+        if (codegen[r].empty()) continue;
+        std::string cg = codegen[r];
+        codegen[graph.unite(r, i)] = cg;
+      } else if (auto* tup = value.as<TupleNode>()) {
+        if (!is_flat_tensor_tuple(value) || !only_get_item_users(i)) continue;
+        int r = -1;
+        bool same = true;
+        for (const auto& f : tup->fields) {
+          int j = index_of(f);
+          int fr = j < 0 ? -1 : graph.find(j);
+          if (fr < 0 || (r >= 0 && fr != r)) same = false;
+          r = fr;
+        }
+        if (!same || r < 0 || codegen[r].empty()) continue;
+        std::string cg = codegen[r];
+        codegen[graph.unite(r, i)] = cg;
+      }
+    }
+    BlockGroups bg;
+    bg.group_of.assign(n, -1);
+    std::unordered_map<int, int> root_to_group;
+    for (int i = 0; i < n; ++i) {
+      int r = graph.find(i);
+      if (codegen[r].empty()) continue;
+      auto [it, inserted] = root_to_group.emplace(r, int(bg.attrs.size()));
+      if (inserted) bg.attrs.push_back(DictAttrs{{"Codegen", codegen[r]}});
+      bg.group_of[i] = it->second;
+    }
+    return bg;
+  }
+
+ private:
+  std::string composite_codegen(const Expr& op) {
+    auto* gv = op.as<GlobalVarNode>();
+    if (!gv || !mod_.contains(gv->name_hint)) return "";
+    auto* f = mod_.lookup(gv->name_hint).as<FunctionNode>();
+    if (!f) return "";
+    auto name = f->attr_string("Composite");
+    return name ? codegen_name_of(*name) : "";
+  }
+  const IRModule& mod_;
+};
+
+// Inlines composite functions into a merged function as local functions bound to `gv`, `gv1`,
+// ... (one name supply for the whole pass), with the body turned into a plain binding block.
+class CompositeInliner {
+ public:
+  explicit CompositeInliner(const IRModule& original) : original_(original) {}
+
+  Function run(const Function& func) {
+    auto* seq = func->body.as<SeqExprNode>();
+    PARTITA_ICHECK(seq);
+    // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
+    std::unordered_map<Var, Expr, RefHash, RefEq> to_plain;
+    for (const auto& blk : seq->blocks)
+      for (const auto& b : blk->bindings)
+        if (b->var.as<DataflowVarNode>()) to_plain[b->var] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
+    std::unordered_map<std::string, Var> local;  // composite name -> local function var
+    std::vector<Binding> out;
+    for (const auto& blk : seq->blocks) {
+      for (const auto& b0 : blk->bindings) {
+        Var var = b0->var;
+        if (auto it = to_plain.find(var); it != to_plain.end()) var = it->second.as_ref<VarNode>();
+        Expr value = substitute_vars(binding_value(*b0), to_plain);
+        if (auto* call = value.as<CallNode>()) {
+          if (auto* gv = call->op.as<GlobalVarNode>()) {
+            auto* f = original_.contains(gv->name_hint) ? original_.lookup(gv->name_hint).as<FunctionNode>() : nullptr;
+            if (f && f->attrs.count("Composite")) {
+              auto lit = local.find(gv->name_hint);
+              if (lit == local.end()) {
+                Function copy = copy_with_new_vars(Function(f));
+                auto* cn = copy_node(copy);
+                cn->attrs.erase("Primitive");
+                Function inner(cn);
+                Var lv = make<VarNode>(names_.fresh("gv"), inner->struct_info_);
+                out.push_back(make<VarBindingNode>(lv, inner));
+                lit = local.emplace(gv->name_hint, lv).first;
+              }
+              auto* nc = copy_node(Ref<CallNode>(call));
+              nc->op = lit->second;
+              value = Call(nc);
+            }
+          }
+        }
+        if (auto* mc = b0.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+        else out.push_back(make<VarBindingNode>(var, value));
+      }
+    }
+    Expr body = substitute_vars(seq->body, to_plain);
+    Expr nseq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
+    nseq->struct_info_ = seq->struct_info_;
+    auto* nf = copy_node(func);
+    nf->body = nseq;
+    return Function(nf);
+  }
+
+ private:
+  const IRModule& original_;
+  NameSupply names_;
+};
+
+std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {
+  std::unordered_set<const VarNode*> out;
+  std::vector<const VarNode*> used;
+  for (size_t b = block_index + 1; b < seq.blocks.size(); ++b)
+    for (const auto& bind : seq.blocks[b]->bindings) vars_in(binding_value(*bind), used);
+  vars_in(seq.body, used);
+  out.insert(used.begin(), used.end());
+  return out;
+}
+
+// Removes private functions no public function reaches (TVM runs DeadCodeElimination here).
+IRModule remove_unreachable(IRModule mod) {
+  std::unordered_set<std::string> live;
+  std::vector<std::string> stack;
+  for (const auto& [name, entry] : mod->functions) {
+    auto* f = entry.second.as<FunctionNode>();
+    if (!f || f->attrs.count("global_symbol")) {
+      live.insert(name);
+      stack.push_back(name);
+    }
+  }
+  while (!stack.empty()) {
+    std::string name = stack.back();
+    stack.pop_back();
+    for (const auto& gv : all_global_vars(mod.lookup(name)))
+      if (mod.contains(gv->name_hint) && live.insert(gv->name_hint).second) stack.push_back(gv->name_hint);
+  }
+  std::vector<std::string> dead;
+  for (const auto& [name, entry] : mod->functions)
+    if (!live.count(name)) dead.push_back(name);
+  for (const auto& name : dead) mod.remove(name);
+  return mod;
+}
+
+}  // namespace
+
+IRModule merge_composite_functions(IRModule mod) {
+  const IRModule original = mod;
+  GroupsBuilder builder(original);
+  ModuleGroups groups;
+  std::vector<std::string> targets;
+  for (const auto& [name, entry] : original->functions) {
+    auto* f = entry.second.as<FunctionNode>();
+    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
+    auto* seq = f->body.as<SeqExprNode>();
+    if (!seq) continue;
+    targets.push_back(name);
+    for (size_t b = 0; b < seq->blocks.size(); ++b) {
+      const auto& blk = seq->blocks[b];
+      if (!blk->is_dataflow) continue;
+      BlockGroups bg = builder.run(blk, escaping_vars(*seq, b));
+      if (!bg.attrs.empty()) groups[name][blk.get()] = std::move(bg);
+    }
+  }
+  IRModule grouped = make_grouped_functions(mod, groups, /*lift_constants=*/true);
+
+  // Rename each new group function to <name>_<codegen>, public, with composites inlined.
+  CompositeInliner inliner(original);
+  NameSupply names;
+  std::unordered_map<std::string, GlobalVar> renamed;
+  IRModule result = grouped;
+  for (const auto& target : targets) {
+    Function func = result.lookup(target).as_ref<FunctionNode>();
+    auto* seq = func->body.as<SeqExprNode>();
+    std::vector<BindingBlock> blocks;
+    bool changed = false;
+    for (const auto& blk : seq->blocks) {
+      std::vector<Binding> bs;
+      bool bchanged = false;
+      for (const auto& b : blk->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+        auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+        auto* gf = gv && grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)
+                       ? grouped.lookup(gv->name_hint).as<FunctionNode>()
+                       : nullptr;
+        auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
+        if (!codegen) {
+          bs.push_back(b);
+          continue;
+        }
+        auto it = renamed.find(gv->name_hint);
+        if (it == renamed.end()) {
+          result.remove(gv->name_hint);
+          std::string hint = gv->name_hint + "_" + *codegen;
+          std::string name = names.fresh(hint);
+          while (result.contains(name)) name = names.fresh(hint);
+          Function nf = inliner.run(Function(gf));
+          auto* n = copy_node(nf);
+          n->attrs.erase("Primitive");
+          n->attrs["global_symbol"] = name;
+          GlobalVar ngv = make<GlobalVarNode>(name);
+          ngv->struct_info_ = n->struct_info_;
+          result.add(ngv, Function(n));
+          it = renamed.emplace(gv->name_hint, ngv).first;
+        }
+        auto* nc = copy_node(Ref<CallNode>(call));
+        nc->op = it->second;
+        bs.push_back(make<VarBindingNode>(b->var, Expr(Call(nc))));
+        bchanged = true;
+      }
+      blocks.push_back(bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk);
+      changed = changed || bchanged;
+    }
+    if (!changed) continue;
+    auto* ns = copy_node(Ref<SeqExprNode>(seq));
+    ns->blocks = std::move(blocks);
+    auto* nf = copy_node(func);
+    nf->body = SeqExpr(ns);
+    result.update(result.get_global_var(target), Function(nf));
+  }
+  return remove_unreachable(result);
+}
+
+Pass MergeCompositeFunctions() {
+  return create_module_pass([](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); },
+                            0, "MergeCompositeFunctions");
+}
+
+}  // namespace partita::transform

@@ -1,0 +1,1590 @@
+// The TVMScript parser: recursive descent over the tokens of lexer.h. Struct info of parsed
+// expressions is deduced as the normalizer would (operators through op::infer_struct_info);
+// binding variables take their annotation.
+#include "partita/script/parser.h"
+
+#include <charconv>
+#include <functional>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "lexer.h"
+#include "metadata.h"
+#include "partita/op/registry.h"
+
+namespace partita::script {
+namespace {
+
+using detail::Tok;
+using detail::Token;
+
+constexpr int kMaxDepth = 256;
+
+/// A parsed literal used for attributes and R.const payloads.
+struct Literal {
+  AttrValue value;
+  std::vector<Literal> list;  // for nested lists
+  bool is_list = false;
+};
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+    toks_ = detail::tokenize(text, file_);
+    read_metadata();
+  }
+
+  IRModule parse_module_text();
+  Function parse_function_text();
+
+ private:
+  // ---- token helpers ----
+  const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
+  bool is_punct(const Token& t, std::string_view p) const { return t.kind == Tok::Punct && t.text == p; }
+  bool is_name(const Token& t, std::string_view n) const { return t.kind == Tok::Name && t.text == n; }
+  bool accept(std::string_view p) {
+    if (is_punct(peek(), p)) {
+      next();
+      return true;
+    }
+    return false;
+  }
+  [[noreturn]] void fail_at(const Token& t, const std::string& msg) { detail::parse_error(file_, t.line, t.column, msg); }
+  [[noreturn]] void expected(const std::string& what) { fail_at(peek(), "expected " + what + ", found " + detail::describe(peek())); }
+  const Token& expect(std::string_view p) {
+    if (!is_punct(peek(), p)) expected("'" + std::string(p) + "'");
+    return next();
+  }
+  const Token& expect_kind(Tok k, const std::string& what) {
+    if (peek().kind != k) expected(what);
+    return next();
+  }
+  std::string expect_name(const std::string& what = "a name") { return std::string(expect_kind(Tok::Name, what).text); }
+  void expect_keyword(std::string_view n) {
+    if (!is_name(peek(), n)) expected("'" + std::string(n) + "'");
+    next();
+  }
+  void expect_newline() { expect_kind(Tok::Newline, "end of line"); }
+
+  struct DepthGuard {
+    Parser* p;
+    explicit DepthGuard(Parser* p) : p(p) {
+      if (++p->depth_ > kMaxDepth) p->fail_at(p->peek(), "expression nested too deeply");
+    }
+    ~DepthGuard() { --p->depth_; }
+  };
+
+  // ---- scopes ----
+  struct Scope {
+    std::unordered_map<std::string, Expr> vars;
+    std::unordered_map<std::string, PrimVar> tir;
+  };
+  Expr* lookup_var(const std::string& name) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->vars.find(name);
+      if (f != it->vars.end()) return &f->second;
+    }
+    return nullptr;
+  }
+  PrimVar lookup_tir(const std::string& name) {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->tir.find(name);
+      if (f != it->tir.end()) return f->second;
+    }
+    return {};
+  }
+
+  // ---- grammar ----
+  void read_metadata();
+  void skip_newlines() {
+    while (peek().kind == Tok::Newline) next();
+  }
+  struct Decorator {
+    bool private_ = false;
+    bool pure = true;
+  };
+  Decorator parse_function_decorator();
+  Function parse_function_def(const std::string* expected_name, bool top_level, const Decorator& dec,
+                              std::string* out_name);
+  Expr parse_body(const Token& start, std::vector<std::string>* attr_lines, DictAttrs* attrs);
+  void parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Binding>* cur, Expr* ret,
+                         bool in_function, const std::string* branch_var, StructInfo* branch_ann,
+                         DictAttrs* attrs, const Token** ret_tok);
+  void parse_dataflow(std::vector<Binding>* out);
+  Binding parse_binding(bool in_dataflow, const std::unordered_set<std::string>* outputs, bool* is_branch_result,
+                        const std::string* branch_var, Expr* branch_value, StructInfo* branch_ann);
+  void finish_if(const Token& if_tok, const std::string& var_name, const Expr& cond, std::vector<Binding>* cur,
+                 bool in_dataflow, const std::unordered_set<std::string>* outputs);
+  std::unordered_set<std::string> scan_outputs();
+
+  StructInfo parse_sinfo();
+  std::vector<PrimExpr> parse_shape_dims(const std::string& close);
+  PrimExpr parse_prim();
+  PrimExpr parse_prim_add();
+  PrimExpr parse_prim_mul();
+  PrimExpr parse_prim_unary();
+  PrimExpr parse_prim_atom();
+  PrimExpr parse_prim_string(const Token& t);
+
+  Expr parse_rhs();
+  Expr parse_expr();
+  Expr parse_postfix(Expr e, const Token& start);
+  Expr parse_primary();
+  Expr parse_r_expr(const Token& start);
+  Expr parse_call_args(const Expr& callee, const Token& start);
+  Expr parse_op_call(const op::OpDef& def, const Token& start);
+  Literal parse_literal();
+  AttrValue literal_to_attr(const Literal& l, const Token& at);
+  Expr make_const(const Literal& l, DataType dtype, const Token& at);
+  DataType parse_dtype_literal();
+  DataType dtype_from(const std::string& s, const Token& at);
+  GlobalVar global(const std::string& name, const Token& at);
+
+  StructInfo deduce(const Expr& e, const Token& at);
+  void set_sinfo(const Expr& e, const Token& at) {
+    if (!e->struct_info_.defined()) e->struct_info_ = deduce(e, at);
+  }
+  Var make_var(const std::string& name, const StructInfo& s, bool dataflow) {
+    if (dataflow) return make<DataflowVarNode>(name, s);
+    return make<VarNode>(name, s);
+  }
+  const op::OpDef* find_script_op(const std::string& dotted);
+
+  std::string_view text_;
+  std::string file_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  std::vector<Scope> scopes_;
+  std::unordered_map<std::string, GlobalVar> globals_;
+  std::unordered_map<std::string, Token> global_refs_;  // first reference, for errors
+  std::unordered_map<std::string, Expr> module_funcs_;
+  std::vector<std::pair<Call, Token>> pending_global_calls_;
+  std::unordered_set<std::string> module_aliases_{"Module"};
+  std::string module_name_ = "Module";
+  bool in_signature_ = false;
+  std::vector<Tensor> metadata_;
+  std::vector<Constant> metadata_nodes_;
+  std::unordered_map<std::string, const op::OpDef*> script_ops_;
+};
+
+// ---- metadata ----------------------------------------------------------------------------------
+
+void Parser::read_metadata() {
+  std::string_view header = detail::kMetadataHeader;
+  size_t at = text_.find(header);
+  if (at == std::string_view::npos) return;
+  int line = 1;
+  for (size_t k = 0; k < at; ++k) line += text_[k] == '\n';
+  size_t i = text_.find('\n', at);
+  while (i != std::string_view::npos && i < text_.size()) {
+    ++i;
+    ++line;
+    size_t e = text_.find('\n', i);
+    std::string_view l = text_.substr(i, e == std::string_view::npos ? std::string_view::npos : e - i);
+    while (!l.empty() && (l.back() == '\r' || l.back() == ' ')) l.remove_suffix(1);
+    i = e;
+    if (l.empty()) continue;
+    auto bad = [&](const std::string& what) { detail::parse_error(file_, line, 1, "malformed metadata line: " + what); };
+    if (l.substr(0, 3) != "# [") bad("expected '# [index] dtype (shape) base64'");
+    size_t close = l.find(']');
+    if (close == std::string_view::npos) bad("missing ']'");
+    int64_t index = -1;
+    auto r = std::from_chars(l.data() + 3, l.data() + close, index);
+    if (r.ec != std::errc() || r.ptr != l.data() + close || index != int64_t(metadata_.size()))
+      bad("constants must be numbered 0, 1, 2, ... in order");
+    size_t sp = l.find(' ', close + 2);
+    if (sp == std::string_view::npos || close + 2 >= l.size()) bad("missing dtype");
+    std::string dt(l.substr(close + 2, sp - close - 2));
+    if (!DataType::is_valid(dt) || dt.empty()) bad("unknown dtype '" + dt + "'");
+    size_t lp = l.find('(', sp), rp = l.find(')', sp);
+    if (lp == std::string_view::npos || rp == std::string_view::npos || rp < lp) bad("missing shape");
+    std::vector<int64_t> shape;
+    size_t p = lp + 1;
+    while (p < rp) {
+      while (p < rp && (l[p] == ' ' || l[p] == ',')) ++p;
+      if (p >= rp) break;
+      int64_t d = 0;
+      auto rr = std::from_chars(l.data() + p, l.data() + rp, d);
+      if (rr.ec != std::errc() || d < 0 || d > (int64_t(1) << 40)) bad("bad shape");
+      shape.push_back(d);
+      p = size_t(rr.ptr - l.data());
+    }
+    std::string_view b64 = rp + 2 <= l.size() ? l.substr(rp + 2) : std::string_view();
+    std::vector<uint8_t> bytes;
+    if (!detail::base64_decode(b64, &bytes)) bad("bad base64 data");
+    DataType dtype = DataType::parse(dt);
+    __int128 numel = 1;
+    for (int64_t d : shape) {
+      numel *= d;
+      if (numel > (int64_t(1) << 40)) bad("tensor too large");
+    }
+    if (size_t(numel) * size_t(dtype.bytes()) != bytes.size())
+      bad("data has " + std::to_string(bytes.size()) + " bytes, the shape needs " +
+          std::to_string(size_t(numel) * size_t(dtype.bytes())));
+    metadata_.push_back(Tensor::from_bytes(shape, dtype, bytes.data(), bytes.size()));
+  }
+  metadata_nodes_.resize(metadata_.size());
+}
+
+// ---- module and functions ---------------------------------------------------------------------
+
+GlobalVar Parser::global(const std::string& name, const Token& at) {
+  auto it = globals_.find(name);
+  if (it != globals_.end()) return it->second;
+  global_refs_.emplace(name, at);
+  return globals_.emplace(name, make<GlobalVarNode>(name)).first->second;
+}
+
+IRModule Parser::parse_module_text() {
+  skip_newlines();
+  expect("@");
+  if (!(is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "ir_module")))
+    expected("'I.ir_module'");
+  next(), next(), next();
+  expect_newline();
+  expect_keyword("class");
+  const Token& name_tok = peek();
+  module_name_ = expect_name("the module's class name");
+  module_aliases_ = {module_name_};
+  (void)name_tok;
+  expect(":");
+  expect_newline();
+  expect_kind(Tok::Indent, "an indented class body");
+  IRModule mod = IRModule::create();
+  std::vector<std::string> order;
+  while (peek().kind != Tok::Dedent && peek().kind != Tok::End) {
+    if (is_name(peek(), "pass")) {
+      next();
+      expect_newline();
+      continue;
+    }
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {  // name = R.ExternFunc("sym")
+      const Token& t = peek();
+      std::string name = expect_name();
+      expect("=");
+      Expr e = parse_expr();
+      const auto* ext = e.as<ExternFuncNode>();
+      if (!ext) fail_at(t, "expected R.ExternFunc(...) for module-level assignment '" + name + "'");
+      expect_newline();
+      e->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
+      if (module_funcs_.count(name)) fail_at(t, "function '" + name + "' is defined twice");
+      module_funcs_[name] = e;
+      global(name, t);
+      continue;
+    }
+    const Token& start = peek();
+    Decorator dec = parse_function_decorator();
+    std::string name;
+    Function f = parse_function_def(nullptr, true, dec, &name);
+    if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
+    module_funcs_[name] = f;
+    global(name, start);
+  }
+  if (peek().kind == Tok::Dedent) next();
+  skip_newlines();
+  if (peek().kind != Tok::End) expected("end of input after the module");
+  for (const auto& [name, ref] : global_refs_)
+    if (!module_funcs_.count(name)) fail_at(ref, "undefined function '" + name + "' in module " + module_name_);
+  for (auto& [call, tok] : pending_global_calls_) {
+    const auto* gv = call->op.as<GlobalVarNode>();
+    const Expr& f = module_funcs_.at(gv->name_hint);
+    const auto* fs = f->struct_info_.as<FuncStructInfoNode>();
+    call->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
+  }
+  for (const auto& [name, f] : module_funcs_) {
+    GlobalVar gv = globals_.at(name);
+    gv->struct_info_ = f->struct_info_;
+    mod.add(gv, f);
+  }
+  return mod;
+}
+
+Function Parser::parse_function_text() {
+  skip_newlines();
+  Decorator dec = parse_function_decorator();
+  std::string name;
+  Function f = parse_function_def(nullptr, true, dec, &name);
+  skip_newlines();
+  if (peek().kind != Tok::End) expected("end of input after the function");
+  if (!global_refs_.empty()) fail_at(global_refs_.begin()->second, "module functions cannot be referenced here");
+  return f;
+}
+
+Parser::Decorator Parser::parse_function_decorator() {
+  Decorator dec;
+  expect("@");
+  if (!(is_name(peek(), "R") && is_punct(peek(1), ".") && is_name(peek(2), "function"))) expected("'R.function'");
+  next(), next(), next();
+  if (accept("(")) {
+    while (!is_punct(peek(), ")")) {
+      const Token& k = peek();
+      std::string key = expect_name("a decorator keyword");
+      expect("=");
+      bool v;
+      if (is_name(peek(), "True")) v = true;
+      else if (is_name(peek(), "False")) v = false;
+      else expected("True or False");
+      next();
+      if (key == "private") dec.private_ = v;
+      else if (key == "pure") dec.pure = v;
+      else fail_at(k, "unknown R.function keyword '" + key + "' (expected private or pure)");
+      if (!accept(",")) break;
+    }
+    expect(")");
+  }
+  expect_newline();
+  return dec;
+}
+
+Function Parser::parse_function_def(const std::string* expected_name, bool top_level, const Decorator& dec,
+                                    std::string* out_name) {
+  const Token& def_tok = peek();
+  expect_keyword("def");
+  std::string name = expect_name("the function name");
+  if (expected_name && name != *expected_name) fail_at(def_tok, "function name mismatch");
+  *out_name = name;
+  scopes_.emplace_back();
+  expect("(");
+  std::vector<Var> params;
+  in_signature_ = true;
+  std::unordered_set<std::string> seen;
+  while (!is_punct(peek(), ")")) {
+    const Token& pt = peek();
+    std::string pname = expect_name("a parameter name");
+    if (!seen.insert(pname).second) fail_at(pt, "duplicate parameter '" + pname + "'");
+    expect(":");
+    StructInfo s = parse_sinfo();
+    Var v = make_var(pname, s, false);
+    params.push_back(v);
+    if (!accept(",")) break;
+  }
+  expect(")");
+  StructInfo ret;
+  if (accept("->")) ret = parse_sinfo();
+  in_signature_ = false;
+  // Parameters become visible only after the signature (annotations cannot refer to them).
+  for (const Var& p : params) scopes_.back().vars[p->name_hint] = p;
+  expect(":");
+  expect_newline();
+  const Token& body_tok = peek();
+  expect_kind(Tok::Indent, "an indented function body");
+  DictAttrs attrs;
+  Expr body = parse_body(body_tok, nullptr, &attrs);
+  scopes_.pop_back();
+  if (!ret.defined()) ret = body->struct_info_.defined() ? body->struct_info_ : object_sinfo();
+  if (top_level && !dec.private_) {
+    auto it = attrs.find("global_symbol");
+    if (it == attrs.end()) attrs["global_symbol"] = name;
+  }
+  Function f = make<FunctionNode>(params, body, ret, dec.pure, attrs);
+  std::vector<StructInfo> ps;
+  for (const Var& p : params) ps.push_back(p->struct_info_);
+  f->struct_info_ = make<FuncStructInfoNode>(ps, ret, dec.pure);
+  return f;
+}
+
+Expr Parser::parse_body(const Token& start, std::vector<std::string>*, DictAttrs* attrs) {
+  scopes_.emplace_back();
+  std::vector<BindingBlock> blocks;
+  std::vector<Binding> cur;
+  Expr ret;
+  const Token* ret_tok = nullptr;
+  parse_block_stmts(&blocks, &cur, &ret, true, nullptr, nullptr, attrs, &ret_tok);
+  if (!cur.empty()) blocks.push_back(make<BindingBlockNode>(std::move(cur), false));
+  scopes_.pop_back();
+  if (!ret.defined()) fail_at(start, "function body has no return statement");
+  SeqExpr seq = make<SeqExprNode>(std::move(blocks), ret);
+  seq->struct_info_ = ret->struct_info_;
+  return seq;
+}
+
+std::unordered_set<std::string> Parser::scan_outputs() {
+  // Looks ahead (without consuming) for `R.output(a, b)` at the top level of the block.
+  std::unordered_set<std::string> out;
+  int depth = 0;
+  bool line_start = true;
+  for (size_t k = pos_; k < toks_.size(); ++k) {
+    const Token& t = toks_[k];
+    if (t.kind == Tok::Indent) { ++depth; continue; }
+    if (t.kind == Tok::Dedent) {
+      if (--depth < 0) break;
+      continue;
+    }
+    if (t.kind == Tok::End) break;
+    if (t.kind == Tok::Newline) { line_start = true; continue; }
+    if (line_start && depth == 0 && is_name(t, "R") && k + 3 < toks_.size() && is_punct(toks_[k + 1], ".") &&
+        is_name(toks_[k + 2], "output") && is_punct(toks_[k + 3], "(")) {
+      for (size_t j = k + 4; j < toks_.size() && !is_punct(toks_[j], ")"); ++j)
+        if (toks_[j].kind == Tok::Name) out.insert(std::string(toks_[j].text));
+    }
+    line_start = false;
+  }
+  return out;
+}
+
+void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Binding>* cur, Expr* ret,
+                               bool in_function, const std::string* branch_var, StructInfo* branch_ann,
+                               DictAttrs* attrs, const Token** ret_tok) {
+  bool done = false;
+  while (peek().kind != Tok::Dedent && peek().kind != Tok::End) {
+    const Token& t = peek();
+    if (done) fail_at(t, "statements after the end of the block");
+    if (is_name(t, "return")) {
+      if (!in_function) fail_at(t, "'return' is not allowed inside an if branch");
+      next();
+      *ret_tok = &t;
+      Expr e = parse_rhs();
+      set_sinfo(e, t);
+      *ret = e;
+      expect_newline();
+      done = true;
+      continue;
+    }
+    if (is_punct(t, "@")) {  // a local function
+      Decorator dec = parse_function_decorator();
+      if (dec.private_) fail_at(t, "local functions cannot be private");
+      std::string name;
+      Function f = parse_function_def(nullptr, false, dec, &name);
+      Var v = make_var(name, f->struct_info_, false);
+      cur->push_back(make<VarBindingNode>(v, f));
+      scopes_.back().vars[name] = v;
+      continue;
+    }
+    if (is_name(t, "with")) {
+      next();
+      if (!(is_name(peek(), "R") && is_punct(peek(1), ".") && is_name(peek(2), "dataflow"))) expected("'R.dataflow'");
+      next(), next(), next();
+      expect("(");
+      expect(")");
+      expect(":");
+      expect_newline();
+      expect_kind(Tok::Indent, "an indented dataflow block");
+      if (!cur->empty()) blocks->push_back(make<BindingBlockNode>(std::move(*cur), false));
+      cur->clear();
+      std::vector<Binding> df;
+      parse_dataflow(&df);
+      blocks->push_back(make<BindingBlockNode>(std::move(df), true));
+      continue;
+    }
+    if (is_name(t, "R") && is_punct(peek(1), ".") && is_name(peek(2), "func_attr")) {
+      if (!attrs) fail_at(t, "R.func_attr is only allowed at the top of a function body");
+      next(), next(), next();
+      expect("(");
+      expect("{");
+      while (!is_punct(peek(), "}")) {
+        const Token& kt = peek();
+        if (kt.kind != Tok::String) expected("a string key");
+        next();
+        std::string key = detail::unquote(kt, file_);
+        expect(":");
+        const Token& vt = peek();
+        Literal l = parse_literal();
+        (*attrs)[key] = literal_to_attr(l, vt);
+        if (!accept(",")) break;
+      }
+      expect("}");
+      expect(")");
+      expect_newline();
+      continue;
+    }
+    if (t.kind == Tok::Name && is_punct(peek(1), "=") && !is_name(t, "R") && !is_name(t, "T")) {
+      // `n = T.int64()` and `cls = Module` are declarations, not bindings.
+      const Token& v = peek(2);
+      if (is_name(v, "T") && is_punct(peek(3), ".") && peek(4).kind == Tok::Name && is_punct(peek(5), "(") &&
+          is_punct(peek(6), ")")) {
+        std::string name(t.text);
+        DataType dt = dtype_from(std::string(peek(4).text), peek(4));
+        if (!dt.is_int()) fail_at(peek(4), "symbolic variables must have an integer dtype");
+        pos_ += 7;
+        expect_newline();
+        Scope& fs = scopes_.size() >= 2 ? scopes_[scopes_.size() - 2] : scopes_.back();
+        // The function scope (below the body scope) owns symbolic variables.
+        if (!lookup_tir(name).defined()) fs.tir[name] = make<PrimVarNode>(name, dt);
+        continue;
+      }
+      if (v.kind == Tok::Name && module_aliases_.count(std::string(v.text)) && peek(3).kind == Tok::Newline) {
+        module_aliases_.insert(std::string(t.text));
+        pos_ += 4;
+        continue;
+      }
+    }
+    if (is_name(t, "if")) {
+      next();
+      Expr cond = parse_expr();
+      set_sinfo(cond, t);
+      expect(":");
+      expect_newline();
+      // The variable assigned at the end of both branches; its name is found by the branch parser.
+      finish_if(t, "", cond, cur, false, nullptr);
+      continue;
+    }
+    bool is_result = false;
+    Expr branch_value;
+    Binding b = parse_binding(false, nullptr, &is_result, branch_var, &branch_value, branch_ann);
+    if (is_result) {
+      *ret = branch_value;
+      done = true;
+      continue;
+    }
+    cur->push_back(b);
+    scopes_.back().vars[b->var->name_hint] = b->var;
+  }
+  if (peek().kind == Tok::Dedent) next();
+}
+
+void Parser::finish_if(const Token& if_tok, const std::string&, const Expr& cond, std::vector<Binding>* cur,
+                       bool in_dataflow, const std::unordered_set<std::string>* outputs) {
+  std::string var_name;
+  StructInfo ann;
+  Expr branches[2];
+  for (int br = 0; br < 2; ++br) {
+    if (br == 1) {
+      if (!is_name(peek(), "else")) expected("'else' (an if needs both branches)");
+      next();
+      expect(":");
+      expect_newline();
+    }
+    const Token& bt = peek();
+    expect_kind(Tok::Indent, "an indented branch");
+    scopes_.emplace_back();
+    std::vector<BindingBlock> blocks;
+    std::vector<Binding> bcur;
+    Expr result;
+    // The last statement `v: ann = expr` names the if's variable; find it by scanning ahead.
+    std::string branch_var;
+    {
+      int depth = 0;
+      size_t last_stmt = pos_;
+      bool ls = true;
+      for (size_t k = pos_; k < toks_.size(); ++k) {
+        const Token& t = toks_[k];
+        if (t.kind == Tok::Indent) { ++depth; continue; }
+        if (t.kind == Tok::Dedent) { if (--depth < 0) break; continue; }
+        if (t.kind == Tok::End) break;
+        if (t.kind == Tok::Newline) { ls = true; continue; }
+        if (ls && depth == 0) last_stmt = k;
+        ls = false;
+      }
+      if (toks_[last_stmt].kind == Tok::Name) branch_var = std::string(toks_[last_stmt].text);
+    }
+    if (br == 1 && branch_var != var_name)
+      fail_at(bt, "both branches of an if must end by assigning '" + var_name + "'");
+    StructInfo bann;
+    parse_block_stmts(&blocks, &bcur, &result, false, &branch_var, &bann, nullptr, nullptr);
+    if (!bcur.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bcur), false));
+    scopes_.pop_back();
+    if (!result.defined()) fail_at(bt, "an if branch must end with an assignment to the if's variable");
+    SeqExpr seq = make<SeqExprNode>(std::move(blocks), result);
+    seq->struct_info_ = result->struct_info_;
+    branches[br] = seq;
+    if (br == 0) {
+      var_name = branch_var;
+      ann = bann;
+    }
+  }
+  If node = make<IfNode>(cond, branches[0], branches[1]);
+  StructInfo s = ann.defined() ? ann : branches[0]->struct_info_;
+  node->struct_info_ = s;
+  bool df = in_dataflow && outputs && !outputs->count(var_name);
+  Var v = make_var(var_name, s, df);
+  cur->push_back(make<VarBindingNode>(v, node));
+  scopes_.back().vars[var_name] = v;
+  (void)if_tok;
+}
+
+void Parser::parse_dataflow(std::vector<Binding>* out) {
+  std::unordered_set<std::string> outputs = scan_outputs();
+  bool saw_output = false;
+  while (peek().kind != Tok::Dedent && peek().kind != Tok::End) {
+    const Token& t = peek();
+    if (saw_output) fail_at(t, "R.output(...) must be the last statement of a dataflow block");
+    if (is_name(t, "R") && is_punct(peek(1), ".") && is_name(peek(2), "output")) {
+      next(), next(), next();
+      expect("(");
+      while (!is_punct(peek(), ")")) {
+        const Token& nt = peek();
+        std::string n = expect_name("a variable name");
+        Expr* v = lookup_var(n);
+        if (!v) fail_at(nt, "R.output names undefined variable '" + n + "'");
+        if (!accept(",")) break;
+      }
+      expect(")");
+      expect_newline();
+      saw_output = true;
+      continue;
+    }
+    if (is_name(t, "if")) {
+      next();
+      Expr cond = parse_expr();
+      set_sinfo(cond, t);
+      expect(":");
+      expect_newline();
+      finish_if(t, "", cond, out, true, &outputs);
+      continue;
+    }
+    if (is_punct(t, "@")) {
+      Decorator dec = parse_function_decorator();
+      std::string name;
+      Function f = parse_function_def(nullptr, false, dec, &name);
+      Var v = make_var(name, f->struct_info_, !outputs.count(name));
+      out->push_back(make<VarBindingNode>(v, f));
+      scopes_.back().vars[name] = v;
+      continue;
+    }
+    bool is_result = false;
+    Binding b = parse_binding(true, &outputs, &is_result, nullptr, nullptr, nullptr);
+    out->push_back(b);
+    scopes_.back().vars[b->var->name_hint] = b->var;
+  }
+  if (!saw_output) fail_at(peek(), "a dataflow block must end with R.output(...)");
+  if (peek().kind == Tok::Dedent) next();
+}
+
+Binding Parser::parse_binding(bool in_dataflow, const std::unordered_set<std::string>* outputs, bool* is_result,
+                              const std::string* branch_var, Expr* branch_value, StructInfo* branch_ann) {
+  const Token& t = peek();
+  if (t.kind != Tok::Name) expected("a statement");
+  std::string name(t.text);
+  if (!is_punct(peek(1), ":") && !is_punct(peek(1), "=")) {
+    next();
+    expected("':' or '=' after '" + name + "'");
+  }
+  next();
+  StructInfo ann;
+  if (accept(":")) ann = parse_sinfo();
+  expect("=");
+  const Token& rt = peek();
+  bool is_match_cast = is_name(rt, "R") && is_punct(peek(1), ".") && is_name(peek(2), "match_cast");
+  Expr value;
+  StructInfo cast_sinfo;
+  if (is_match_cast) {
+    next(), next(), next();
+    expect("(");
+    value = parse_expr();
+    set_sinfo(value, rt);
+    expect(",");
+    cast_sinfo = parse_sinfo();
+    expect(")");
+  } else {
+    value = parse_rhs();
+    set_sinfo(value, rt);
+  }
+  expect_newline();
+  // The last assignment of an if branch is the branch's result, not a binding.
+  if (branch_var && name == *branch_var && (peek().kind == Tok::Dedent || peek().kind == Tok::End) &&
+      !is_match_cast) {
+    *is_result = true;
+    *branch_value = value;
+    *branch_ann = ann;
+    return {};
+  }
+  StructInfo s = is_match_cast ? cast_sinfo : (ann.defined() ? ann : value->struct_info_);
+  if (!s.defined()) s = object_sinfo();
+  bool df = in_dataflow && outputs && !outputs->count(name);
+  Var v = make_var(name, s, df);
+  if (is_match_cast) return make<MatchCastNode>(v, value, cast_sinfo);
+  return make<VarBindingNode>(v, value);
+}
+
+// ---- struct info and symbolic shapes ------------------------------------------------------------
+
+DataType Parser::dtype_from(const std::string& s, const Token& at) {
+  if (s == "void") return DataType::Void();
+  if (!DataType::is_valid(s) || s.empty()) fail_at(at, "unknown dtype \"" + s + "\"");
+  return DataType::parse(s);
+}
+
+DataType Parser::parse_dtype_literal() {
+  const Token& t = peek();
+  if (is_name(t, "None")) {
+    next();
+    return DataType::Void();
+  }
+  if (t.kind != Tok::String) expected("a dtype string");
+  next();
+  return dtype_from(detail::unquote(t, file_), t);
+}
+
+StructInfo Parser::parse_sinfo() {
+  DepthGuard guard(this);
+  const Token& t = peek();
+  if (!(is_name(t, "R") && is_punct(peek(1), "."))) expected("struct info (R.Tensor, R.Tuple, ...)");
+  next(), next();
+  const Token& kt = peek();
+  std::string kind = expect_name("a struct info kind");
+  bool call = is_punct(peek(), "(");
+  if (kind == "Object") return object_sinfo();
+  if (kind == "Tensor") {
+    if (!call) return tensor_sinfo_ndim(DataType::Void(), -1);
+    next();
+    std::optional<std::vector<PrimExpr>> shape;
+    DataType dtype;
+    int ndim = -1;
+    bool positional = true;
+    int index = 0;
+    while (!is_punct(peek(), ")")) {
+      if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+        positional = false;
+        const Token& key_tok = peek();
+        std::string key = expect_name();
+        expect("=");
+        if (key == "dtype") dtype = parse_dtype_literal();
+        else if (key == "ndim") {
+          bool neg = accept("-");
+          const Token& it = expect_kind(Tok::Int, "an integer ndim");
+          int64_t v = 0;
+          std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
+          if (v > 64) fail_at(it, "ndim too large");
+          ndim = int(neg ? -v : v);
+        } else if (key == "shape") {
+          if (accept("(")) shape = parse_shape_dims(")");
+          else if (accept("[")) shape = parse_shape_dims("]");
+          else expected("a shape tuple");
+        } else {
+          fail_at(key_tok, "unknown R.Tensor keyword '" + key + "' (expected shape, dtype or ndim)");
+        }
+      } else {
+        if (!positional) expected("a keyword argument");
+        if (index == 0 && accept("(")) shape = parse_shape_dims(")");
+        else if (index == 0 && accept("[")) shape = parse_shape_dims("]");
+        else if (peek().kind == Tok::String || is_name(peek(), "None")) dtype = parse_dtype_literal();
+        else expected("a shape tuple or a dtype");
+        ++index;
+      }
+      if (!accept(",")) break;
+    }
+    expect(")");
+    if (shape) {
+      if (ndim >= 0 && ndim != int(shape->size())) fail_at(kt, "ndim does not match the shape's length");
+      return make<TensorStructInfoNode>(std::move(*shape), dtype);
+    }
+    if (ndim < -1) fail_at(kt, "ndim must be -1 or more");
+    return make<TensorStructInfoNode>(dtype, ndim);
+  }
+  if (kind == "Tuple") {
+    std::vector<StructInfo> fields;
+    if (call) {
+      next();
+      while (!is_punct(peek(), ")")) {
+        fields.push_back(parse_sinfo());
+        if (!accept(",")) break;
+      }
+      expect(")");
+    }
+    return tuple_sinfo(std::move(fields));
+  }
+  if (kind == "Shape") {
+    if (!call) return make<ShapeStructInfoNode>(-1);
+    next();
+    StructInfo r;
+    if (accept("[")) {
+      r = shape_sinfo(parse_shape_dims("]"));
+    } else if (accept("(")) {
+      r = shape_sinfo(parse_shape_dims(")"));
+    } else if (is_name(peek(), "ndim")) {
+      next();
+      expect("=");
+      bool neg = accept("-");
+      const Token& it = expect_kind(Tok::Int, "an integer ndim");
+      int64_t v = 0;
+      std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
+      if (v > 64) fail_at(it, "ndim too large");
+      r = make<ShapeStructInfoNode>(int(neg ? -v : v));
+    } else {
+      r = make<ShapeStructInfoNode>(-1);
+    }
+    expect(")");
+    return r;
+  }
+  if (kind == "Prim") {
+    if (!call) expected("'(' after R.Prim");
+    next();
+    StructInfo r;
+    if (is_name(peek(), "value")) {
+      next();
+      expect("=");
+      PrimExpr v = parse_prim();
+      r = prim_sinfo(v->dtype, v);
+    } else {
+      if (is_name(peek(), "dtype")) {
+        next();
+        expect("=");
+      }
+      r = prim_sinfo(parse_dtype_literal());
+    }
+    expect(")");
+    return r;
+  }
+  if (kind == "Callable") {
+    if (!call) return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true);
+    next();
+    bool purity = true;
+    std::optional<std::vector<StructInfo>> params;
+    StructInfo ret = object_sinfo();
+    if (accept("(")) {
+      params.emplace();
+      while (!is_punct(peek(), ")")) {
+        params->push_back(parse_sinfo());
+        if (!accept(",")) break;
+      }
+      expect(")");
+      expect(",");
+      ret = parse_sinfo();
+      accept(",");
+    }
+    if (is_name(peek(), "purity")) {
+      next();
+      expect("=");
+      if (is_name(peek(), "True")) purity = true;
+      else if (is_name(peek(), "False")) purity = false;
+      else expected("True or False");
+      next();
+    }
+    expect(")");
+    return make<FuncStructInfoNode>(std::move(params), ret, purity);
+  }
+  fail_at(kt, "unknown struct info 'R." + kind + "' (expected Tensor, Tuple, Shape, Prim, Object or Callable)");
+}
+
+std::vector<PrimExpr> Parser::parse_shape_dims(const std::string& close) {
+  std::vector<PrimExpr> dims;
+  while (!is_punct(peek(), close)) {
+    dims.push_back(parse_prim());
+    if (!accept(",")) break;
+  }
+  expect(close);
+  return dims;
+}
+
+PrimExpr Parser::parse_prim() {
+  DepthGuard guard(this);
+  return parse_prim_add();
+}
+
+PrimExpr Parser::parse_prim_add() {
+  PrimExpr a = parse_prim_mul();
+  while (is_punct(peek(), "+") || is_punct(peek(), "-")) {
+    PrimOp op = peek().text == "+" ? PrimOp::Add : PrimOp::Sub;
+    next();
+    PrimExpr b = parse_prim_mul();
+    a = make<PrimBinaryNode>(op, a, b);
+  }
+  return a;
+}
+
+PrimExpr Parser::parse_prim_mul() {
+  PrimExpr a = parse_prim_unary();
+  while (is_punct(peek(), "*") || is_punct(peek(), "//") || is_punct(peek(), "%")) {
+    PrimOp op = peek().text == "*" ? PrimOp::Mul : peek().text == "//" ? PrimOp::FloorDiv : PrimOp::FloorMod;
+    next();
+    PrimExpr b = parse_prim_unary();
+    a = make<PrimBinaryNode>(op, a, b);
+  }
+  return a;
+}
+
+PrimExpr Parser::parse_prim_unary() {
+  if (is_punct(peek(), "-") && peek(1).kind == Tok::Int) {
+    next();
+    const Token& t = next();
+    int64_t v = 0;
+    auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (r.ec != std::errc()) fail_at(t, "integer out of range");
+    return make<IntImmNode>(-v);
+  }
+  if (is_punct(peek(), "-")) {
+    DepthGuard guard(this);
+    next();
+    PrimExpr a = parse_prim_unary();
+    return make<PrimBinaryNode>(PrimOp::Sub, make<IntImmNode>(0, a->dtype), a);
+  }
+  return parse_prim_atom();
+}
+
+PrimExpr Parser::parse_prim_string(const Token& t) {
+  // A stringified shape expression ("n + 1"): parse its contents with a nested parser.
+  std::string s = detail::unquote(t, file_);
+  std::vector<Token> saved = std::move(toks_);
+  size_t saved_pos = pos_;
+  PrimExpr e;
+  try {
+    toks_ = detail::tokenize(s, file_);
+    for (Token& k : toks_) {  // report positions at the string literal
+      k.line = t.line;
+      k.column = t.column;
+    }
+    pos_ = 0;
+    e = parse_prim();
+    if (peek().kind != Tok::Newline && peek().kind != Tok::End) expected("end of the shape expression");
+  } catch (...) {
+    toks_ = std::move(saved);
+    pos_ = saved_pos;
+    throw;
+  }
+  toks_ = std::move(saved);
+  pos_ = saved_pos;
+  return e;
+}
+
+PrimExpr Parser::parse_prim_atom() {
+  const Token& t = peek();
+  if (t.kind == Tok::Int) {
+    next();
+    int64_t v = 0;
+    auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (r.ec != std::errc()) fail_at(t, "integer out of range");
+    return make<IntImmNode>(v);
+  }
+  if (t.kind == Tok::String) {
+    next();
+    return parse_prim_string(t);
+  }
+  if (accept("(")) {
+    PrimExpr e = parse_prim();
+    expect(")");
+    return e;
+  }
+  if (is_name(t, "T") && is_punct(peek(1), ".")) {
+    next(), next();
+    const Token& ft = peek();
+    std::string fn = expect_name("a T function");
+    expect("(");
+    if (fn == "min" || fn == "max") {
+      PrimExpr a = parse_prim();
+      expect(",");
+      PrimExpr b = parse_prim();
+      expect(")");
+      return make<PrimBinaryNode>(fn == "min" ? PrimOp::Min : PrimOp::Max, a, b);
+    }
+    DataType dt = dtype_from(fn, ft);
+    bool neg = accept("-");
+    const Token& vt = peek();
+    PrimExpr r;
+    if (vt.kind == Tok::Int && dt.is_int()) {
+      next();
+      int64_t v = 0;
+      auto rr = std::from_chars(vt.text.data(), vt.text.data() + vt.text.size(), v);
+      if (rr.ec != std::errc()) fail_at(vt, "integer out of range");
+      r = make<IntImmNode>(neg ? -v : v, dt);
+    } else if ((vt.kind == Tok::Float || vt.kind == Tok::Int) && dt.is_float()) {
+      next();
+      double v = std::strtod(std::string(vt.text).c_str(), nullptr);
+      r = make<FloatImmNode>(neg ? -v : v, dt);
+    } else if (vt.kind == Tok::String && dt.is_float()) {
+      next();
+      std::string s = detail::unquote(vt, file_);
+      double v = s == "inf" ? INFINITY : s == "-inf" ? -INFINITY : s == "nan" ? NAN : std::strtod(s.c_str(), nullptr);
+      r = make<FloatImmNode>(neg ? -v : v, dt);
+    } else if ((is_name(vt, "True") || is_name(vt, "False")) && dt.is_bool()) {
+      next();
+      r = make<IntImmNode>(is_name(vt, "True") ? 1 : 0, dt);
+    } else {
+      expected("a " + fn + " literal");
+    }
+    expect(")");
+    return r;
+  }
+  if (is_name(t, "True") || is_name(t, "False")) {
+    next();
+    return make<IntImmNode>(is_name(t, "True") ? 1 : 0, DataType::Bool());
+  }
+  if (t.kind == Tok::Name) {
+    next();
+    std::string name(t.text);
+    PrimVar v = lookup_tir(name);
+    if (v.defined()) return v;
+    if (in_signature_) {
+      // A symbolic variable introduced by the signature; it belongs to the function's scope.
+      PrimVar nv = make<PrimVarNode>(name);
+      scopes_.back().tir[name] = nv;
+      return nv;
+    }
+    fail_at(t, "undefined symbolic variable '" + name + "' (declare it with " + name + " = T.int64())");
+  }
+  expected("a shape dimension");
+}
+
+// ---- expressions ------------------------------------------------------------------------------
+
+Expr Parser::parse_rhs() {
+  const Token& t = peek();
+  Expr first = parse_expr();
+  if (!is_punct(peek(), ",")) return first;
+  std::vector<Expr> fields{first};
+  while (accept(",")) {
+    if (peek().kind == Tok::Newline) break;
+    fields.push_back(parse_expr());
+  }
+  Expr tup = make<TupleNode>(std::move(fields));
+  set_sinfo(tup, t);
+  return tup;
+}
+
+Expr Parser::parse_expr() {
+  DepthGuard guard(this);
+  const Token& t = peek();
+  Expr e = parse_primary();
+  return parse_postfix(e, t);
+}
+
+Expr Parser::parse_postfix(Expr e, const Token& start) {
+  while (true) {
+    if (is_punct(peek(), "[")) {
+      const Token& bt = next();
+      const Token& it = expect_kind(Tok::Int, "a tuple index");
+      int64_t idx = 0;
+      auto r = std::from_chars(it.text.data(), it.text.data() + it.text.size(), idx);
+      if (r.ec != std::errc() || idx > (1 << 30)) fail_at(it, "tuple index out of range");
+      expect("]");
+      set_sinfo(e, start);
+      Expr g = make<TupleGetItemNode>(e, int(idx));
+      set_sinfo(g, bt);
+      e = g;
+    } else if (is_punct(peek(), "(")) {
+      if (!e.as<VarNode>() && !e.as<GlobalVarNode>() && !e.as<ExternFuncNode>())
+        fail_at(peek(), "only functions can be called");
+      e = parse_call_args(e, start);
+    } else {
+      return e;
+    }
+  }
+}
+
+Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
+  expect("(");
+  std::vector<Expr> args;
+  std::vector<StructInfo> sinfo_args;
+  while (!is_punct(peek(), ")")) {
+    if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
+      next(), next();
+      bool paren = accept("(");
+      if (paren) {
+        while (!is_punct(peek(), ")")) {
+          sinfo_args.push_back(parse_sinfo());
+          if (!accept(",")) break;
+        }
+        expect(")");
+      } else {
+        sinfo_args.push_back(parse_sinfo());
+      }
+    } else {
+      Expr a = parse_expr();
+      set_sinfo(a, start);
+      args.push_back(a);
+    }
+    if (!accept(",")) break;
+  }
+  expect(")");
+  Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
+  if (callee.as<GlobalVarNode>()) {
+    auto it = module_funcs_.find(callee.as<GlobalVarNode>()->name_hint);
+    if (it != module_funcs_.end()) {
+      const auto* fs = it->second->struct_info_.as<FuncStructInfoNode>();
+      c->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
+    } else {
+      pending_global_calls_.emplace_back(c, start);
+      c->struct_info_ = object_sinfo();  // replaced once the callee is parsed
+    }
+  } else {
+    set_sinfo(c, start);
+  }
+  return c;
+}
+
+const op::OpDef* Parser::find_script_op(const std::string& dotted) {
+  if (script_ops_.empty()) {
+    for (const std::string& n : op::list_ops()) {
+      const op::OpDef* d = op::find_op_def(n);
+      if (d && d->script_name.rfind("R.", 0) == 0) script_ops_[d->script_name.substr(2)] = d;
+    }
+  }
+  auto it = script_ops_.find(dotted);
+  return it == script_ops_.end() ? nullptr : it->second;
+}
+
+Expr Parser::parse_primary() {
+  const Token& t = peek();
+  switch (t.kind) {
+    case Tok::Int: {
+      next();
+      int64_t v = 0;
+      auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+      if (r.ec != std::errc()) fail_at(t, "integer out of range");
+      Expr e = make<PrimValueNode>(make<IntImmNode>(v));
+      set_sinfo(e, t);
+      return e;
+    }
+    case Tok::Punct: {
+      if (is_punct(t, "-") && peek(1).kind == Tok::Int) {
+        next();
+        const Token& it = next();
+        int64_t v = 0;
+        auto r = std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
+        if (r.ec != std::errc()) fail_at(it, "integer out of range");
+        Expr e = make<PrimValueNode>(make<IntImmNode>(-v));
+        set_sinfo(e, t);
+        return e;
+      }
+      if (is_punct(t, "(")) {
+        next();
+        std::vector<Expr> fields;
+        bool trailing_comma = false;
+        while (!is_punct(peek(), ")")) {
+          fields.push_back(parse_expr());
+          trailing_comma = false;
+          if (!accept(",")) break;
+          trailing_comma = true;
+        }
+        expect(")");
+        if (fields.size() == 1 && !trailing_comma) return fields[0];
+        if (fields.empty()) fail_at(t, "an empty tuple is written R.tuple()");
+        Expr e = make<TupleNode>(std::move(fields));
+        set_sinfo(e, t);
+        return e;
+      }
+      break;
+    }
+    case Tok::Name: {
+      std::string name(t.text);
+      if (name == "R" && is_punct(peek(1), ".")) return parse_r_expr(t);
+      if (name == "metadata" && is_punct(peek(1), "[")) {
+        next(), next();
+        const Token& kt = expect_kind(Tok::String, "\"relax.expr.Constant\"");
+        if (detail::unquote(kt, file_) != "relax.expr.Constant")
+          fail_at(kt, "only metadata[\"relax.expr.Constant\"] is supported");
+        expect("]");
+        expect("[");
+        const Token& it = expect_kind(Tok::Int, "a metadata index");
+        int64_t idx = -1;
+        std::from_chars(it.text.data(), it.text.data() + it.text.size(), idx);
+        expect("]");
+        if (idx < 0 || idx >= int64_t(metadata_.size()))
+          fail_at(it, "metadata index " + std::string(it.text) + " out of range (the metadata section has " +
+                          std::to_string(metadata_.size()) + " constants)");
+        Constant& c = metadata_nodes_[size_t(idx)];
+        if (!c.defined()) {
+          c = make<ConstantNode>(metadata_[size_t(idx)]);
+          set_sinfo(c, t);
+        }
+        return c;
+      }
+      if (module_aliases_.count(name) && is_punct(peek(1), ".") && !lookup_var(name)) {
+        next(), next();
+        const Token& ft = peek();
+        std::string fname = expect_name("a function name");
+        return global(fname, ft);
+      }
+      if (Expr* v = lookup_var(name)) {
+        next();
+        return *v;
+      }
+      next();
+      fail_at(t, "undefined variable '" + name + "'");
+    }
+    default: break;
+  }
+  expected("an expression");
+}
+
+Literal Parser::parse_literal() {
+  DepthGuard guard(this);
+  const Token& t = peek();
+  Literal l;
+  if (is_name(t, "None")) {
+    next();
+    return l;
+  }
+  if (is_name(t, "True") || is_name(t, "False")) {
+    next();
+    l.value = is_name(t, "True");
+    return l;
+  }
+  if (t.kind == Tok::String) {
+    next();
+    l.value = detail::unquote(t, file_);
+    return l;
+  }
+  if (is_punct(t, "[") || is_punct(t, "(")) {
+    std::string close = is_punct(t, "[") ? "]" : ")";
+    next();
+    l.is_list = true;
+    while (!is_punct(peek(), close)) {
+      l.list.push_back(parse_literal());
+      if (!accept(",")) break;
+    }
+    expect(close);
+    return l;
+  }
+  bool neg = false;
+  if (is_punct(t, "-")) {
+    next();
+    neg = true;
+  }
+  const Token& nt = peek();
+  if (nt.kind == Tok::Int) {
+    next();
+    int64_t v = 0;
+    auto r = std::from_chars(nt.text.data(), nt.text.data() + nt.text.size(), v);
+    if (r.ec != std::errc()) fail_at(nt, "integer out of range");
+    l.value = neg ? -v : v;
+    return l;
+  }
+  if (nt.kind == Tok::Float) {
+    next();
+    double v = std::strtod(std::string(nt.text).c_str(), nullptr);
+    l.value = neg ? -v : v;
+    return l;
+  }
+  expected("a literal (number, string, True/False/None or a list)");
+}
+
+AttrValue Parser::literal_to_attr(const Literal& l, const Token& at) {
+  if (!l.is_list) {
+    if (const auto* s = std::get_if<std::string>(&l.value)) {
+      (void)s;
+    }
+    return l.value;
+  }
+  std::vector<int64_t> ints;
+  for (const Literal& e : l.list) {
+    const auto* i = std::get_if<int64_t>(&e.value);
+    if (e.is_list || !i) fail_at(at, "attribute lists must hold integers");
+    ints.push_back(*i);
+  }
+  return ints;
+}
+
+Expr Parser::make_const(const Literal& l, DataType dtype, const Token& at) {
+  std::vector<int64_t> shape;
+  std::vector<const Literal*> flat;
+  // Shape from the nesting of lists; all rows must agree.
+  std::function<void(const Literal&, size_t)> walk = [&](const Literal& x, size_t depth) {
+    if (x.is_list) {
+      if (depth == shape.size()) shape.push_back(int64_t(x.list.size()));
+      else if (depth > shape.size() || shape[depth] != int64_t(x.list.size()))
+        fail_at(at, "R.const: ragged nested list");
+      for (const Literal& e : x.list) walk(e, depth + 1);
+    } else {
+      if (depth != shape.size()) fail_at(at, "R.const: ragged nested list");
+      flat.push_back(&x);
+    }
+  };
+  walk(l, 0);
+  if (dtype.is_void()) {
+    dtype = DataType::Float(32);
+    if (!flat.empty() && std::holds_alternative<int64_t>(flat[0]->value)) dtype = DataType::Int(64);
+    if (!flat.empty() && std::holds_alternative<bool>(flat[0]->value)) dtype = DataType::Bool();
+  }
+  Tensor t = Tensor::empty(shape, dtype);
+  if (size_t(t.numel()) != flat.size()) fail_at(at, "R.const: ragged nested list");
+  auto* p = static_cast<uint8_t*>(t.data());
+  for (size_t k = 0; k < flat.size(); ++k) {
+    double d;
+    int64_t i;
+    const AttrValue& v = flat[k]->value;
+    if (const auto* x = std::get_if<int64_t>(&v)) i = *x, d = double(*x);
+    else if (const auto* x = std::get_if<double>(&v)) d = *x, i = int64_t(*x);
+    else if (const auto* x = std::get_if<bool>(&v)) i = *x, d = *x;
+    else fail_at(at, "R.const: values must be numbers or booleans");
+    uint8_t* dst = p + k * size_t(dtype.bytes());
+    if (dtype == DataType::Float(32)) { float f = float(d); std::memcpy(dst, &f, 4); }
+    else if (dtype == DataType::Float(64)) std::memcpy(dst, &d, 8);
+    else if (dtype == DataType::Float(16)) {
+      // Round-to-nearest conversion to IEEE half.
+      float f = float(d);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      uint32_t sign = (b >> 16) & 0x8000;
+      int32_t exp = int32_t((b >> 23) & 0xff) - 127 + 15;
+      uint32_t mant = b & 0x7fffff;
+      uint16_t h;
+      if (((b >> 23) & 0xff) == 0xff) h = uint16_t(sign | 0x7c00 | (mant ? 0x200 : 0));
+      else if (exp >= 31) h = uint16_t(sign | 0x7c00);
+      else if (exp <= 0) {
+        if (exp < -10) h = uint16_t(sign);
+        else {
+          mant |= 0x800000;
+          uint32_t shift = uint32_t(14 - exp);
+          uint32_t hm = mant >> shift;
+          if ((mant >> (shift - 1)) & 1) ++hm;
+          h = uint16_t(sign | hm);
+        }
+      } else {
+        h = uint16_t(sign | (uint32_t(exp) << 10) | (mant >> 13));
+        if (mant & 0x1000) ++h;
+      }
+      std::memcpy(dst, &h, 2);
+    } else if (dtype.is_bool()) *dst = i != 0;
+    else if (dtype.is_int() || dtype.is_uint()) std::memcpy(dst, &i, size_t(dtype.bytes()));
+    else fail_at(at, "R.const: unsupported dtype " + dtype.str());
+  }
+  Expr c = make<ConstantNode>(t);
+  set_sinfo(c, at);
+  return c;
+}
+
+Expr Parser::parse_r_expr(const Token& start) {
+  next(), next();  // R .
+  std::string dotted = expect_name("an R function");
+  while (is_punct(peek(), ".") && peek(1).kind == Tok::Name) {
+    next();
+    dotted += "." + std::string(next().text);
+  }
+  Expr e;
+  if (dotted == "const") {
+    expect("(");
+    const Token& vt = peek();
+    Literal l = parse_literal();
+    DataType dt;
+    if (accept(",")) {
+      if (is_name(peek(), "dtype")) next(), expect("=");
+      dt = parse_dtype_literal();
+    }
+    accept(",");
+    expect(")");
+    e = make_const(l, dt, vt);
+  } else if (dotted == "shape") {
+    expect("(");
+    expect("[");
+    std::vector<PrimExpr> dims = parse_shape_dims("]");
+    expect(")");
+    e = make<ShapeExprNode>(std::move(dims));
+  } else if (dotted == "prim_value") {
+    expect("(");
+    PrimExpr v = parse_prim();
+    expect(")");
+    e = make<PrimValueNode>(v);
+  } else if (dotted == "str") {
+    expect("(");
+    const Token& st = expect_kind(Tok::String, "a string");
+    expect(")");
+    e = make<StringImmNode>(detail::unquote(st, file_));
+  } else if (dotted == "dtype") {
+    expect("(");
+    DataType dt = parse_dtype_literal();
+    expect(")");
+    e = make<DataTypeImmNode>(dt);
+  } else if (dotted == "tuple") {
+    expect("(");
+    std::vector<Expr> fields;
+    while (!is_punct(peek(), ")")) {
+      fields.push_back(parse_expr());
+      if (!accept(",")) break;
+    }
+    expect(")");
+    e = make<TupleNode>(std::move(fields));
+  } else if (dotted == "ExternFunc") {
+    expect("(");
+    const Token& st = expect_kind(Tok::String, "a symbol name");
+    expect(")");
+    e = make<ExternFuncNode>(detail::unquote(st, file_));
+    e->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
+  } else if (dotted == "call_packed") {
+    if (!is_punct(peek(), "(") || peek(1).kind != Tok::String) {
+      if (!is_punct(peek(), "(")) expected("'('");
+      next();
+      expected("the packed function's name");
+    }
+    Expr callee = make<ExternFuncNode>(detail::unquote(peek(1), file_));
+    callee->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
+    // Reuse the generic argument parser after the symbol.
+    size_t save = pos_;
+    (void)save;
+    next();  // (
+    next();  // "sym"
+    std::vector<Expr> args;
+    std::vector<StructInfo> sinfo_args;
+    while (accept(",")) {
+      if (is_punct(peek(), ")")) break;
+      if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
+        next(), next();
+        if (accept("(")) {
+          while (!is_punct(peek(), ")")) {
+            sinfo_args.push_back(parse_sinfo());
+            if (!accept(",")) break;
+          }
+          expect(")");
+        } else {
+          sinfo_args.push_back(parse_sinfo());
+        }
+      } else {
+        Expr a = parse_expr();
+        set_sinfo(a, start);
+        args.push_back(a);
+      }
+    }
+    expect(")");
+    Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
+    c->struct_info_ = c->sinfo_args.empty() ? object_sinfo() : c->sinfo_args[0];
+    return c;
+  } else if (dotted == "match_cast") {
+    fail_at(start, "R.match_cast can only be the right-hand side of a binding");
+  } else if (const op::OpDef* def = find_script_op(dotted)) {
+    return parse_op_call(*def, start);
+  } else {
+    fail_at(start, "unknown operator 'R." + dotted + "'");
+  }
+  set_sinfo(e, start);
+  return e;
+}
+
+Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
+  expect("(");
+  std::vector<Expr> args;
+  std::vector<std::optional<Expr>> named(def.args.size());
+  std::vector<std::pair<std::string, AttrValue>> attrs;
+  std::vector<StructInfo> sinfo_args;
+  while (!is_punct(peek(), ")")) {
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      const Token& kt = peek();
+      std::string key = expect_name();
+      expect("=");
+      if (key == "sinfo_args") {
+        if (accept("(")) {
+          while (!is_punct(peek(), ")")) {
+            sinfo_args.push_back(parse_sinfo());
+            if (!accept(",")) break;
+          }
+          expect(")");
+        } else {
+          sinfo_args.push_back(parse_sinfo());
+        }
+      } else {
+        size_t ai = def.args.size();
+        for (size_t k = 0; k < def.args.size(); ++k)
+          if (def.args[k].name == key) ai = k;
+        if (ai < def.args.size()) {
+          Expr a = parse_expr();
+          set_sinfo(a, kt);
+          named[ai] = a;
+        } else {
+          bool known = false;
+          for (const auto& s : def.attrs) known |= s.name == key;
+          if (!known) {
+            std::string valid;
+            for (const auto& s : def.args) valid += (valid.empty() ? "" : ", ") + s.name;
+            for (const auto& s : def.attrs) valid += (valid.empty() ? "" : ", ") + s.name;
+            fail_at(kt, def.script_name + ": unknown keyword argument '" + key + "' (valid: " + valid + ")");
+          }
+          const Token& vt = peek();
+          if (is_name(vt, "R") && is_punct(peek(1), ".") && is_name(peek(2), "dtype")) {
+            next(), next(), next();
+            expect("(");
+            DataType d = parse_dtype_literal();
+            expect(")");
+            attrs.emplace_back(key, d);
+          } else {
+            attrs.emplace_back(key, literal_to_attr(parse_literal(), vt));
+          }
+        }
+      }
+    } else {
+      if (!attrs.empty()) expected("a keyword argument (positional arguments come first)");
+      Expr a = parse_expr();
+      set_sinfo(a, start);
+      args.push_back(a);
+    }
+    if (!accept(",")) break;
+  }
+  const Token& close = expect(")");
+  for (size_t k = 0; k < named.size(); ++k) {
+    if (!named[k]) continue;
+    if (k < args.size()) fail_at(close, def.script_name + ": argument '" + def.args[k].name + "' given twice");
+    while (args.size() < k) {
+      if (!named[args.size()]) fail_at(close, def.script_name + ": missing argument '" + def.args[args.size()].name + "'");
+      args.push_back(*named[args.size()]);
+    }
+    args.push_back(*named[k]);
+  }
+  Call c;
+  try {
+    c = op::make_call(def.name, std::move(args), std::move(attrs));
+    if (!sinfo_args.empty()) {
+      Call c2 = make<CallNode>(c->op, c->args, c->attrs, std::move(sinfo_args));
+      c = c2;
+    }
+    c->struct_info_ = op::infer_struct_info(*c);
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(start, err.kind() + ": " + err.message());
+  }
+  return c;
+}
+
+// ---- struct info deduction ------------------------------------------------------------------------
+
+StructInfo Parser::deduce(const Expr& e, const Token& at) {
+  switch (e->kind()) {
+    case NodeKind::Constant: {
+      const Tensor& t = e.as<ConstantNode>()->data;
+      return tensor_sinfo(t.shape(), t.dtype());
+    }
+    case NodeKind::PrimValue: {
+      const PrimExpr& v = e.as<PrimValueNode>()->value;
+      return prim_sinfo(v->dtype, v);
+    }
+    case NodeKind::StringImm:
+    case NodeKind::DataTypeImm: return object_sinfo();
+    case NodeKind::ShapeExpr: return shape_sinfo(e.as<ShapeExprNode>()->values);
+    case NodeKind::Tuple: {
+      std::vector<StructInfo> fs;
+      for (const Expr& f : e.as<TupleNode>()->fields) {
+        set_sinfo(f, at);
+        fs.push_back(f->struct_info_);
+      }
+      return tuple_sinfo(std::move(fs));
+    }
+    case NodeKind::TupleGetItem: {
+      const auto* g = e.as<TupleGetItemNode>();
+      set_sinfo(g->tuple, at);
+      const auto* ts = g->tuple->struct_info_.as<TupleStructInfoNode>();
+      if (!ts) {
+        if (g->tuple->struct_info_.as<ObjectStructInfoNode>()) return object_sinfo();
+        fail_at(at, "indexing a value that is not a tuple");
+      }
+      if (g->index < 0 || size_t(g->index) >= ts->fields.size())
+        fail_at(at, "tuple index " + std::to_string(g->index) + " out of range for a tuple of " +
+                        std::to_string(ts->fields.size()) + " fields");
+      return ts->fields[size_t(g->index)];
+    }
+    case NodeKind::Call: {
+      const auto* c = e.as<CallNode>();
+      if (c->op.as<OpNode>()) {
+        try {
+          return op::infer_struct_info(*c);
+        } catch (const Error& err) {
+          fail_at(at, err.kind() + ": " + err.message());
+        }
+      }
+      if (!c->sinfo_args.empty()) return c->sinfo_args[0];
+      const StructInfo& fs = c->op->struct_info_;
+      if (const auto* f = fs.as<FuncStructInfoNode>()) return f->ret.defined() ? f->ret : object_sinfo();
+      if (fs.defined() && !fs.as<ObjectStructInfoNode>()) fail_at(at, "calling a value that is not a function");
+      return object_sinfo();
+    }
+    case NodeKind::ExternFunc: return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
+    default: return e->struct_info_.defined() ? e->struct_info_ : object_sinfo();
+  }
+}
+
+}  // namespace
+
+IRModule parse_module(std::string_view text, const std::string& filename) {
+  Parser p(text, filename);
+  return p.parse_module_text();
+}
+
+Function parse_function(std::string_view text, const std::string& filename) {
+  Parser p(text, filename);
+  return p.parse_function_text();
+}
+
+}  // namespace partita::script

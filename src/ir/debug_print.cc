@@ -57,8 +57,12 @@ class Dumper {
   std::string out;
 
   void node(const Object* x, int indent) {
+    if (is_prim_expr(x)) {  // inline, as an expression
+      prim_str(static_cast<const PrimExprNode*>(x), out);
+      return;
+    }
     out += short_print(ObjectRef(x));
-    if (x == nullptr || is_prim_expr(x)) return;
+    if (x == nullptr) return;
     bool is_var = x->kind() == NodeKind::Var || x->kind() == NodeKind::DataflowVar;
     if (is_var && !seen_vars_.insert(x).second) return;
     dispatch_node(*x, [&](const auto& c) {

@@ -22,6 +22,12 @@ bool attr_value_equal(const AttrValue& a, const AttrValue& b) {
   };
   auto x = as_number(a), y = as_number(b);
   if (x && y) return *x == *y;
+  // None and the void dtype both mean "not set".
+  auto is_none = [](const AttrValue& v) {
+    auto* t = std::get_if<DataType>(&v);
+    return std::holds_alternative<std::monostate>(v) || (t && t->is_void());
+  };
+  if (is_none(a) && is_none(b)) return true;
   // A dtype may be given as its name.
   if (auto* s = std::get_if<std::string>(&a))
     if (auto* t = std::get_if<DataType>(&b)) return DataType::is_valid(*s) && DataType::parse(*s) == *t;

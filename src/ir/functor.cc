@@ -268,8 +268,11 @@ Expr ExprMutator::visit_(const FunctionNode* op) {
     params.push_back(np);
   }
   Expr body = visit_with_new_scope(op->body, params);
-  if (unchanged && body.get() == op->body.get()) return Expr(op);
-  return make<FunctionNode>(std::move(params), body, op->ret_struct_info, op->is_pure, op->attrs);
+  StructInfo ret = op->ret_struct_info ? visit_expr_dep_struct_info_field(op->ret_struct_info)
+                                       : op->ret_struct_info;
+  if (unchanged && body.get() == op->body.get() && ret.get() == op->ret_struct_info.get())
+    return Expr(op);
+  return make<FunctionNode>(std::move(params), body, ret, op->is_pure, op->attrs);
 }
 
 Expr ExprMutator::visit_(const CallNode* op) {

@@ -125,6 +125,7 @@ class Parser {
   std::unordered_set<std::string> scan_outputs();
 
   StructInfo parse_sinfo();
+  StructInfo parse_annotation();
   std::vector<PrimExpr> parse_shape_dims(const std::string& close);
   PrimExpr parse_prim();
   PrimExpr parse_prim_add();
@@ -173,6 +174,9 @@ class Parser {
   std::vector<Tensor> metadata_;
   std::vector<Constant> metadata_nodes_;
   std::unordered_map<std::string, const op::OpDef*> script_ops_;
+  /// Binding annotations already parsed in the current top-level function, by source text
+  /// (most bindings repeat a few annotations; this keeps large modules fast to parse).
+  std::unordered_map<std::string_view, StructInfo> annotation_cache_;
 };
 
 // ---- metadata ----------------------------------------------------------------------------------
@@ -283,6 +287,7 @@ IRModule Parser::parse_module_text() {
     const Token& start = peek();
     Decorator dec = parse_function_decorator();
     std::string name;
+    annotation_cache_.clear();
     Function f = parse_function_def(nullptr, true, dec, &name);
     if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
     module_funcs_[name] = f;
@@ -659,7 +664,7 @@ Binding Parser::parse_binding(bool in_dataflow, const std::unordered_set<std::st
   }
   next();
   StructInfo ann;
-  if (accept(":")) ann = parse_sinfo();
+  if (accept(":")) ann = parse_annotation();
   expect("=");
   const Token& rt = peek();
   bool is_match_cast = is_name(rt, "R") && is_punct(peek(1), ".") && is_name(peek(2), "match_cast");
@@ -695,6 +700,33 @@ Binding Parser::parse_binding(bool in_dataflow, const std::unordered_set<std::st
 }
 
 // ---- struct info and symbolic shapes ------------------------------------------------------------
+
+StructInfo Parser::parse_annotation() {
+  // The annotation ends at the `=` at bracket depth 0 (brackets are balanced by the lexer).
+  size_t end = pos_;
+  int depth = 0;
+  for (; end < toks_.size(); ++end) {
+    const Token& t = toks_[end];
+    if (t.kind == Tok::Newline || t.kind == Tok::End) return parse_sinfo();
+    if (t.kind != Tok::Punct) continue;
+    char c = t.text[0];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+    else if (depth == 0 && t.text == "=") break;
+  }
+  if (end == pos_ || end >= toks_.size()) return parse_sinfo();
+  const Token& first = toks_[pos_];
+  const Token& last = toks_[end - 1];
+  std::string_view key(first.text.data(), size_t(last.text.data() + last.text.size() - first.text.data()));
+  auto it = annotation_cache_.find(key);
+  if (it != annotation_cache_.end()) {
+    pos_ = end;
+    return it->second;
+  }
+  StructInfo s = parse_sinfo();
+  if (pos_ == end) annotation_cache_.emplace(key, s);
+  return s;
+}
 
 DataType Parser::dtype_from(const std::string& s, const Token& at) {
   if (s == "void") return DataType::Void();

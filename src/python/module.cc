@@ -1,2 +1,30 @@
-#include <pybind11/pybind11.h>
-PYBIND11_MODULE(_ffi, m) { m.doc() = "Partita native bindings"; }
+// The native module `partita._ffi`. Each binding file registers one layer; the Python package
+// (python/partita) arranges them into TVM-shaped namespaces.
+#include "common.h"
+
+namespace partita::python {
+
+PYBIND11_MODULE(_ffi, m) {
+  m.doc() = "Partita native bindings";
+  static py::exception<Error> error_type(m, "PartitaError");
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      // Map our kinds to the Python exceptions users expect.
+      PyObject* type = error_type.ptr();
+      if (e.kind() == "KeyError") type = PyExc_KeyError;
+      else if (e.kind() == "TypeError") type = PyExc_TypeError;
+      else if (e.kind() == "ValueError") type = PyExc_ValueError;
+      else if (e.kind() == "AttributeError") type = PyExc_AttributeError;
+      PyErr_SetString(type, e.what());
+    }
+  });
+  init_ir(m);
+  init_op(m);
+  init_script(m);
+  init_transform(m);
+  init_dpl(m);
+}
+
+}  // namespace partita::python

@@ -1,0 +1,19 @@
+"""Relax IR: expressions, struct info, the BlockBuilder, operators, passes (``tvm.relax``)."""
+from .._ffi import (
+    Expr, Var, DataflowVar, Constant, PrimValue, StringImm, DataTypeImm, ShapeExpr, Tuple,
+    TupleGetItem, Call, Function, ExternFunc, SeqExpr, If, Binding, VarBinding, MatchCast,
+    BindingBlock, StructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo,
+    TensorStructInfo, TupleStructInfo, FuncStructInfo, GlobalVar,
+)
+from .expr import const, DataflowBlock
+from .block_builder import BlockBuilder
+from . import op, transform, analysis, dpl, backend
+
+__all__ = [
+    "Expr", "Var", "DataflowVar", "Constant", "PrimValue", "StringImm", "DataTypeImm",
+    "ShapeExpr", "Tuple", "TupleGetItem", "Call", "Function", "ExternFunc", "SeqExpr", "If",
+    "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "StructInfo",
+    "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
+    "TupleStructInfo", "FuncStructInfo", "GlobalVar", "const", "BlockBuilder", "op",
+    "transform", "analysis", "dpl", "backend",
+]

@@ -1,0 +1,1 @@
+"""CPU backends (``partita.relax.backend.cpu``)."""

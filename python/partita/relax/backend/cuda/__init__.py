@@ -1,0 +1,1 @@
+"""CUDA backends (``tvm.relax.backend.cuda``)."""

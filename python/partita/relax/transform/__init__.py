@@ -1,0 +1,8 @@
+"""Relax passes (``tvm.relax.transform``)."""
+from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination
+from ...transform import Pass, PassContext, Sequential
+from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
+
+__all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
+           "FuseOpsByPattern", "MergeCompositeFunctions", "FusionPattern",
+           "PatternCheckContext", "Pass", "PassContext", "Sequential"]

@@ -1,0 +1,233 @@
+// Bindings of the IR nodes. Properties come from each node's declared fields; only
+// constructors and the few non-field accessors (names, struct info) are written here.
+#include <cstring>
+
+#include "common.h"
+
+namespace pybind11::detail {
+
+bool type_caster<partita::Tensor>::load(handle src, bool convert) {
+  if (!isinstance<array>(src)) {
+    if (!convert) return false;
+  }
+  array a = array::ensure(src, array::c_style);
+  if (!a) return false;
+  std::string dt = str(a.dtype()).cast<std::string>();
+  if (!partita::DataType::is_valid(dt)) return false;
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  value = partita::Tensor::from_bytes(shape, partita::DataType::parse(dt), a.data(), size_t(a.nbytes()));
+  return true;
+}
+
+handle type_caster<partita::Tensor>::cast(const partita::Tensor& t, return_value_policy, handle) {
+  if (!t.defined()) return none().release();
+  array a(pybind11::dtype(partita::python::numpy_dtype(t.dtype())), t.shape());
+  std::memcpy(a.mutable_data(), t.data(), t.nbytes());
+  return a.release();
+}
+
+}  // namespace pybind11::detail
+
+namespace partita::python {
+
+std::string numpy_dtype(DataType t) {
+  if (t == DataType::BFloat16()) throw_error("TypeError", "numpy has no bfloat16");
+  return t.str();
+}
+
+static std::vector<PrimExpr> to_dims(const py::sequence& seq) {
+  std::vector<PrimExpr> dims;
+  for (py::handle h : seq) {
+    if (py::isinstance<py::int_>(h)) dims.push_back(int_imm(h.cast<int64_t>()));
+    else dims.push_back(h.cast<PrimExpr>());
+  }
+  return dims;
+}
+
+static PrimExpr to_prim(py::handle h) {
+  if (py::isinstance<py::bool_>(h)) return int_imm(h.cast<bool>(), DataType::Bool());
+  if (py::isinstance<py::int_>(h)) return int_imm(h.cast<int64_t>());
+  if (py::isinstance<py::float_>(h)) return make<FloatImmNode>(h.cast<double>(), DataType::Float(64));
+  return h.cast<PrimExpr>();
+}
+
+static void bind_prim_expr(py::module_& m) {
+  auto prim = py::class_<PrimExprNode, Object, Ref<PrimExprNode>>(m, "PrimExpr")
+                  .def_property_readonly("dtype", [](const PrimExprNode& e) { return e.dtype; });
+  auto binop = [&](const char* name, PrimExpr (*fn)(const PrimExpr&, const PrimExpr&), bool reflected) {
+    prim.def(name, [fn, reflected](const PrimExpr& a, py::handle b) {
+      return reflected ? fn(to_prim(b), a) : fn(a, to_prim(b));
+    });
+  };
+  binop("__add__", [](const PrimExpr& a, const PrimExpr& b) { return a + b; }, false);
+  binop("__radd__", [](const PrimExpr& a, const PrimExpr& b) { return a + b; }, true);
+  binop("__sub__", [](const PrimExpr& a, const PrimExpr& b) { return a - b; }, false);
+  binop("__rsub__", [](const PrimExpr& a, const PrimExpr& b) { return a - b; }, true);
+  binop("__mul__", [](const PrimExpr& a, const PrimExpr& b) { return a * b; }, false);
+  binop("__rmul__", [](const PrimExpr& a, const PrimExpr& b) { return a * b; }, true);
+  binop("__floordiv__", floordiv, false);
+  binop("__rfloordiv__", floordiv, true);
+  binop("__mod__", floormod, false);
+  binop("__rmod__", floormod, true);
+
+  bind_node<IntImmNode, PrimExprNode>(m, "IntImm")
+      .def(py::init([](int64_t v, DataType t) { return make<IntImmNode>(v, t); }), py::arg("value"),
+           py::arg("dtype") = DataType::Int(64))
+      .def("__int__", [](const IntImmNode& n) { return n.value; });
+  bind_node<FloatImmNode, PrimExprNode>(m, "FloatImm")
+      .def(py::init([](double v, DataType t) { return make<FloatImmNode>(v, t); }), py::arg("value"),
+           py::arg("dtype") = DataType::Float(32));
+  bind_node<PrimVarNode, PrimExprNode>(m, "PrimVar")
+      .def(py::init([](std::string name, DataType t) { return make<PrimVarNode>(name, t); }),
+           py::arg("name"), py::arg("dtype") = DataType::Int(64))
+      .def_property_readonly("name", [](const PrimVarNode& v) { return v.name; });
+  bind_node<PrimBinaryNode, PrimExprNode>(m, "PrimBinary");
+  m.def("simplify", &simplify);
+  m.def("prove_equal", &prove_equal);
+  m.def("prim_op_name", [](int op) { return prim_op_name(PrimOp(op)); });
+}
+
+static void bind_struct_info(py::module_& m) {
+  py::class_<StructInfoNode, Object, Ref<StructInfoNode>>(m, "StructInfo");
+  bind_node<ObjectStructInfoNode, StructInfoNode>(m, "ObjectStructInfo").def(py::init([] {
+    return make<ObjectStructInfoNode>();
+  }));
+  bind_node<PrimStructInfoNode, StructInfoNode>(m, "PrimStructInfo")
+      .def(py::init([](DataType t, PrimExpr v) { return make<PrimStructInfoNode>(t, v); }),
+           py::arg("dtype"), py::arg("value") = py::none());
+  bind_node<ShapeStructInfoNode, StructInfoNode>(m, "ShapeStructInfo")
+      .def(py::init([](std::optional<py::sequence> values, int ndim) {
+             return values ? make<ShapeStructInfoNode>(to_dims(*values)) : make<ShapeStructInfoNode>(ndim);
+           }),
+           py::arg("values") = py::none(), py::arg("ndim") = -1);
+  bind_node<TensorStructInfoNode, StructInfoNode>(m, "TensorStructInfo")
+      .def(py::init([](std::optional<py::sequence> shape, DataType dtype, int ndim) {
+             return shape ? make<TensorStructInfoNode>(to_dims(*shape), dtype)
+                          : make<TensorStructInfoNode>(dtype, ndim);
+           }),
+           py::arg("shape") = py::none(), py::arg("dtype") = DataType::Float(32), py::arg("ndim") = -1);
+  bind_node<TupleStructInfoNode, StructInfoNode>(m, "TupleStructInfo")
+      .def(py::init([](std::vector<StructInfo> f) { return make<TupleStructInfoNode>(f); }));
+  bind_node<FuncStructInfoNode, StructInfoNode>(m, "FuncStructInfo")
+      .def(py::init([](std::vector<StructInfo> params, StructInfo ret, bool purity) {
+             return make<FuncStructInfoNode>(params, ret, purity);
+           }),
+           py::arg("params"), py::arg("ret"), py::arg("purity") = true);
+}
+
+static void bind_exprs(py::module_& m) {
+  py::class_<ExprNode, Object, Ref<ExprNode>>(m, "Expr")
+      .def_property_readonly("struct_info", [](const ExprNode& e) {
+        if (!e.struct_info_) throw_error("ValueError", "expression has no struct info yet (not normalized)");
+        return e.struct_info_;
+      });
+  bind_node<VarNode, ExprNode>(m, "Var")
+      .def(py::init([](std::string name, StructInfo s) { return make<VarNode>(name, s); }),
+           py::arg("name_hint"), py::arg("struct_info") = py::none())
+      .def_property_readonly("name_hint", [](const VarNode& v) { return v.name_hint; });
+  bind_node<DataflowVarNode, VarNode>(m, "DataflowVar")
+      .def(py::init([](std::string name, StructInfo s) { return make<DataflowVarNode>(name, s); }),
+           py::arg("name_hint"), py::arg("struct_info") = py::none());
+  bind_node<ConstantNode, ExprNode>(m, "Constant").def(py::init([](Tensor t) { return make<ConstantNode>(t); }));
+  bind_node<PrimValueNode, ExprNode>(m, "PrimValue").def(py::init([](py::handle v) {
+    return make<PrimValueNode>(to_prim(v));
+  }));
+  bind_node<StringImmNode, ExprNode>(m, "StringImm").def(py::init([](std::string v) { return make<StringImmNode>(v); }));
+  bind_node<DataTypeImmNode, ExprNode>(m, "DataTypeImm").def(py::init([](DataType v) { return make<DataTypeImmNode>(v); }));
+  bind_node<ShapeExprNode, ExprNode>(m, "ShapeExpr").def(py::init([](py::sequence v) {
+    return make<ShapeExprNode>(to_dims(v));
+  }));
+  bind_node<TupleNode, ExprNode>(m, "Tuple").def(py::init([](std::vector<Expr> f) { return make<TupleNode>(f); }));
+  bind_node<TupleGetItemNode, ExprNode>(m, "TupleGetItem").def(py::init([](Expr t, int i) {
+    return make<TupleGetItemNode>(t, i);
+  }));
+  bind_node<CallNode, ExprNode>(m, "Call").def(
+      py::init([](Expr op, std::vector<Expr> args, Attrs attrs, std::vector<StructInfo> sinfo_args) {
+        return make<CallNode>(op, args, attrs, sinfo_args);
+      }),
+      py::arg("op"), py::arg("args"), py::arg("attrs") = py::none(), py::arg("sinfo_args") = std::vector<StructInfo>());
+  bind_node<FunctionNode, ExprNode>(m, "Function")
+      .def(py::init([](std::vector<Var> params, Expr body, StructInfo ret, bool is_pure, DictAttrs attrs) {
+             return make<FunctionNode>(params, body, ret, is_pure, attrs);
+           }),
+           py::arg("params"), py::arg("body"), py::arg("ret_struct_info") = py::none(),
+           py::arg("is_pure") = true, py::arg("attrs") = DictAttrs())
+      .def("with_attr", [](const Function& f, const std::string& key, AttrValue v) {
+        Ref<FunctionNode> copy(copy_node(f));
+        const_cast<FunctionNode*>(copy.get())->attrs[key] = v;
+        return copy;
+      });
+  bind_node<ExternFuncNode, ExprNode>(m, "ExternFunc").def(py::init([](std::string s) { return make<ExternFuncNode>(s); }));
+  bind_node<GlobalVarNode, ExprNode>(m, "GlobalVar").def(py::init([](std::string s) { return make<GlobalVarNode>(s); }));
+  bind_node<OpNode, ExprNode>(m, "Op");
+  bind_node<SeqExprNode, ExprNode>(m, "SeqExpr").def(py::init([](std::vector<BindingBlock> b, Expr body) {
+    return make<SeqExprNode>(b, body);
+  }));
+  bind_node<IfNode, ExprNode>(m, "If").def(py::init([](Expr c, Expr t, Expr f) { return make<IfNode>(c, t, f); }));
+
+  py::class_<BindingNode, Object, Ref<BindingNode>>(m, "Binding")
+      .def_property_readonly("var", [](const BindingNode& b) { return b.var; });
+  bind_node<VarBindingNode, BindingNode>(m, "VarBinding").def(py::init([](Var v, Expr e) {
+    return make<VarBindingNode>(v, e);
+  }));
+  bind_node<MatchCastNode, BindingNode>(m, "MatchCast").def(py::init([](Var v, Expr e, StructInfo s) {
+    return make<MatchCastNode>(v, e, s);
+  }));
+  bind_node<BindingBlockNode, Object>(m, "BindingBlock")
+      .def(py::init([](std::vector<Binding> b, bool df) { return make<BindingBlockNode>(b, df); }),
+           py::arg("bindings"), py::arg("is_dataflow") = false);
+  bind_node<AttrsNode, Object>(m, "Attrs").def("__getitem__", [](const AttrsNode& a, const std::string& k) {
+    const AttrValue* v = a.find(k);
+    if (!v) throw_error("KeyError", a.type_key + " has no attribute \"" + k + "\"");
+    return *v;
+  });
+}
+
+static void bind_module(py::module_& m) {
+  py::class_<IRModuleNode, Object, Ref<IRModuleNode>>(m, "IRModuleNode");
+  py::class_<IRModule>(m, "IRModule")
+      .def(py::init([](std::optional<std::map<std::string, Expr>> funcs) {
+             IRModule mod = IRModule::create();
+             if (funcs)
+               for (const auto& [name, f] : *funcs) mod.add(make<GlobalVarNode>(name), f);
+             return mod;
+           }),
+           py::arg("functions") = py::none())
+      .def("__getitem__", [](const IRModule& mod, py::handle key) {
+        if (py::isinstance<GlobalVarNode>(key)) return mod.lookup(key.cast<GlobalVar>());
+        return mod.lookup(key.cast<std::string>());
+      })
+      .def("__setitem__", [](IRModule& mod, py::handle key, const Expr& f) {
+        GlobalVar gv = py::isinstance<GlobalVarNode>(key) ? key.cast<GlobalVar>()
+                                                          : make<GlobalVarNode>(key.cast<std::string>());
+        mod.add(gv, f, /*replace=*/true);
+      })
+      .def("__contains__", [](const IRModule& mod, const std::string& k) { return mod.contains(k); })
+      .def("__len__", [](const IRModule& mod) { return mod->functions.size(); })
+      .def("get_global_var", &IRModule::get_global_var)
+      .def("get_global_vars", [](const IRModule& mod) {
+        std::vector<GlobalVar> out;
+        for (const auto& [gv, f] : mod.functions()) out.push_back(gv);
+        return out;
+      })
+      .def("functions_items", &IRModule::functions)
+      .def("remove", &IRModule::remove)
+      .def_property_readonly("const_name_to_constant", [](const IRModule& mod) { return mod->const_name_to_constant; })
+      .def("same_as", [](const IRModule& a, const IRModule& b) { return a.get() == b.get(); });
+}
+
+void init_ir(py::module_& m) {
+  py::class_<Object, Ref<Object>>(m, "Object")
+      .def("same_as", [](const Object& a, const Object& b) { return &a == &b; })
+      .def("__hash__", [](const Object& a) { return std::hash<const void*>()(&a); })
+      .def("__eq__", [](const Object& a, py::object b) {
+        return py::isinstance<Object>(b) && &a == &b.cast<const Object&>();
+      })
+      .def_property_readonly("kind", [](const Object& o) { return node_kind_name(o.kind()); });
+  bind_prim_expr(m);
+  bind_struct_info(m);
+  bind_exprs(m);
+  bind_module(m);
+}
+
+}  // namespace partita::python

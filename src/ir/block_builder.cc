@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "partita/ir/analysis.h"
+#include "partita/ir/structural_equal.h"
 #include "partita/op/registry.h"
 #include "partita/support/error.h"
 
@@ -502,8 +503,9 @@ Expr BlockBuilder::lookup_binding(const Var& var) const {
 GlobalVar BlockBuilder::add_function(const Expr& func, const std::string& name_hint) {
   if (!func || (!func.as<FunctionNode>() && !func.as<ExternFuncNode>()))
     misuse("add_function expects a Function or an ExternFunc");
+  // Functions are kept sorted by name, so the first match is the first by name.
   for (auto& [name, entry] : context_mod_->functions)
-    if (entry.second.get() == func.get()) return entry.first;
+    if (entry.second.get() == func.get() || structural_equal(entry.second, func)) return entry.first;
   std::string name = get_unique_name(name_hint);
   while (context_mod_.contains(name)) name = get_unique_name(name_hint);
   auto gv = make<GlobalVarNode>(name);

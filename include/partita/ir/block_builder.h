@@ -92,8 +92,9 @@ class BlockBuilder {
   // ---- module-level ----
 
   /// Adds `func` to the context module under a fresh name derived from `name_hint` (and sets
-  /// the GlobalVar's struct info to the function's); returns the GlobalVar. A function that is
-  /// already in the module (same node) returns its existing GlobalVar.
+  /// the GlobalVar's struct info to the function's); returns the GlobalVar. As in TVM, a function
+  /// structurally equal to one already in the module is not added again: the existing GlobalVar
+  /// (the first by name when several match) is returned.
   GlobalVar add_function(const Expr& func, const std::string& name_hint);
   /// Replaces the function bound to `gv` in the context module.
   void update_function(const GlobalVar& gv, const Expr& func);

@@ -274,7 +274,10 @@ TEST(BlockBuilder, AddFunctionPicksFreshNames) {
   GlobalVar g1 = bb.add_function(g, "f");
   EXPECT_EQ(g1->name_hint, "f1");
   EXPECT_TRUE(bb.add_function(g, "f") == g1);  // the same function is not added twice
-  GlobalVar g2 = bb.add_function(bb.normalize(make<FunctionNode>(std::vector<Var>{y}, y, StructInfo())), "f");
+  // Nor is a structurally equal one (TVM's de-duplication).
+  Var z = tvar("z", {4});
+  EXPECT_TRUE(bb.add_function(bb.normalize(make<FunctionNode>(std::vector<Var>{z}, z, StructInfo())), "g") == g1);
+  GlobalVar g2 = bb.add_function(bb.normalize(make<FunctionNode>(std::vector<Var>{y}, add(y, y), StructInfo())), "f");
   EXPECT_EQ(g2->name_hint, "f2");
   EXPECT_EQ(bb.get()->functions.size(), 3u);
   bb.update_function(g2, g);

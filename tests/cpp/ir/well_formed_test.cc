@@ -220,3 +220,40 @@ TEST(WellFormed, LogsReasonsAndNeverThrows) {
 
 }  // namespace
 }  // namespace partita
+
+namespace partita {
+namespace {
+
+TEST(WellFormed, VarDefinedInBranchIsNotVisibleAfterIf) {
+  Var c = make<VarNode>("c", prim_sinfo(DataType::Bool()));
+  Var x = tvar("x"), inner = tvar("inner"), r = tvar("r");
+  Expr then_b = seq({block({bind(inner, nadd(x, x))})}, inner);
+  Expr else_b = seq({}, x);
+  auto iff = make<IfNode>(c, then_b, else_b);
+  iff->struct_info_ = t4();
+  Var after = tvar("after");
+  auto m = module_of(func({c, x}, seq({block({bind(r, iff), bind(after, nadd(inner, r))})}, after)));
+  EXPECT_TRUE(reports(m, "'inner' is used but not defined"));
+}
+
+TEST(WellFormed, IfBranchNotSeqExpr) {
+  Var c = make<VarNode>("c", prim_sinfo(DataType::Bool()));
+  Var x = tvar("x"), r = tvar("r");
+  auto iff = make<IfNode>(c, x, seq({}, x));
+  iff->struct_info_ = t4();
+  auto m = module_of(func({c, x}, seq({block({bind(r, iff)})}, r)));
+  EXPECT_TRUE(reports(m, "an If branch is not a SeqExpr"));
+}
+
+TEST(WellFormed, NestedFunctionMayCaptureOuterVars) {
+  Var x = tvar("x"), p = tvar("p"), a = tvar("a"), inner_result = tvar("ir");
+  Function inner = func({p}, seq({block({bind(inner_result, nadd(p, x))})}, inner_result), "inner");
+  Var fv = make<VarNode>("local", inner->struct_info_);
+  auto call = make<CallNode>(fv, std::vector<Expr>{x});
+  call->struct_info_ = t4();
+  auto m = module_of(func({x}, seq({block({bind(fv, inner), bind(a, call)})}, a)));
+  EXPECT_TRUE(well_formed_errors(m).empty());
+}
+
+}  // namespace
+}  // namespace partita

@@ -1,4 +1,6 @@
 // DeadCodeElimination: before/after pairs.
+#include "partita/ir/block_builder.h"
+#include "partita/op/registry.h"
 #include "partita/transform/basic.h"
 #include "pass_test_util.h"
 
@@ -99,6 +101,33 @@ class Module:
         return x
 )";
   check_pass(DeadCodeElimination(), text, text);
+}
+
+}  // namespace
+}  // namespace partita::transform
+
+
+namespace partita::transform {
+namespace {
+
+TEST(DeadCodeElimination, ImpureCallsAreKept) {
+  auto t4 = tensor_sinfo(std::vector<int64_t>{4}, DataType::Float(32));
+  Var x = make<VarNode>("x", t4);
+  BlockBuilder bb;
+  bb.begin_function("main", {x});
+  // A packed call is opaque, so it may have side effects: kept although unused.
+  Var effect = bb.emit(make<CallNode>(make<ExternFuncNode>("log_tensor"), std::vector<Expr>{x},
+                                      Attrs(), std::vector<StructInfo>{t4}));
+  Var pure = bb.emit(op::make_call("relax.add", {x, x}));
+  bb.emit_func_output(x);
+  IRModule after = DeadCodeElimination()(bb.get());
+  auto f = after.lookup("main").as_ref<FunctionNode>();
+  auto* s = f->body.as<SeqExprNode>();
+  ASSERT_EQ(s->blocks.size(), 1u);
+  ASSERT_EQ(s->blocks[0]->bindings.size(), 1u);
+  EXPECT_TRUE(s->blocks[0]->bindings[0]->var == effect);
+  (void)pure;
+  EXPECT_TRUE(well_formed(after));
 }
 
 }  // namespace

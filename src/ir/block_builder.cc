@@ -573,15 +573,23 @@ GlobalVar BlockBuilder::emit_func_output(const Expr& output) {
     func_->in_dataflow = false;
     begin_binding_block();
   }
-  Expr out = normalize_argument(output);
-  close_function_block();
-  Expr seq = normalize(make<SeqExprNode>(std::move(func_->blocks), out));
-  auto func = make<FunctionNode>(func_->params, seq, struct_info_of(seq), func_->is_pure, func_->attrs);
-  end_scope();
-  std::string name = func_->name;
-  func_.reset();
-  Expr normalized = normalize(func);
-  return add_function(normalized, name);
+  try {
+    Expr out = normalize_argument(output);
+    close_function_block();
+    Expr seq = normalize(make<SeqExprNode>(std::move(func_->blocks), out));
+    auto func = make<FunctionNode>(func_->params, seq, struct_info_of(seq), func_->is_pure, func_->attrs);
+    end_scope();
+    std::string name = func_->name;
+    func_.reset();
+    Expr normalized = normalize(func);
+    return add_function(normalized, name);
+  } catch (...) {
+    // Drop the half-built function so the builder stays usable (e.g. interactively).
+    func_.reset();
+    block_stack_.clear();
+    scope_stack_.clear();
+    throw;
+  }
 }
 
 }  // namespace partita

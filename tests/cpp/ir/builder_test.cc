@@ -286,3 +286,21 @@ TEST(BlockBuilder, AddFunctionPicksFreshNames) {
 
 }  // namespace
 }  // namespace partita
+
+namespace partita {
+namespace {
+
+TEST(BlockBuilder, UsableAfterAFailedFunction) {
+  Var x = tvar("x", {4});
+  BlockBuilder bb;
+  bb.begin_function("bad", {x});
+  Var unknown = make<VarNode>("nosinfo", StructInfo());
+  EXPECT_NE(error_of([&] { bb.emit_func_output(unknown); }), "");
+  bb.begin_function("good", {x});
+  bb.emit_func_output(x);
+  EXPECT_TRUE(bb.get().contains("good"));
+  EXPECT_FALSE(bb.get().contains("bad"));
+}
+
+}  // namespace
+}  // namespace partita

@@ -1,0 +1,91 @@
+// Runtime modules: compiled code for a set of function symbols (an external backend's output,
+// a loaded shared object, ...), serializable into an exported artifact and loaded back by
+// type key. This header belongs to the runtime library and sees nothing of the compiler.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "partita/runtime/tensor.h"
+
+namespace partita::runtime {
+
+/// The calling convention of every function a runtime module exposes (destination passing):
+/// `inputs` are the call's tensor arguments; `outputs` are allocated by the caller with the
+/// shapes and dtypes of the call's result (a tuple result is flattened, in order) and the
+/// function writes into them. Failures throw partita::Error.
+using PackedFunc = std::function<void(std::span<const Tensor> inputs, std::span<Tensor> outputs)>;
+
+class RuntimeModule {
+ public:
+  virtual ~RuntimeModule() = default;
+
+  /// Names the module kind; the loader registered under this key reads `save_to_binary` output.
+  virtual std::string type_key() const = 0;
+  /// The function for `symbol`, or an empty PackedFunc when this module does not define it
+  /// (imports are not searched; see `find_function`).
+  virtual PackedFunc get_function(const std::string& symbol) = 0;
+  /// Symbols this module defines (for diagnostics and for the VM's link check).
+  virtual std::vector<std::string> function_names() const { return {}; }
+  /// Serializes the module (code, options; never the named constants, which the executable
+  /// stores once). The default throws Error("ValueError") naming the type key.
+  virtual void save_to_binary(std::string& out) const;
+  /// Names of the constants this module needs from the executable's named-constant table.
+  virtual std::vector<std::string> const_names() const { return {}; }
+  /// Called once at load (and by the VM before the first call) with the named constants this
+  /// module asked for. The module keeps the tensors alive as long as it needs them.
+  virtual void init_constants(const std::map<std::string, Tensor>& constants) {}
+
+  const std::vector<std::shared_ptr<RuntimeModule>>& imports() const { return imports_; }
+  void import_module(std::shared_ptr<RuntimeModule> module) { imports_.push_back(std::move(module)); }
+  /// Looks up `symbol` in this module, then depth-first in its imports. Empty if absent.
+  PackedFunc find_function(const std::string& symbol);
+
+ private:
+  std::vector<std::shared_ptr<RuntimeModule>> imports_;
+};
+
+using ModulePtr = std::shared_ptr<RuntimeModule>;
+/// Rebuilds a module from the bytes its `save_to_binary` wrote. Throws Error on bad bytes.
+using ModuleLoader = std::function<ModulePtr(std::string_view bytes)>;
+
+/// Registers the loader for `type_key` (a later registration of the same key replaces it).
+void register_module_loader(const std::string& type_key, ModuleLoader loader);
+bool has_module_loader(const std::string& type_key);
+/// Loads a module saved by a module of kind `type_key`. Error("KeyError") when no loader is
+/// registered (the message lists the known keys), Error("ValueError") on malformed bytes.
+ModulePtr load_module_from_binary(const std::string& type_key, std::string_view bytes);
+
+/// A module whose functions are plain C++ callables (tests, host fallbacks). Not serializable
+/// unless a loader for its type key is registered by whoever creates it.
+ModulePtr make_function_module(std::string type_key, std::map<std::string, PackedFunc> functions);
+
+/// A module over a compiled shared object following the C ABI of partita/runtime/c_abi.h.
+/// `so_bytes` is the whole shared-object file; it is written to a private temporary file and
+/// dlopen-ed. `symbols` are the exported function names; `const_names` the named constants the
+/// code needs (passed through `partita_set_constant`). Type key "dso_library"; its loader is
+/// built into the runtime library, so exported artifacts holding it load anywhere.
+ModulePtr make_dso_module(std::string so_bytes, std::vector<std::string> symbols,
+                          std::vector<std::string> const_names = {});
+
+namespace detail {
+struct ModuleLoaderRegistrar {
+  ModuleLoaderRegistrar(const std::string& type_key, ModuleLoader loader) {
+    register_module_loader(type_key, std::move(loader));
+  }
+};
+}  // namespace detail
+
+}  // namespace partita::runtime
+
+#define PARTITA_CONCAT_INNER_(a, b) a##b
+#define PARTITA_CONCAT_(a, b) PARTITA_CONCAT_INNER_(a, b)
+/// At namespace scope in a backend's source: PARTITA_REGISTER_MODULE_LOADER("ccompiler", fn);
+#define PARTITA_REGISTER_MODULE_LOADER(type_key, loader)                                     \
+  static ::partita::runtime::detail::ModuleLoaderRegistrar PARTITA_CONCAT_(                  \
+      partita_module_loader_, __COUNTER__)(type_key, loader)

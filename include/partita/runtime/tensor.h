@@ -36,6 +36,17 @@ class Tensor {
   /// True when two handles share one buffer.
   bool same_buffer(const Tensor& other) const { return buffer_ == other.buffer_; }
 
+  /// A tensor over an existing buffer (a view or a recycled allocation); the buffer must hold
+  /// at least numel * element bytes.
+  static Tensor from_buffer(std::vector<int64_t> shape, DataType dtype, std::shared_ptr<uint8_t> buffer) {
+    Tensor t;
+    t.shape_ = std::move(shape);
+    t.dtype_ = dtype;
+    t.buffer_ = std::move(buffer);
+    return t;
+  }
+  const std::shared_ptr<uint8_t>& buffer() const { return buffer_; }
+
  private:
   std::vector<int64_t> shape_;
   DataType dtype_;

@@ -57,6 +57,10 @@ class BlockBuilder {
   GlobalVar emit_func_output(const Expr& output);
   /// The context module (all functions added so far).
   IRModule get() const { return context_mod_; }
+  /// Whether begin_function was called and the function is not finished yet.
+  bool in_function() const { return func_.has_value(); }
+  /// Whether begin_dataflow was called and end_dataflow not yet.
+  bool in_dataflow() const { return func_ && func_->in_dataflow; }
 
   // ---- emitting bindings ----
 

@@ -222,6 +222,28 @@ class Module:
   EXPECT_TRUE(well_formed(after));
 }
 
+TEST(CanonicalizeBindings, ItemsOfKnownTuples) {
+  check_pass(CanonicalizeBindings(), R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
+        a: R.Tensor((4,), dtype="float32") = t[1]
+        b: R.Tensor((4,), dtype="float32") = R.add(a, x)
+        return b
+)",
+             R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
+        b: R.Tensor((4,), dtype="float32") = R.add(y, x)
+        return b
+)");
+}
+
 TEST(CanonicalizeBindings, UnchangedModuleKeepsFunctions) {
   IRModule mod = parse(R"(
 @I.ir_module

@@ -1,0 +1,277 @@
+// The bytecode interpreter. Registers 0..n-1 of a frame hold the function's parameters.
+#include "partita/runtime/vm.h"
+
+#include <map>
+
+#include "partita/support/error.h"
+
+namespace partita::runtime {
+
+Value Value::make_tuple(std::vector<Value> fields) {
+  Value v;
+  v.tuple = std::make_shared<const std::vector<Value>>(std::move(fields));
+  return v;
+}
+
+struct VirtualMachine::Impl {
+  const Executable* ex = nullptr;
+  std::vector<KernelFn> kernels;
+  std::vector<PackedFunc> externs;
+  std::multimap<size_t, std::shared_ptr<uint8_t>> pool;
+  MemoryStats stats;
+  static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
+
+  Tensor alloc(std::vector<int64_t> shape, DataType dtype) {
+    size_t n = size_t(dtype.bytes());
+    for (int64_t d : shape) {
+      if (d < 0) throw_error("ValueError", "negative dimension " + std::to_string(d) + " in a computed shape");
+      n *= size_t(d);
+    }
+    auto it = pool.lower_bound(n);
+    if (it != pool.end() && it->first <= 2 * n + 256) {
+      auto buf = std::move(it->second);
+      stats.pool_bytes -= int64_t(it->first);
+      pool.erase(it);
+      ++stats.reuses;
+      return Tensor::from_buffer(std::move(shape), dtype, std::move(buf));
+    }
+    ++stats.allocations;
+    stats.bytes_allocated += int64_t(n);
+    return Tensor::empty(std::move(shape), dtype);
+  }
+
+  void release(Value& v) {
+    if (v.tuple) {
+      if (v.tuple.use_count() == 1) {
+        auto fields = const_cast<std::vector<Value>*>(v.tuple.get());
+        for (auto& f : *fields) release(f);
+      }
+      v.tuple.reset();
+    }
+    if (v.tensor.defined()) {
+      const auto& buf = v.tensor.buffer();
+      if (buf.use_count() == 1 && stats.pool_bytes < kMaxPoolBytes) {
+        size_t cap = v.tensor.nbytes();
+        stats.pool_bytes += int64_t(cap);
+        pool.emplace(cap, buf);
+      }
+      v.tensor = Tensor();
+    }
+  }
+
+  std::vector<int64_t> shape_of(const TensorSpec& s, const int64_t* syms, size_t nsyms) {
+    if (s.is_static) return s.static_shape;
+    std::vector<int64_t> out(s.dims.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = eval_dim(s.dims[i], syms, nsyms);
+    return out;
+  }
+
+  static void flatten(const Value& v, std::vector<Tensor>& out) {
+    if (v.tuple) {
+      for (auto& f : *v.tuple) flatten(f, out);
+    } else {
+      out.push_back(v.tensor);
+    }
+  }
+
+  void match(const Instruction& in, const Value& v, std::vector<int64_t>& syms, const VMFunction& f) {
+    auto where = [&] { return "'" + in.name + "' of function '" + f.name + "'"; };
+    if (v.tuple) throw_error("TypeError", where() + " must be a tensor, but got a tuple");
+    if (!v.tensor.defined()) throw_error("TypeError", where() + " must be a tensor, but got nothing");
+    const Tensor& t = v.tensor;
+    if (!in.match_dtype.is_void() && !(t.dtype() == in.match_dtype))
+      throw_error("TypeError", where() + " must have dtype " + in.match_dtype.str() + ", but has " + t.dtype().str());
+    if (in.match_ndim >= 0 && t.ndim() != in.match_ndim)
+      throw_error("ValueError", where() + " must have " + std::to_string(in.match_ndim) + " dimensions, but has " +
+                                    std::to_string(t.ndim()));
+    for (size_t i = 0; i < in.match_dims.size() && i < size_t(t.ndim()); ++i) {
+      const DimMatch& d = in.match_dims[i];
+      int64_t actual = t.shape()[i];
+      if (d.bind) {
+        syms[size_t(d.slot)] = actual;
+      } else {
+        int64_t want = eval_dim(d.expect, syms.data(), syms.size());
+        if (want != actual)
+          throw_error("ValueError", where() + ": dimension " + std::to_string(i) + " must be " +
+                                        std::to_string(want) + ", but is " + std::to_string(actual));
+      }
+    }
+  }
+
+  Value run(int32_t fidx, std::vector<Value> args) {
+    const VMFunction& f = ex->functions[size_t(fidx)];
+    if (args.size() != f.param_names.size())
+      throw_error("TypeError", "function '" + f.name + "' takes " + std::to_string(f.param_names.size()) +
+                                   " arguments, but " + std::to_string(args.size()) + " were given");
+    std::vector<Value> regs(size_t(f.num_registers));
+    std::vector<int64_t> syms(size_t(f.num_sym_vars), 0);
+    for (size_t i = 0; i < args.size(); ++i) regs[i] = std::move(args[i]);
+    std::vector<Tensor> ins, outs;
+    size_t pc = 0;
+    while (pc < f.code.size()) {
+      const Instruction& in = f.code[pc];
+      size_t next = pc + 1;
+      switch (in.op) {
+        case Opcode::CallKernel:
+        case Opcode::CallExtern: {
+          ins.clear();
+          outs.clear();
+          for (int32_t a : in.args) flatten(regs[size_t(a)], ins);
+          for (auto& s : in.outs) outs.push_back(alloc(shape_of(s, syms.data(), syms.size()), s.dtype));
+          if (in.op == Opcode::CallKernel) {
+            static const KernelAttrs kEmpty;
+            const KernelAttrs* attrs = in.attrs >= 0 ? &f.attrs[size_t(in.attrs)] : &kEmpty;
+            if (!in.dyn_attrs.empty()) {
+              KernelAttrs dyn = *attrs;
+              for (auto& [k, progs] : in.dyn_attrs) {
+                std::vector<int64_t> vals;
+                for (auto& p : progs) vals.push_back(eval_dim(p, syms.data(), syms.size()));
+                dyn.values[k] = vals;
+              }
+              kernels[size_t(in.index)](ins, dyn, outs);
+            } else {
+              kernels[size_t(in.index)](ins, *attrs, outs);
+            }
+          } else {
+            externs[size_t(in.index)](ins, outs);
+          }
+          Value& dst = regs[size_t(in.dst)];
+          if (in.tuple_result) {
+            std::vector<Value> fields(outs.begin(), outs.end());
+            dst = Value::make_tuple(std::move(fields));
+          } else {
+            dst = Value(std::move(outs[0]));
+          }
+          break;
+        }
+        case Opcode::CallFunc: {
+          std::vector<Value> cargs;
+          for (int32_t a : in.args) cargs.push_back(regs[size_t(a)]);
+          regs[size_t(in.dst)] = run(in.index, std::move(cargs));
+          break;
+        }
+        case Opcode::View: {
+          const Value& src = regs[size_t(in.args[0])];
+          if (src.tuple || !src.tensor.defined()) throw_error("TypeError", "reshape of a non-tensor value");
+          auto shape = shape_of(in.outs[0], syms.data(), syms.size());
+          int64_t n = 1;
+          for (int64_t d : shape) n *= d;
+          if (n != src.tensor.numel())
+            throw_error("ValueError", "cannot reshape a tensor of " + std::to_string(src.tensor.numel()) +
+                                          " elements to one of " + std::to_string(n));
+          regs[size_t(in.dst)] = Value(Tensor::from_buffer(std::move(shape), src.tensor.dtype(), src.tensor.buffer()));
+          break;
+        }
+        case Opcode::MakeTuple: {
+          std::vector<Value> fields;
+          for (int32_t a : in.args) fields.push_back(regs[size_t(a)]);
+          regs[size_t(in.dst)] = Value::make_tuple(std::move(fields));
+          break;
+        }
+        case Opcode::GetItem: {
+          const Value& src = regs[size_t(in.args[0])];
+          if (!src.tuple || in.index < 0 || size_t(in.index) >= src.tuple->size())
+            throw_error("IndexError", "tuple index " + std::to_string(in.index) + " out of range");
+          Value item = (*src.tuple)[size_t(in.index)];
+          regs[size_t(in.dst)] = std::move(item);
+          break;
+        }
+        case Opcode::LoadConst: regs[size_t(in.dst)] = Value(ex->constants[size_t(in.index)]); break;
+        case Opcode::Move: {
+          Value v = regs[size_t(in.args[0])];
+          regs[size_t(in.dst)] = std::move(v);
+          break;
+        }
+        case Opcode::PrimToTensor: {
+          int64_t v = eval_dim(in.prim, syms.data(), syms.size());
+          DataType dt = in.outs[0].dtype;
+          Tensor t = Tensor::empty({}, dt);
+          if (dt == DataType::Int(64)) *t.data_as<int64_t>() = v;
+          else if (dt == DataType::Int(32)) *t.data_as<int32_t>() = int32_t(v);
+          else if (dt == DataType::Float(32)) *t.data_as<float>() = float(v);
+          else if (dt == DataType::Float(64)) *t.data_as<double>() = double(v);
+          else if (dt.is_bool()) *t.data_as<uint8_t>() = v != 0;
+          else throw_error("TypeError", "symbolic scalar of dtype " + dt.str() + " is not supported");
+          regs[size_t(in.dst)] = Value(std::move(t));
+          break;
+        }
+        case Opcode::MatchTensor: {
+          match(in, regs[size_t(in.args[0])], syms, f);
+          if (in.dst != in.args[0]) regs[size_t(in.dst)] = regs[size_t(in.args[0])];
+          break;
+        }
+        case Opcode::JumpIfFalse: {
+          const Value& c = regs[size_t(in.args[0])];
+          if (c.tuple || !c.tensor.defined() || c.tensor.numel() != 1)
+            throw_error("TypeError", "the condition of an If must be a scalar");
+          bool b;
+          DataType dt = c.tensor.dtype();
+          if (dt.is_bool() || dt.bits() == 8) b = *c.tensor.data_as<uint8_t>() != 0;
+          else if (dt == DataType::Int(32)) b = *c.tensor.data_as<int32_t>() != 0;
+          else if (dt == DataType::Int(64)) b = *c.tensor.data_as<int64_t>() != 0;
+          else if (dt == DataType::Float(32)) b = *c.tensor.data_as<float>() != 0;
+          else if (dt == DataType::Float(64)) b = *c.tensor.data_as<double>() != 0;
+          else throw_error("TypeError", "the condition of an If has unsupported dtype " + dt.str());
+          if (!b) next = size_t(in.index);
+          break;
+        }
+        case Opcode::Goto: next = size_t(in.index); break;
+        case Opcode::Ret: {
+          Value out = std::move(regs[size_t(in.args[0])]);
+          for (auto& r : regs) release(r);
+          return out;
+        }
+      }
+      for (int32_t k : in.kills) release(regs[size_t(k)]);
+      pc = next;
+    }
+    throw_error("ValueError", "function '" + f.name + "' ended without returning");
+  }
+};
+
+VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec) : exec_(std::move(exec)), impl_(new Impl) {
+  if (!exec_) throw_error("ValueError", "VirtualMachine needs an executable");
+  impl_->ex = exec_.get();
+  for (auto& k : exec_->kernel_names) {
+    KernelFn fn = find_kernel(k);
+    if (!fn) throw_error("KeyError", "no host kernel for operator '" + k + "'");
+    impl_->kernels.push_back(fn);
+  }
+  for (auto& s : exec_->extern_symbols) {
+    PackedFunc fn;
+    for (auto& m : exec_->external_modules)
+      if ((fn = m->find_function(s))) break;
+    if (!fn) {
+      std::string mods;
+      for (auto& m : exec_->external_modules) mods += (mods.empty() ? "" : ", ") + m->type_key();
+      throw_error("KeyError", "external function '" + s + "' is not defined by any external module (modules: " +
+                                  (mods.empty() ? "none" : mods) + ")");
+    }
+    impl_->externs.push_back(std::move(fn));
+  }
+}
+
+VirtualMachine::~VirtualMachine() = default;
+
+Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
+  int32_t idx = exec_->function_index(name);
+  if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
+  return impl_->run(idx, inputs);
+}
+
+std::vector<Tensor> VirtualMachine::invoke(const std::string& name, const std::vector<Tensor>& inputs) {
+  std::vector<Value> args(inputs.begin(), inputs.end());
+  Value v = invoke_value(name, args);
+  std::vector<Tensor> out;
+  Impl::flatten(v, out);
+  return out;
+}
+
+const MemoryStats& VirtualMachine::memory_stats() const { return impl_->stats; }
+
+void VirtualMachine::release_pool() {
+  impl_->pool.clear();
+  impl_->stats.pool_bytes = 0;
+}
+
+}  // namespace partita::runtime

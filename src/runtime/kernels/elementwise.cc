@@ -1,0 +1,259 @@
+// Element-wise kernels: binary arithmetic and comparisons with numpy broadcasting, where,
+// unary math, activations, clip, astype, dropout (identity at inference).
+#include <algorithm>
+#include <cstring>
+
+#include "common.h"
+
+namespace partita::runtime::kernels {
+namespace {
+
+template <class T, class R, class Op>
+void binary_typed(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
+  const T* pa = a.data_as<T>();
+  const T* pb = b.data_as<T>();
+  R* po = out.data_as<R>();
+  int64_t n = out.numel();
+  if (a.shape() == out.shape() && b.shape() == out.shape()) {
+    for (int64_t i = 0; i < n; ++i) po[i] = R(op(pa[i], pb[i]));
+    return;
+  }
+  if (a.shape() == out.shape() && b.numel() == 1) {
+    T s = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = R(op(pa[i], s));
+    return;
+  }
+  if (b.shape() == out.shape() && a.numel() == 1) {
+    T s = pa[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = R(op(s, pb[i]));
+    return;
+  }
+  std::vector<int64_t> st[2] = {bcast_strides(a.shape(), out.shape()), bcast_strides(b.shape(), out.shape())};
+  for_each_run(out.shape(), st, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t o) {
+    const T* x = pa + offs[0];
+    const T* y = pb + offs[1];
+    for (int64_t i = 0; i < len; ++i) po[o + i] = R(op(x[i * inner[0]], y[i * inner[1]]));
+  });
+}
+
+void check_binary(const char* op, std::span<const Tensor> in) {
+  if (in.size() != 2) throw_error("TypeError", std::string(op) + " takes 2 tensors");
+  if (!(in[0].dtype() == in[1].dtype()))
+    throw_error("TypeError", std::string(op) + ": operand dtypes differ (" + in[0].dtype().str() + " vs " +
+                                 in[1].dtype().str() + ")");
+}
+
+template <class T>
+T floordiv_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::floor(a / b);
+  } else {
+    if (b == 0) throw_error("ValueError", "floor_divide: integer division by zero");
+    T q = a / b;
+    if constexpr (std::is_signed_v<T>)
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  }
+}
+
+template <class T>
+T div_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a / b;
+  else return floordiv_t(a, b);  // integer divide follows TVM's floor division
+}
+
+template <class T>
+T power_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return std::pow(a, b);
+  else return T(std::pow(double(a), double(b)));
+}
+
+#define ARITH_KERNEL(NAME, EXPR)                                                                 \
+  void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {             \
+    check_binary(#NAME, in);                                                                     \
+    dispatch(in[0].dtype(), #NAME, [&](auto tag) {                                               \
+      using T = decltype(tag);                                                                   \
+      binary_typed<T, T>(in[0], in[1], out[0], [](T a, T b) -> T { return EXPR; });             \
+    });                                                                                          \
+  }
+ARITH_KERNEL(k_add, T(a + b))
+ARITH_KERNEL(k_subtract, T(a - b))
+ARITH_KERNEL(k_multiply, T(a * b))
+ARITH_KERNEL(k_divide, div_t<T>(a, b))
+ARITH_KERNEL(k_floor_divide, floordiv_t<T>(a, b))
+ARITH_KERNEL(k_power, power_t<T>(a, b))
+ARITH_KERNEL(k_maximum, std::max(a, b))
+ARITH_KERNEL(k_minimum, std::min(a, b))
+
+#define CMP_KERNEL(NAME, EXPR)                                                                   \
+  void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {             \
+    check_binary(#NAME, in);                                                                     \
+    dispatch(in[0].dtype(), #NAME, [&](auto tag) {                                               \
+      using T = decltype(tag);                                                                   \
+      binary_typed<T, uint8_t>(in[0], in[1], out[0], [](T a, T b) -> uint8_t { return EXPR; });  \
+    });                                                                                          \
+  }
+CMP_KERNEL(k_equal, a == b)
+CMP_KERNEL(k_not_equal, a != b)
+CMP_KERNEL(k_less, a < b)
+CMP_KERNEL(k_less_equal, a <= b)
+CMP_KERNEL(k_greater, a > b)
+CMP_KERNEL(k_greater_equal, a >= b)
+
+void k_where(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  const Tensor &c = in[0], &a = in[1], &b = in[2];
+  Tensor& o = out[0];
+  dispatch(a.dtype(), "where", [&](auto tag) {
+    using T = decltype(tag);
+    const uint8_t* pc = c.data_as<uint8_t>();
+    const T* pa = a.data_as<T>();
+    const T* pb = b.data_as<T>();
+    T* po = o.data_as<T>();
+    std::vector<int64_t> st[3] = {bcast_strides(c.shape(), o.shape()), bcast_strides(a.shape(), o.shape()),
+                                  bcast_strides(b.shape(), o.shape())};
+    for_each_run(o.shape(), st, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t oo) {
+      for (int64_t i = 0; i < len; ++i)
+        po[oo + i] = pc[offs[0] + i * inner[0]] ? pa[offs[1] + i * inner[1]] : pb[offs[2] + i * inner[2]];
+    });
+  });
+}
+
+template <class F>
+void unary_float(const char* name, std::span<const Tensor> in, std::span<Tensor> out, F f) {
+  dispatch_float(in[0].dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in[0].data_as<T>();
+    T* y = out[0].data_as<T>();
+    int64_t n = in[0].numel();
+    for (int64_t i = 0; i < n; ++i) y[i] = T(f(x[i]));
+  });
+}
+
+#define FLOAT_UNARY(NAME, EXPR)                                                          \
+  void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {     \
+    unary_float(#NAME, in, out, [](auto v) { using T = decltype(v); (void)sizeof(T); return EXPR; }); \
+  }
+FLOAT_UNARY(k_exp, std::exp(v))
+FLOAT_UNARY(k_log, std::log(v))
+FLOAT_UNARY(k_sqrt, std::sqrt(v))
+FLOAT_UNARY(k_rsqrt, T(1) / std::sqrt(v))
+FLOAT_UNARY(k_tanh, std::tanh(v))
+FLOAT_UNARY(k_sigmoid, T(1) / (T(1) + std::exp(-v)))
+FLOAT_UNARY(k_erf, std::erf(v))
+FLOAT_UNARY(k_gelu, T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476))))
+FLOAT_UNARY(k_gelu_tanh,
+            T(0.5) * v * (T(1) + std::tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v))))
+FLOAT_UNARY(k_silu, v / (T(1) + std::exp(-v)))
+
+template <class F>
+void unary_any(const char* name, std::span<const Tensor> in, std::span<Tensor> out, F f) {
+  dispatch(in[0].dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in[0].data_as<T>();
+    T* y = out[0].data_as<T>();
+    int64_t n = in[0].numel();
+    for (int64_t i = 0; i < n; ++i) y[i] = T(f(x[i]));
+  });
+}
+
+void k_negative(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  unary_any("negative", in, out, [](auto v) { return -v; });
+}
+void k_abs(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  unary_any("abs", in, out, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_unsigned_v<T>) return v;
+    else return v < T(0) ? T(-v) : v;
+  });
+}
+void k_relu(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  unary_any("relu", in, out, [](auto v) {
+    using T = decltype(v);
+    return v > T(0) ? v : T(0);
+  });
+}
+void k_clip(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
+  double lo = attrs.get_float("min", -INFINITY), hi = attrs.get_float("max", INFINITY);
+  dispatch(in[0].dtype(), "clip", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in[0].data_as<T>();
+    T* y = out[0].data_as<T>();
+    int64_t n = in[0].numel();
+    for (int64_t i = 0; i < n; ++i) {
+      double v = double(x[i]);
+      y[i] = v < lo ? T(lo) : (v > hi ? T(hi) : x[i]);
+    }
+  });
+}
+void k_astype(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) { convert(in[0], out[0]); }
+void k_copy(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  if (in[0].nbytes()) std::memcpy(out[0].data(), in[0].data(), in[0].nbytes());
+}
+
+// Inference: the identity, and a mask of ones.
+void k_dropout(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) {
+  k_copy(in, a, out);
+  if (out.size() > 1)
+    dispatch(out[1].dtype(), "dropout", [&](auto tag) {
+      using T = decltype(tag);
+      std::fill_n(out[1].data_as<T>(), out[1].numel(), T(1));
+    });
+}
+
+}  // namespace
+
+void convert(const Tensor& in, Tensor& out) {
+  dispatch(in.dtype(), "astype", [&](auto tin) {
+    using A = decltype(tin);
+    dispatch(out.dtype(), "astype", [&](auto tout) {
+      using B = decltype(tout);
+      const A* x = in.data_as<A>();
+      B* y = out.data_as<B>();
+      int64_t n = in.numel();
+      if (out.dtype().is_bool()) {
+        for (int64_t i = 0; i < n; ++i) y[i] = B(x[i] != A(0));
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = B(x[i]);
+      }
+    });
+  });
+}
+
+PARTITA_REGISTER_KERNEL("relax.add", k_add);
+PARTITA_REGISTER_KERNEL("relax.subtract", k_subtract);
+PARTITA_REGISTER_KERNEL("relax.multiply", k_multiply);
+PARTITA_REGISTER_KERNEL("relax.divide", k_divide);
+PARTITA_REGISTER_KERNEL("relax.floor_divide", k_floor_divide);
+PARTITA_REGISTER_KERNEL("relax.power", k_power);
+PARTITA_REGISTER_KERNEL("relax.maximum", k_maximum);
+PARTITA_REGISTER_KERNEL("relax.minimum", k_minimum);
+PARTITA_REGISTER_KERNEL("relax.equal", k_equal);
+PARTITA_REGISTER_KERNEL("relax.not_equal", k_not_equal);
+PARTITA_REGISTER_KERNEL("relax.less", k_less);
+PARTITA_REGISTER_KERNEL("relax.less_equal", k_less_equal);
+PARTITA_REGISTER_KERNEL("relax.greater", k_greater);
+PARTITA_REGISTER_KERNEL("relax.greater_equal", k_greater_equal);
+PARTITA_REGISTER_KERNEL("relax.where", k_where);
+PARTITA_REGISTER_KERNEL("relax.exp", k_exp);
+PARTITA_REGISTER_KERNEL("relax.log", k_log);
+PARTITA_REGISTER_KERNEL("relax.sqrt", k_sqrt);
+PARTITA_REGISTER_KERNEL("relax.rsqrt", k_rsqrt);
+PARTITA_REGISTER_KERNEL("relax.tanh", k_tanh);
+PARTITA_REGISTER_KERNEL("relax.sigmoid", k_sigmoid);
+PARTITA_REGISTER_KERNEL("relax.erf", k_erf);
+PARTITA_REGISTER_KERNEL("relax.nn.gelu", k_gelu);
+PARTITA_REGISTER_KERNEL("relax.nn.gelu_tanh", k_gelu_tanh);
+PARTITA_REGISTER_KERNEL("relax.nn.silu", k_silu);
+PARTITA_REGISTER_KERNEL("relax.negative", k_negative);
+PARTITA_REGISTER_KERNEL("relax.abs", k_abs);
+PARTITA_REGISTER_KERNEL("relax.nn.relu", k_relu);
+PARTITA_REGISTER_KERNEL("relax.clip", k_clip);
+PARTITA_REGISTER_KERNEL("relax.astype", k_astype);
+PARTITA_REGISTER_KERNEL("relax.nn.dropout", k_dropout);
+// Shape-only operators: the VM lowers them to views; these copies serve direct kernel calls.
+PARTITA_REGISTER_KERNEL("relax.reshape", k_copy);
+PARTITA_REGISTER_KERNEL("relax.flatten", k_copy);
+PARTITA_REGISTER_KERNEL("relax.squeeze", k_copy);
+PARTITA_REGISTER_KERNEL("relax.expand_dims", k_copy);
+
+}  // namespace partita::runtime::kernels

@@ -39,8 +39,9 @@ std::vector<FusionPattern> cutlass_patterns() {
 
 std::vector<FusionPattern> ccompiler_patterns() {
   std::vector<FusionPattern> out;
-  for (const char* op : {"add", "subtract", "multiply"})
+  for (const char* op : {"add", "subtract", "multiply", "divide"})
     out.push_back(entry(std::string("ccompiler.") + op, is_op(std::string("relax.") + op)({wildcard(), wildcard()})));
+  out.push_back(entry("ccompiler.relu", is_op("relax.nn.relu")({wildcard()})));
   out.push_back(entry("ccompiler.matmul", is_op("relax.matmul")({wildcard(), wildcard()})));
   return out;
 }

@@ -6,8 +6,31 @@
 #include <vector>
 
 #include "partita/ir/expr.h"
+#include "partita/runtime/module.h"
 
 namespace partita {
+
+/// Runtime modules produced by external codegens (module attribute "external_mods"). The modules
+/// are not IR: equality and hashing see only `summary` (type key and symbols of each module).
+class ExternalModulesNode : public Object {
+ public:
+  PARTITA_NODE(ExternalModules)
+  explicit ExternalModulesNode(std::vector<runtime::ModulePtr> modules)
+      : Object(kKind), modules(std::move(modules)) {
+    for (const auto& m : this->modules) {
+      std::string line = m->type_key() + ":";
+      for (const auto& sym : m->function_names()) line += " " + sym;
+      summary.push_back(std::move(line));
+    }
+  }
+  std::vector<runtime::ModulePtr> modules;
+  /// "<type_key>: sym1, sym2" per module, in order.
+  std::vector<std::string> summary;
+  static constexpr auto declared_fields() {
+    return std::make_tuple(field("summary", &ExternalModulesNode::summary));
+  }
+};
+using ExternalModules = Ref<ExternalModulesNode>;
 
 class IRModuleNode : public Object {
  public:

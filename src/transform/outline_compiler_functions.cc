@@ -1,0 +1,140 @@
+// OutlineCompilerFunctions and the structural GlobalSymbolCache (see byoc_helpers.h).
+#include <map>
+
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
+#include "partita/transform/byoc_helpers.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::transform {
+
+std::string StructuralGlobalSymbolCache::symbol_for(const Function& func, const IRModule& mod) {
+  Function key = without_attrs(func, {"global_symbol"});
+  size_t h = structural_hash(key);
+  auto [lo, hi] = by_hash_.equal_range(h);
+  for (auto it = lo; it != hi; ++it)
+    if (structural_equal(entries_[it->second].first, key)) return entries_[it->second].second;
+  std::string name;
+  if (auto sym = func->attr_string("global_symbol")) {
+    // Its own name, unless another function already holds it.
+    bool taken = mod.contains(*sym) && !(mod.lookup(*sym) == Expr(func));
+    name = taken ? mod.unique_global_name(*sym) : *sym;
+  } else {
+    name = mod.unique_global_name(func->attr_string("Codegen").value_or("outlined") + "_0");
+  }
+  for (const auto& [f, n] : entries_)
+    if (n == name) name = mod.unique_global_name(name + "_");
+  by_hash_.emplace(h, entries_.size());
+  entries_.emplace_back(key, name);
+  return name;
+}
+
+namespace {
+
+bool wanted(const FunctionNode* fn, const std::string& filter) {
+  auto codegen = fn->attr_string("Codegen");
+  return codegen && (filter.empty() || *codegen == filter);
+}
+
+Function with_symbol(const Function& func, const std::string& name) {
+  DictAttrs attrs = func->attrs;
+  attrs["global_symbol"] = name;
+  auto out = make<FunctionNode>(func->params, func->body, func->ret_struct_info, func->is_pure, std::move(attrs));
+  out->struct_info_ = func->struct_info_;
+  return out;
+}
+
+// Rewrites references to duplicate globals into references to their canonical definition.
+class GlobalRedirector : public ExprMutator {
+ public:
+  GlobalRedirector(IRModule mod, const std::unordered_map<std::string, std::string>& redirect)
+      : ExprMutator(mod), mod_(std::move(mod)), redirect_(redirect) {}
+  Expr visit_(const GlobalVarNode* op) override {
+    auto it = redirect_.find(op->name_hint);
+    if (it == redirect_.end()) return GlobalVar(op);
+    return mod_.get_global_var(it->second);
+  }
+
+ private:
+  IRModule mod_;
+  const std::unordered_map<std::string, std::string>& redirect_;
+};
+
+}  // namespace
+
+IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCache> cache,
+                                    const std::string& compiler_filter) {
+  if (!cache) cache = std::make_shared<StructuralGlobalSymbolCache>();
+  IRModule out = mod;
+  // Global names redirected to their canonical definition.
+  std::unordered_map<std::string, std::string> redirect;
+  auto place = [&](const Function& fn) -> GlobalVar {
+    std::string name = cache->symbol_for(fn, out);
+    if (!out.contains(name)) {
+      auto gv = make<GlobalVarNode>(name);
+      Function def = with_symbol(fn, name);
+      gv->struct_info_ = def->struct_info_ ? def->struct_info_ : func_struct_info_of(*def);
+      out.add(gv, def);
+    }
+    return out.get_global_var(name);
+  };
+  // Global codegen functions first (in name order), so they keep their names.
+  for (const auto& [gv, func] : mod.functions()) {
+    auto fn = func.as_ref<FunctionNode>();
+    if (!fn || !wanted(fn.get(), compiler_filter)) continue;
+    GlobalVar target = place(fn);
+    if (target->name_hint != gv->name_hint) {
+      redirect[gv->name_hint] = target->name_hint;
+      out.remove(gv->name_hint);
+    } else if (fn->attr_string("global_symbol") != gv->name_hint) {
+      out.update(gv, with_symbol(fn, gv->name_hint));
+    }
+  }
+  // Then codegen functions bound locally inside other functions, and redirected calls.
+  for (const auto& [gv, func] : out.functions()) {
+    auto* fn = func.as<FunctionNode>();
+    if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
+    auto* seq = fn->body.as<SeqExprNode>();
+    if (!seq) continue;
+    std::unordered_map<Var, Expr, RefHash, RefEq> remap;
+    std::vector<BindingBlock> blocks;
+    bool changed = false;
+    for (const auto& block : seq->blocks) {
+      std::vector<Binding> bindings;
+      for (const auto& b : block->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
+        if (local && wanted(local.get(), compiler_filter) && free_vars(local).empty()) {
+          remap[vb->var] = place(local);
+          changed = true;
+          continue;
+        }
+        bindings.push_back(b);
+      }
+      blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
+    }
+    for (const auto& g : all_global_vars(func)) {
+      auto it = redirect.find(g->name_hint);
+      if (it == redirect.end()) continue;
+      changed = true;
+    }
+    if (!changed) continue;
+    Expr body = make<SeqExprNode>(std::move(blocks), seq->body);
+    body->struct_info_ = seq->struct_info_;
+    body = substitute_vars(body, remap);
+    Expr updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
+    if (!redirect.empty()) updated = GlobalRedirector(out, redirect).visit_expr(updated);
+    out.update(gv, updated);
+  }
+  return out;
+}
+
+Pass OutlineCompilerFunctions(std::shared_ptr<GlobalSymbolCache> cache, std::string compiler_filter) {
+  return create_module_pass(
+      [cache, compiler_filter](IRModule mod, const PassContext&) {
+        return outline_compiler_functions(std::move(mod), cache, compiler_filter);
+      },
+      0, "OutlineCompilerFunctions");
+}
+
+}  // namespace partita::transform

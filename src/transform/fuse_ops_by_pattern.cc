@@ -63,9 +63,14 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
   dpl::VarBindings var2val;
   std::unordered_map<const Object*, int> value_index;  // bound value -> binding index
   std::unordered_map<const VarNode*, int> var_index;
-  std::vector<std::vector<int>> inputs(n);
-  std::vector<std::vector<int>> users(n);
+  std::vector<int> offsets{0}, edges;
+  offsets.reserve(n + 1);
+  edges.reserve(2 * n);
+  std::vector<std::vector<int>> users(pat.check ? n : 0);  // only the check context needs them
   std::vector<const VarNode*> used;
+  var2val.reserve(n);
+  value_index.reserve(n);
+  var_index.reserve(n);
   for (int i = 0; i < n; ++i) {
     const Binding& b = bindings[i];
     var_index[b->var.get()] = i;
@@ -79,11 +84,12 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       auto it = var_index.find(v);
       if (it == var_index.end() || it->second == i) continue;
       int j = it->second;
-      if (inputs[i].empty() || inputs[i].back() != j) inputs[i].push_back(j);
-      if (users[j].empty() || users[j].back() != i) users[j].push_back(i);
+      if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+      if (pat.check && (users[j].empty() || users[j].back() != i)) users[j].push_back(i);
     }
+    offsets.push_back(int(edges.size()));
   }
-  GroupGraph graph(inputs);
+  GroupGraph graph(std::move(offsets), std::move(edges));
   std::vector<char> composite(n, 0);  // per root: formed by a match
   std::vector<int> matched;
   std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs;
@@ -100,15 +106,26 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
     }
     for (int i = 0; i < n; ++i) {
       auto& list = ctx.var_usages[bindings[i]->var];
-      for (int u : users[i]) list.push_back(bindings[u]->var);
+      if (!users.empty())
+        for (int u : users[i]) list.push_back(bindings[u]->var);
       if (auto* vb = bindings[i].as<VarBindingNode>()) ctx.value_to_bound_var[vb->value] = bindings[i]->var;
     }
     return ctx;
   };
 
+  // Most bindings cannot match: when the pattern's root is a call of a fixed operator, only
+  // calls of that operator are handed to the matcher.
+  const OpNode* root_op = nullptr;
+  if (pat.pattern->kind == dpl::PatternKind::Call && pat.pattern->op->kind == dpl::PatternKind::Expr)
+    root_op = pat.pattern->op->expr.as<OpNode>();
   for (int i = 0; i < n; ++i) {
     auto* vb = bindings[i].as<VarBindingNode>();
-    if (!vb || !vb->value.as<CallNode>()) continue;
+    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    if (!call) continue;
+    if (root_op) {
+      auto* op = call->op.as<OpNode>();
+      if (!op || (op != root_op && op->name != root_op->name)) continue;
+    }
     auto m = dpl::extract_matched_expr(pat.pattern, vb->value, &var2val);
     if (!m) continue;
     // The bindings the match covers: the root and every call / get-item matched below it.
@@ -133,8 +150,7 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
     for (int j : matched) {
       int r = graph.find(j);
       if (!composite[r]) continue;
-      for (int mem : graph.members(r))
-        if (!in_match.count(mem)) ok = false;
+      graph.for_each_member(r, [&](int mem) { ok = ok && in_match.count(mem); });
     }
     if (!ok || graph.merge_creates_cycle(matched)) continue;
     int root = i;

@@ -16,18 +16,20 @@ namespace partita::transform {
 // GroupGraph
 // ---------------------------------------------------------------------------------------------
 
-GroupGraph::GroupGraph(std::vector<std::vector<int>> inputs) : inputs_(std::move(inputs)) {
-  int n = int(inputs_.size());
+GroupGraph::GroupGraph(std::vector<int> offsets, std::vector<int> edges)
+    : offsets_(std::move(offsets)), edges_(std::move(edges)) {
+  int n = int(offsets_.size()) - 1;
   parent_.resize(n);
   min_pos_.resize(n);
   max_pos_.resize(n);
-  members_.resize(n);
+  head_.resize(n);
+  tail_.resize(n);
+  next_.assign(n, -1);
   mark_.assign(n, 0);
   visited_.assign(n, 0);
   for (int i = 0; i < n; ++i) {
-    parent_[i] = i;
+    parent_[i] = head_[i] = tail_[i] = i;
     min_pos_[i] = max_pos_[i] = i;
-    members_[i] = {i};
   }
 }
 
@@ -43,11 +45,9 @@ int GroupGraph::unite(int a, int b) {
   a = find(a);
   b = find(b);
   if (a == b) return a;
-  if (members_[a].size() < members_[b].size()) std::swap(a, b);
   parent_[b] = a;
-  members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
-  members_[b].clear();
-  members_[b].shrink_to_fit();
+  next_[tail_[a]] = head_[b];
+  tail_[a] = tail_[b];
   min_pos_[a] = std::min(min_pos_[a], min_pos_[b]);
   max_pos_[a] = std::max(max_pos_[a], max_pos_[b]);
   return a;
@@ -61,11 +61,15 @@ bool GroupGraph::is_ancestor(int anc_root, int node) {
   int lo = min_pos_[anc_root];
   std::vector<int> stack{start};
   visited_[start] = epoch_;
+  size_t budget = kSearchBudget;
   while (!stack.empty()) {
     int g = stack.back();
     stack.pop_back();
-    for (int m : members_[g]) {
-      for (int in : inputs_[m]) {
+    for (int m = head_[g]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        // Past the budget, answer "maybe": callers then refuse the merge, which is always safe.
+        if (--budget == 0) return true;
         int r = find(in);
         if (r == anc_root) return true;
         // A group entirely before the ancestor's first binding cannot descend from it.
@@ -96,8 +100,9 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   uint32_t seen = epoch_;
   std::vector<int> stack;
   for (int r : roots) {
-    for (int m : members_[r]) {
-      for (int in : inputs_[m]) {
+    for (int m = head_[r]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
         int ir = find(in);
         if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
         visited_[ir] = seen;
@@ -105,11 +110,14 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
       }
     }
   }
+  size_t budget = kSearchBudget;
   while (!stack.empty()) {
     int g = stack.back();
     stack.pop_back();
-    for (int m : members_[g]) {
-      for (int in : inputs_[m]) {
+    for (int m = head_[g]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        if (--budget == 0) return true;  // "maybe a cycle": the caller keeps the groups apart
         int r = find(in);
         if (mark_[r] == in_set) return true;
         if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
@@ -513,27 +521,38 @@ class Fusor {
     int G = int(bg.attrs.size());
     PARTITA_ICHECK(int(bg.group_of.size()) == n);
     std::unordered_map<const VarNode*, int> var_index;
-    var_index.reserve(n * 2);
+    var_index.reserve(n);
     for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
     std::vector<Creator> creators(G);
     for (int i = 0; i < n; ++i)
       if (bg.group_of[i] >= 0) append_binding(creators[bg.group_of[i]], bindings[i], i);
 
     auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
-    std::vector<std::vector<int>> deps(G + n);
+    // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below.
+    std::vector<std::pair<int, int>> dep_pairs;
+    dep_pairs.reserve(2 * n);
     std::vector<const VarNode*> vs;
     for (int i = 0; i < n; ++i) {
       int cur = unit(i);
       vs.clear();
       used_vars(binding_value(*bindings[i]), vs);
+      int last = -1;
       for (auto* v : vs) {
         auto it = var_index.find(v);
         if (it == var_index.end() || it->second >= i) continue;
         int j = it->second, prod = unit(j);
         if (prod == cur) continue;
-        if (deps[cur].empty() || deps[cur].back() != prod) deps[cur].push_back(prod);
+        if (prod != last) dep_pairs.emplace_back(cur, prod);
+        last = prod;
         if (bg.group_of[j] >= 0) creators[bg.group_of[j]].append_output(v);
       }
+    }
+    std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
+    for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
+    for (int u = 0; u < G + n; ++u) dep_off[u + 1] += dep_off[u];
+    {
+      std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
+      for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
     }
     for (int g = 0; g < G; ++g) create_function(creators[g], bindings, bg.attrs[g]);
 
@@ -542,7 +561,7 @@ class Fusor {
     std::vector<int> order;
     order.reserve(G + n);
     std::vector<char> state(G + n, 0);  // 0 new, 1 open, 2 done
-    std::vector<std::pair<int, size_t>> stack;
+    std::vector<std::pair<int, int>> stack;
     for (int i = 0; i < n; ++i) {
       int u0 = unit(i);
       if (state[u0]) continue;
@@ -550,8 +569,8 @@ class Fusor {
       state[u0] = 1;
       while (!stack.empty()) {
         auto& [u, k] = stack.back();
-        if (k < deps[u].size()) {
-          int d = deps[u][k++];
+        if (dep_off[u] + k < dep_off[u + 1]) {
+          int d = dep_edges[dep_off[u] + k++];
           if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
           if (state[d] == 0) {
             state[d] = 1;

@@ -45,9 +45,11 @@ class GroupsBuilder {
     const auto& bindings = blk->bindings;
     int n = int(bindings.size());
     std::unordered_map<const VarNode*, int> var_index;
-    std::vector<std::vector<int>> inputs(n);
+    std::vector<int> offsets{0}, edges;
+    offsets.reserve(n + 1);
     std::vector<std::vector<int>> users(n);
     std::vector<const VarNode*> used;
+    var_index.reserve(n);
     for (int i = 0; i < n; ++i) {
       var_index[bindings[i]->var.get()] = i;
       used.clear();
@@ -55,11 +57,12 @@ class GroupsBuilder {
       for (auto* v : used) {
         auto it = var_index.find(v);
         if (it == var_index.end() || it->second == i) continue;
-        if (inputs[i].empty() || inputs[i].back() != it->second) inputs[i].push_back(it->second);
+        if (int(edges.size()) == offsets.back() || edges.back() != it->second) edges.push_back(it->second);
         users[it->second].push_back(i);
       }
+      offsets.push_back(int(edges.size()));
     }
-    GroupGraph graph(inputs);
+    GroupGraph graph(std::move(offsets), std::move(edges));
     std::vector<std::string> codegen(n);  // per root; empty = host
 
     // True when the tuple bound at `t` is only read through get-items inside this block.
@@ -233,11 +236,34 @@ IRModule remove_unreachable(IRModule mod) {
       stack.push_back(name);
     }
   }
+  auto visit = [&](const GlobalVar& gv) {
+    if (mod.contains(gv->name_hint) && live.insert(gv->name_hint).second) stack.push_back(gv->name_hint);
+  };
   while (!stack.empty()) {
     std::string name = stack.back();
     stack.pop_back();
-    for (const auto& gv : all_global_vars(mod.lookup(name)))
-      if (mod.contains(gv->name_hint) && live.insert(gv->name_hint).second) stack.push_back(gv->name_hint);
+    Expr f = mod.lookup(name);
+    auto* fn = f.as<FunctionNode>();
+    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
+    if (!seq) {
+      for (const auto& gv : all_global_vars(f)) visit(gv);
+      continue;
+    }
+    // Flat bindings of calls and leaves are scanned directly; anything nested generically.
+    auto scan = [&](const Expr& e) {
+      if (auto* c = e.as<CallNode>()) {
+        if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
+        bool leaf_args = true;
+        for (const auto& a : c->args) leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
+        if (leaf_args && !c->op.as<FunctionNode>()) return;
+      } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
+        return;
+      }
+      for (const auto& gv : all_global_vars(e)) visit(gv);
+    };
+    for (const auto& blk : seq->blocks)
+      for (const auto& b : blk->bindings) scan(binding_value(*b));
+    scan(seq->body);
   }
   std::vector<std::string> dead;
   for (const auto& [name, entry] : mod->functions)

@@ -70,25 +70,32 @@ std::string codegen_name_of(const std::string& composite_name);
 
 /// Groups over the bindings of one block (nodes 0..n-1 in binding order; node i's inputs are
 /// nodes < i). Union-find with member lists; reachability queries walk the graph of groups
-/// backwards, pruned by binding positions, so local queries stay cheap on huge blocks.
+/// backwards, pruned by binding positions, so local queries stay cheap on huge blocks. A query
+/// that would scan more than kSearchBudget edges answers conservatively ("reachable" / "cycle"),
+/// which only ever keeps groups apart: time stays linear and the result is never cyclic.
 class GroupGraph {
  public:
-  explicit GroupGraph(std::vector<std::vector<int>> inputs);
+  static constexpr size_t kSearchBudget = 1 << 14;
+  /// Node i's inputs are `edges[offsets[i] .. offsets[i + 1])` (offsets has n + 1 entries).
+  GroupGraph(std::vector<int> offsets, std::vector<int> edges);
   int size() const { return int(parent_.size()); }
   int find(int x);
-  /// Merges the groups of `a` and `b`; returns the new root.
+  /// Merges the groups of `a` and `b` (O(1) plus the find); returns the new root.
   int unite(int a, int b);
-  const std::vector<int>& members(int root) const { return members_[root]; }
-  const std::vector<int>& inputs(int node) const { return inputs_[node]; }
+  /// Calls f(node) for each member of the group whose root is `root`.
+  template <class F>
+  void for_each_member(int root, F&& f) const {
+    for (int m = head_[root]; m >= 0; m = next_[m]) f(m);
+  }
   /// True when group `anc_root` is a proper ancestor of the group of `node`.
   bool is_ancestor(int anc_root, int node);
   /// True when merging the groups of `nodes` into one would create a cycle between groups.
   bool merge_creates_cycle(const std::vector<int>& nodes);
 
  private:
-  std::vector<std::vector<int>> inputs_;
+  std::vector<int> offsets_, edges_;
   std::vector<int> parent_, min_pos_, max_pos_;
-  std::vector<std::vector<int>> members_;
+  std::vector<int> head_, tail_, next_;  // member lists, linked through next_
   std::vector<uint32_t> mark_, visited_;
   uint32_t epoch_ = 0;
 };

@@ -1,0 +1,126 @@
+// FuseOpsByPattern + MergeCompositeFunctions on generated CNN/transformer-like graphs of 1k,
+// 10k, 100k and 1M bindings with a realistic pattern table. Prints each time and the growth
+// ratio between consecutive sizes (10x more bindings should cost about 10x).
+//
+//   ./bench_partition            # all sizes
+//   ./bench_partition 100000     # one size
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "partita/dpl/pattern.h"
+#include "partita/op/registry.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+#include "partita/transform/merge_composite_functions.h"
+
+using namespace partita;
+using namespace partita::transform;
+using dpl::is_op;
+using dpl::make_fused_bias_activation_pattern;
+using dpl::wildcard;
+
+namespace {
+
+Var bind(std::vector<Binding>& out, Call call, const char* name, size_t i) {
+  call->struct_info_ = op::infer_struct_info(*call);
+  Var v = make<DataflowVarNode>(std::string(name) + std::to_string(i), call->struct_info_);
+  out.push_back(make<VarBindingNode>(v, call));
+  return v;
+}
+
+// Repeating blocks: conv2d+bias+relu, matmul+bias+gelu, residual add, softmax (host), multiply.
+IRModule make_graph(size_t n_bindings, unsigned seed) {
+  std::mt19937 rng(seed);
+  StructInfo t = tensor_sinfo(std::vector<int64_t>{1, 8, 8, 8}, DataType::Float(32));
+  StructInfo w = tensor_sinfo(std::vector<int64_t>{8, 8, 3, 3}, DataType::Float(32));
+  StructInfo b = tensor_sinfo(std::vector<int64_t>{1, 8, 1, 1}, DataType::Float(32));
+  StructInfo mw = tensor_sinfo(std::vector<int64_t>{8, 8}, DataType::Float(32));
+  StructInfo mb = tensor_sinfo(std::vector<int64_t>{8}, DataType::Float(32));
+  Var x = make<VarNode>("x", t), cw = make<VarNode>("w", w), cb = make<VarNode>("b", b);
+  Var lw = make<VarNode>("mw", mw), lb = make<VarNode>("mb", mb);
+  std::vector<Binding> bs;
+  bs.reserve(n_bindings + 8);
+  Var cur = x, skip = x;
+  size_t i = 0;
+  while (bs.size() < n_bindings) {
+    int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+    if (kind <= 3) {
+      Var c = bind(bs, op::make_call("relax.nn.conv2d", {cur, cw}, {{"padding", std::vector<int64_t>{1, 1, 1, 1}}}), "c", i);
+      Var a = bind(bs, op::make_call("relax.add", {c, cb}), "a", i);
+      cur = bind(bs, op::make_call("relax.nn.relu", {a}), "r", i);
+    } else if (kind <= 5) {
+      Var m = bind(bs, op::make_call("relax.matmul", {cur, lw}), "m", i);
+      Var a = bind(bs, op::make_call("relax.add", {m, lb}), "a", i);
+      cur = bind(bs, op::make_call("relax.nn.gelu", {a}), "g", i);
+    } else if (kind <= 7) {
+      cur = bind(bs, op::make_call("relax.add", {cur, skip}), "s", i);
+      skip = cur;
+    } else if (kind == 8) {
+      cur = bind(bs, op::make_call("relax.nn.softmax", {cur}), "sm", i);
+    } else {
+      cur = bind(bs, op::make_call("relax.multiply", {cur, skip}), "mu", i);
+    }
+    ++i;
+  }
+  Var out = make<VarNode>("out", cur->struct_info_);
+  bs.push_back(make<VarBindingNode>(out, cur));
+  Expr body = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, out);
+  body->struct_info_ = out->struct_info_;
+  Function f = make<FunctionNode>(std::vector<Var>{x, cw, cb, lw, lb}, body, out->struct_info_, true,
+                                  DictAttrs{{"global_symbol", std::string("main")}});
+  IRModule mod = IRModule::create();
+  GlobalVar gv = make<GlobalVarNode>("main");
+  mod.add(gv, f);
+  return mod;
+}
+
+std::vector<FusionPattern> table() {
+  auto fp = [](std::string name, dpl::Pattern p) {
+    FusionPattern f;
+    f.name = std::move(name);
+    f.pattern = std::move(p);
+    return f;
+  };
+  return {fp("cutlass.conv2d_bias_relu", make_fused_bias_activation_pattern("relax.nn.conv2d", true, "relax.nn.relu")),
+          fp("cutlass.matmul_bias_gelu", make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.gelu")),
+          fp("cutlass.conv2d", make_fused_bias_activation_pattern("relax.nn.conv2d")),
+          fp("cutlass.add", is_op("relax.add")({wildcard(), wildcard()})),
+          fp("dnnl.multiply", is_op("relax.multiply")({wildcard(), wildcard()}))};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<size_t> sizes{1000, 10000, 100000, 1000000};
+  if (argc > 1) sizes = {size_t(std::atoll(argv[1]))};
+  auto patterns = table();
+  double prev = 0;
+  size_t prev_n = 0;
+  std::printf("%10s %12s %12s %12s %10s\n", "bindings", "fuse (s)", "merge (s)", "total (s)", "growth");
+  for (size_t n : sizes) {
+    IRModule mod = make_graph(n, 7);
+    auto t0 = std::chrono::steady_clock::now();
+    IRModule fused = fuse_ops_by_pattern(patterns, mod, true, false);
+    double t_fuse = seconds_since(t0);
+    auto t1 = std::chrono::steady_clock::now();
+    IRModule merged = merge_composite_functions(fused);
+    double t_merge = seconds_since(t1);
+    double total = t_fuse + t_merge;
+    if (prev > 0)
+      std::printf("%10zu %12.4f %12.4f %12.4f %9.2fx (for %.0fx bindings)\n", n, t_fuse, t_merge, total,
+                  total / prev, double(n) / double(prev_n));
+    else
+      std::printf("%10zu %12.4f %12.4f %12.4f %10s\n", n, t_fuse, t_merge, total, "-");
+    std::printf("           functions after merge: %zu\n", merged->functions.size());
+    std::fflush(stdout);
+    prev = total;
+    prev_n = n;
+  }
+  return 0;
+}

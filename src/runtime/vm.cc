@@ -137,11 +137,15 @@ struct VirtualMachine::Impl {
           }
           Value& dst = regs[size_t(in.dst)];
           if (in.tuple_result) {
-            std::vector<Value> fields(outs.begin(), outs.end());
+            std::vector<Value> fields;
+            for (auto& o : outs) fields.emplace_back(std::move(o));
             dst = Value::make_tuple(std::move(fields));
           } else {
             dst = Value(std::move(outs[0]));
           }
+          // Drop the argument handles now so dead inputs are uniquely owned at their kill.
+          ins.clear();
+          outs.clear();
           break;
         }
         case Opcode::CallFunc: {

@@ -1,0 +1,58 @@
+// Malformed bytecode with a valid checksum (as a hostile writer could produce) is rejected by
+// the loader's validation, never crashes.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "partita/runtime/executable.h"
+#include "partita/runtime/serialize.h"
+#include "partita/support/error.h"
+
+using namespace partita;
+using namespace partita::runtime;
+
+TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
+  Executable ex;
+  ex.kernel_names = {"relax.add"};
+  VMFunction f;
+  f.name = "main";
+  f.param_names = {"x"};
+  f.num_registers = 2;
+  Instruction add;
+  add.op = Opcode::CallKernel;
+  add.index = 0;
+  add.args = {0, 0};
+  add.dst = 1;
+  add.outs = {TensorSpec{DataType::Float(32), true, {2}, {}}};
+  f.attrs.push_back({});
+  add.attrs = 0;
+  Instruction ret;
+  ret.op = Opcode::Ret;
+  ret.args = {1};
+  f.code = {add, ret};
+  ex.functions.push_back(f);
+  std::string ok;
+  ex.save(ok);
+  EXPECT_NO_THROW(Executable::load(ok));
+  for (int variant = 0; variant < 4; ++variant) {
+    Executable bad = ex;
+    auto& in = bad.functions[0].code[0];
+    if (variant == 0) in.args[1] = 7;
+    if (variant == 1) in.index = 3;
+    if (variant == 2) in.dst = 9;
+    if (variant == 3) bad.functions[0].code[1].args[0] = -4;
+    std::string bytes;
+    bad.save(bytes);
+    EXPECT_THROW(Executable::load(bytes), Error) << variant;
+  }
+}
+
+TEST(VMBytecode, EvalDim) {
+  DimProgram p = {int64_t(DimOp::Var), 0, int64_t(DimOp::Const), 2, int64_t(DimOp::Mul), 0,
+                  int64_t(DimOp::Const), 3, int64_t(DimOp::FloorDiv), 0};
+  int64_t syms[1] = {7};
+  EXPECT_EQ(eval_dim(p, syms, 1), 4);
+  EXPECT_THROW(eval_dim({int64_t(DimOp::Add), 0}, syms, 1), Error);
+  EXPECT_THROW(eval_dim({int64_t(DimOp::Var), 5}, syms, 1), Error);
+  EXPECT_THROW(eval_dim({int64_t(DimOp::Const), 1, int64_t(DimOp::Const), 0, int64_t(DimOp::FloorMod), 0}, syms, 1), Error);
+}

@@ -17,7 +17,10 @@ PYBIND11_MODULE(_ffi, m) {
       else if (e.kind() == "TypeError") type = PyExc_TypeError;
       else if (e.kind() == "ValueError") type = PyExc_ValueError;
       else if (e.kind() == "AttributeError") type = PyExc_AttributeError;
-      PyErr_SetString(type, e.what());
+      // Builtin exception types already say the kind; PartitaError keeps it in the text.
+      std::string text = e.what();
+      if (type != error_type.ptr()) text = text.substr(e.kind().size() + 2);
+      PyErr_SetString(type, text.c_str());
     }
   });
   init_ir(m);

@@ -47,7 +47,9 @@ class Inliner {
       Expr body = rewrite(fn->body);
       bb_ = nullptr;
       if (body == fn->body) continue;
-      out.update(gv, make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs));
+      auto updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
+      updated->struct_info_ = fn->struct_info_;
+      out.update(gv, updated);
     }
     // Inlined globals nobody calls any more go away.
     std::set<std::string> still_called;

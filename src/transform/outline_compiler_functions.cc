@@ -123,6 +123,7 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
     body->struct_info_ = seq->struct_info_;
     body = substitute_vars(body, remap);
     Expr updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
+    updated->struct_info_ = fn->struct_info_;
     if (!redirect.empty()) updated = GlobalRedirector(out, redirect).visit_expr(updated);
     out.update(gv, updated);
   }

@@ -17,7 +17,9 @@ struct VirtualMachine::Impl {
   const Executable* ex = nullptr;
   std::vector<KernelFn> kernels;
   std::vector<PackedFunc> externs;
-  std::multimap<size_t, std::shared_ptr<uint8_t>> pool;
+  // Idle buffers by byte size. Emptied lists stay in the map so steady-state calls allocate no
+  // map nodes.
+  std::map<size_t, std::vector<std::shared_ptr<uint8_t>>> pool;
   MemoryStats stats;
   static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
 
@@ -27,11 +29,11 @@ struct VirtualMachine::Impl {
       if (d < 0) throw_error("ValueError", "negative dimension " + std::to_string(d) + " in a computed shape");
       n *= size_t(d);
     }
-    auto it = pool.lower_bound(n);
-    if (it != pool.end() && it->first <= 2 * n + 256) {
-      auto buf = std::move(it->second);
+    for (auto it = pool.lower_bound(n); it != pool.end() && it->first <= 2 * n + 256; ++it) {
+      if (it->second.empty()) continue;
+      auto buf = std::move(it->second.back());
+      it->second.pop_back();
       stats.pool_bytes -= int64_t(it->first);
-      pool.erase(it);
       ++stats.reuses;
       return Tensor::from_buffer(std::move(shape), dtype, std::move(buf));
     }
@@ -53,7 +55,7 @@ struct VirtualMachine::Impl {
       if (buf.use_count() == 1 && stats.pool_bytes < kMaxPoolBytes) {
         size_t cap = v.tensor.nbytes();
         stats.pool_bytes += int64_t(cap);
-        pool.emplace(cap, buf);
+        pool[cap].push_back(buf);
       }
       v.tensor = Tensor();
     }

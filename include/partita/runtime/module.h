@@ -39,7 +39,7 @@ class RuntimeModule {
   virtual std::vector<std::string> const_names() const { return {}; }
   /// Called once at load (and by the VM before the first call) with the named constants this
   /// module asked for. The module keeps the tensors alive as long as it needs them.
-  virtual void init_constants(const std::map<std::string, Tensor>& constants) {}
+  virtual void init_constants(const std::map<std::string, Tensor>& /*constants*/) {}
 
   const std::vector<std::shared_ptr<RuntimeModule>>& imports() const { return imports_; }
   void import_module(std::shared_ptr<RuntimeModule> module) { imports_.push_back(std::move(module)); }

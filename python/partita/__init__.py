@@ -6,6 +6,7 @@ The layout mirrors Apache TVM's Python API: ``partita.ir`` (IRModule, structural
 """
 from . import _ffi
 from ._ffi import PartitaError
-from . import ir, tir, transform, relax, script
+from . import ir, tir, transform, target, runtime, relax, script
+from .runtime import cpu
 
-__all__ = ["ir", "tir", "relax", "script", "PartitaError"]
+__all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "cpu", "PartitaError"]

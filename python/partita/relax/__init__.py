@@ -7,6 +7,7 @@ from .._ffi import (
 )
 from .expr import const, DataflowBlock
 from .block_builder import BlockBuilder
+from .vm import build, VirtualMachine
 from . import op, transform, analysis, dpl, backend
 
 __all__ = [
@@ -15,5 +16,5 @@ __all__ = [
     "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "StructInfo",
     "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
     "TupleStructInfo", "FuncStructInfo", "GlobalVar", "const", "BlockBuilder", "op",
-    "transform", "analysis", "dpl", "backend",
+    "transform", "analysis", "dpl", "backend", "build", "VirtualMachine",
 ]

@@ -1,0 +1,171 @@
+// Bindings of build, the VM, executables, targets and the BYOC passes (TVM's relax.build,
+// relax.VirtualMachine, tvm.target.Target, relax.transform.RunCodegen ...).
+#include "common.h"
+#include "partita/codegen/build.h"
+#include "partita/codegen/codegen.h"
+#include "partita/runtime/vm.h"
+#include "partita/transform/byoc_helpers.h"
+
+namespace partita::python {
+
+using codegen::Target;
+using codegen::TargetOptionMap;
+using runtime::Executable;
+using runtime::VirtualMachine;
+
+namespace {
+
+py::object value_to_py(const runtime::Value& v) {
+  if (!v.is_tuple()) return py::cast(v.tensor);
+  py::tuple t(v.tuple->size());
+  for (size_t i = 0; i < v.tuple->size(); ++i) t[i] = value_to_py((*v.tuple)[i]);
+  return std::move(t);
+}
+
+runtime::Value py_to_value(py::handle h) {
+  if (py::isinstance<py::tuple>(h) || py::isinstance<py::list>(h)) {
+    std::vector<runtime::Value> fields;
+    for (py::handle x : h) fields.push_back(py_to_value(x));
+    return runtime::Value::make_tuple(std::move(fields));
+  }
+  return runtime::Value(h.cast<Tensor>());
+}
+
+std::vector<Target> to_targets(py::handle target) {
+  std::vector<Target> targets;
+  if (target.is_none()) return targets;
+  if (py::isinstance<py::str>(target)) return {Target(target.cast<std::string>())};
+  if (py::isinstance<Target>(target)) return {target.cast<Target>()};
+  for (py::handle t : target) {
+    if (py::isinstance<py::str>(t)) targets.emplace_back(t.cast<std::string>());
+    else targets.push_back(t.cast<Target>());
+  }
+  return targets;
+}
+
+TargetOptionMap to_options(const py::dict& d) {
+  TargetOptionMap options;
+  for (auto [k, v] : d) {
+    std::string key = k.cast<std::string>();
+    if (py::isinstance<py::bool_>(v)) options[key] = v.cast<bool>();
+    else if (py::isinstance<py::int_>(v)) options[key] = v.cast<int64_t>();
+    else if (py::isinstance<py::str>(v)) options[key] = v.cast<std::string>();
+    else options[key] = v.cast<std::vector<std::string>>();
+  }
+  return options;
+}
+
+/// A function of a VM, callable from Python: vm["main"](x, y).
+struct VMFunctionHandle {
+  std::shared_ptr<VirtualMachine> vm;
+  std::string name;
+};
+
+}  // namespace
+
+static void bind_targets(py::module_& m) {
+  py::class_<Target>(m, "Target")
+      .def(py::init([](const std::string& kind, std::optional<py::dict> options) {
+             return Target(kind, options ? to_options(*options) : TargetOptionMap());
+           }),
+           py::arg("kind"), py::arg("options") = py::none())
+      .def_property_readonly("kind", &Target::kind)
+      .def_property_readonly("options", [](const Target& t) {
+        py::dict d;
+        for (const auto& [k, v] : t.options())
+          std::visit([&](const auto& x) { d[py::str(k)] = py::cast(x); }, v.storage());
+        return d;
+      })
+      .def("__str__", &Target::str)
+      .def("__repr__", [](const Target& t) { return "Target(" + t.str() + ")"; });
+  m.def("list_target_kinds", &codegen::list_target_kinds);
+}
+
+static void bind_vm(py::module_& m) {
+  py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")
+      .def("export_library", &Executable::export_library, py::arg("path"))
+      .def("as_text", &Executable::as_text)
+      .def("save", [](const Executable& ex) {
+        std::string bytes;
+        ex.save(bytes);
+        return py::bytes(bytes);
+      })
+      .def_static("load", [](py::bytes b) { return Executable::load(std::string_view(b)); })
+      .def_property_readonly("function_names", [](const Executable& ex) {
+        std::vector<std::string> names;
+        for (const auto& f : ex.functions) names.push_back(f.name);
+        return names;
+      })
+      .def_property_readonly("named_constants", [](const Executable& ex) { return ex.named_constant_map(); })
+      .def_property_readonly("external_module_kinds", [](const Executable& ex) {
+        std::vector<std::string> kinds;
+        for (const auto& mod : ex.external_modules) kinds.push_back(mod->type_key());
+        return kinds;
+      });
+  m.def("load_module", &runtime::load_module, py::arg("path"));
+
+  py::class_<VMFunctionHandle>(m, "VMFunction")
+      .def("__call__", [](const VMFunctionHandle& f, py::args args) {
+        std::vector<runtime::Value> inputs;
+        for (py::handle a : args) inputs.push_back(py_to_value(a));
+        runtime::Value out;
+        {
+          py::gil_scoped_release release;
+          out = f.vm->invoke_value(f.name, inputs);
+        }
+        return value_to_py(out);
+      });
+  py::class_<VirtualMachine, std::shared_ptr<VirtualMachine>>(m, "VirtualMachine")
+      .def(py::init([](std::shared_ptr<Executable> ex, py::object /*device*/) {
+             return std::make_shared<VirtualMachine>(ex);
+           }),
+           py::arg("exec"), py::arg("device") = py::none())
+      .def("__getitem__", [](std::shared_ptr<VirtualMachine> vm, const std::string& name) {
+        if (vm->executable().function_index(name) < 0)
+          throw_error("KeyError", "the executable has no function named \"" + name + "\"");
+        return VMFunctionHandle{vm, name};
+      })
+      .def("invoke", [](VirtualMachine& vm, const std::string& name, std::vector<Tensor> inputs) {
+        py::gil_scoped_release release;
+        return vm.invoke(name, inputs);
+      })
+      .def("memory_stats", [](const VirtualMachine& vm) {
+        const auto& s = vm.memory_stats();
+        py::dict d;
+        d["allocations"] = s.allocations;
+        d["bytes_allocated"] = s.bytes_allocated;
+        d["reuses"] = s.reuses;
+        return d;
+      });
+
+  m.def("build", [](const IRModule& mod, py::object target, std::optional<bool> fallback) {
+    return codegen::build(mod, codegen::BuildOptions{to_targets(target), fallback});
+  }, py::arg("mod"), py::arg("target") = py::none(), py::arg("fallback") = py::none());
+}
+
+static void bind_byoc_passes(py::module_& m) {
+  m.def("RunCodegen", [](std::optional<std::map<std::string, py::dict>> target_options,
+                         std::vector<std::string> entry_functions) {
+    std::map<std::string, TargetOptionMap> options;
+    if (target_options)
+      for (const auto& [k, d] : *target_options) options[k] = to_options(d);
+    return codegen::RunCodegen(options, entry_functions);
+  }, py::arg("target_options") = py::none(), py::arg("entry_functions") = std::vector<std::string>());
+  m.def("InlineCompilerFunctions", [](std::vector<std::string> backends, std::vector<std::string> functions) {
+    return transform::InlineCompilerFunctions(transform::InlineSelection{backends, functions});
+  }, py::arg("backends") = std::vector<std::string>(), py::arg("functions") = std::vector<std::string>());
+  m.def("OutlineCompilerFunctions", [](std::string filter) {
+    return transform::OutlineCompilerFunctions(nullptr, filter);
+  }, py::arg("compiler_filter") = "");
+  m.def("MarkCompilerFunctionsAsExtern", &transform::MarkCompilerFunctionsAsExtern,
+        py::arg("compiler_filter") = "");
+  m.def("NameCodegenConstants", &codegen::NameCodegenConstants);
+}
+
+void init_runtime(py::module_& m) {
+  bind_targets(m);
+  bind_vm(m);
+  bind_byoc_passes(m);
+}
+
+}  // namespace partita::python

@@ -1,1 +1,2 @@
 """CUDA backends (``tvm.relax.backend.cuda``)."""
+from . import cutlass  # noqa: E402,F401

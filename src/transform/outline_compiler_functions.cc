@@ -111,7 +111,7 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
         }
         bindings.push_back(b);
       }
-      blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
+      if (!bindings.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
     }
     for (const auto& g : all_global_vars(func)) {
       auto it = redirect.find(g->name_hint);

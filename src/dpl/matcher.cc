@@ -53,6 +53,7 @@ bool shape_equal(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b)
 class Matcher {
  public:
   explicit Matcher(const VarBindings* bindings) : bindings_(bindings) {}
+  explicit Matcher(const BindingLookup* lookup) : bindings_(nullptr), lookup_(lookup) {}
 
   bool run(const Pattern& p, const Expr& e) {
     memo_.clear();
@@ -63,6 +64,11 @@ class Matcher {
 
  private:
   Expr jump(const Expr& e) const {
+    if (lookup_) {
+      if (auto* v = e.as<VarNode>())
+        if (const Expr* value = (*lookup_)(v)) return *value;
+      return e;
+    }
     if (bindings_ && !bindings_->empty()) {
       if (auto* v = e.as<VarNode>()) {
         auto it = bindings_->find(Var(v));
@@ -245,6 +251,7 @@ class Matcher {
   }
 
   const VarBindings* bindings_;
+  const BindingLookup* lookup_ = nullptr;
   MatchMap memo_;
   std::vector<Pattern> order_;
 };
@@ -265,6 +272,13 @@ void collect_used_vars(const Expr& e, std::vector<Var>& out) {
 std::optional<MatchMap> extract_matched_expr(const Pattern& pattern, const Expr& expr,
                                              const VarBindings* bindings) {
   Matcher m(bindings);
+  if (!m.run(pattern, expr)) return std::nullopt;
+  return m.take();
+}
+
+std::optional<MatchMap> extract_matched_expr_with_lookup(const Pattern& pattern, const Expr& expr,
+                                                         const BindingLookup& lookup) {
+  Matcher m(&lookup);
   if (!m.run(pattern, expr)) return std::nullopt;
   return m.take();
 }

@@ -12,6 +12,7 @@
 #include "field_traits.h"
 #include "partita/ir/debug_print.h"
 #include "partita/ir/dispatch.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 
 namespace partita {
@@ -112,16 +113,14 @@ class SEqual {
   }
 
   bool var(const Object* a, const Object* b) {
-    auto it = lhs_to_rhs_.find(a);
-    if (it != lhs_to_rhs_.end()) {
-      if (it->second == b) return true;
+    if (const Object* const* mapped = lhs_to_rhs_.find(a)) {
+      if (*mapped == b) return true;
       return fail("lhs " + short_print(ObjectRef(a)) + " vs rhs " + short_print(ObjectRef(b)) + " (lhs " +
-                  short_print(ObjectRef(a)) + " is bound to rhs " + short_print(ObjectRef(it->second)) + ")");
+                  short_print(ObjectRef(a)) + " is bound to rhs " + short_print(ObjectRef(*mapped)) + ")");
     }
-    auto jt = rhs_to_lhs_.find(b);
-    if (jt != rhs_to_lhs_.end())
+    if (const Object* const* back = rhs_to_lhs_.find(b))
       return fail("lhs " + short_print(ObjectRef(a)) + " vs rhs " + short_print(ObjectRef(b)) + " (rhs " +
-                  short_print(ObjectRef(b)) + " is bound to lhs " + short_print(ObjectRef(jt->second)) + ")");
+                  short_print(ObjectRef(b)) + " is bound to lhs " + short_print(ObjectRef(*back)) + ")");
     if (!map_free_vars_ && defining_ == 0 && a != b)
       return fail("lhs " + short_print(ObjectRef(a)) + " vs rhs " + short_print(ObjectRef(b)) +
                   " (free variables differ)");
@@ -197,7 +196,7 @@ class SEqual {
   bool map_free_vars_;
   bool record_;
   int defining_ = 0;
-  std::unordered_map<const Object*, const Object*> lhs_to_rhs_, rhs_to_lhs_;
+  PtrMap<const Object*> lhs_to_rhs_, rhs_to_lhs_;
   std::vector<std::string> path_;  // innermost first
   std::string detail_;
   ObjectRef lhs_, rhs_;

@@ -2,10 +2,10 @@
 // order, and hashes a variable by the order of its first encounter (plus, at that first
 // encounter, its declared fields), so it does not depend on names or object identity.
 #include <cstring>
-#include <unordered_map>
 
 #include "field_traits.h"
 #include "partita/ir/dispatch.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/ir/structural_equal.h"
 
 namespace partita {
@@ -31,8 +31,8 @@ class SHash {
     uint64_t h = mix(0x5a17a, uint64_t(x->kind()) + 1);
     NodeKind k = x->kind();
     if (k == NodeKind::Var || k == NodeKind::DataflowVar || k == NodeKind::PrimVar) {
-      auto [it, inserted] = var_index_.emplace(x, var_index_.size());
-      h = mix(h, it->second);
+      auto [index, inserted] = var_index_.emplace(x, var_index_.size());
+      h = mix(h, *index);
       if (!inserted) return h;
     }
     dispatch_node(*x, [&](const auto& c) {
@@ -81,7 +81,7 @@ class SHash {
   }
 
  private:
-  std::unordered_map<const Object*, uint64_t> var_index_;
+  PtrMap<uint64_t> var_index_;
 };
 
 }  // namespace

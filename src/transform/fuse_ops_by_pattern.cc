@@ -2,11 +2,13 @@
 // composite functions, and the optional codegen annotation (CompositeFunctionAnnotator).
 #include "partita/transform/fuse_ops_by_pattern.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "partita/dpl/matcher.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 
 namespace partita::transform {
@@ -60,35 +62,37 @@ void collect_used_vars(const Expr& value, std::vector<const VarNode*>& out) {
 BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
   const auto& bindings = blk->bindings;
   int n = int(bindings.size());
-  dpl::VarBindings var2val;
-  std::unordered_map<const Object*, int> value_index;  // bound value -> binding index
-  std::unordered_map<const VarNode*, int> var_index;
+  // Side tables indexed by binding position; the maps only translate node addresses to
+  // positions (flat tables: one allocation each, not one per binding).
+  PtrMap<int> value_index(n);  // bound value -> binding index
+  PtrMap<int> var_index(n);
   std::vector<int> offsets{0}, edges;
   offsets.reserve(n + 1);
   edges.reserve(2 * n);
   std::vector<std::vector<int>> users(pat.check ? n : 0);  // only the check context needs them
   std::vector<const VarNode*> used;
-  var2val.reserve(n);
-  value_index.reserve(n);
-  var_index.reserve(n);
   for (int i = 0; i < n; ++i) {
     const Binding& b = bindings[i];
     var_index[b->var.get()] = i;
-    if (auto* vb = b.as<VarBindingNode>()) {
-      var2val[b->var] = vb->value;
-      value_index.emplace(vb->value.get(), i);
-    }
+    if (auto* vb = b.as<VarBindingNode>()) value_index.emplace(vb->value.get(), i);
     used.clear();
     collect_used_vars(binding_value(*b), used);
     for (auto* v : used) {
-      auto it = var_index.find(v);
-      if (it == var_index.end() || it->second == i) continue;
-      int j = it->second;
+      const int* found = var_index.find(v);
+      if (!found || *found == i) continue;
+      int j = *found;
       if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
       if (pat.check && (users[j].empty() || users[j].back() != i)) users[j].push_back(i);
     }
     offsets.push_back(int(edges.size()));
   }
+  // Variable -> bound value, through the last binding of the variable (as a map would keep).
+  dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
+    const int* i = var_index.find(v);
+    if (!i) return nullptr;
+    auto* vb = bindings[*i].as<VarBindingNode>();
+    return vb ? &vb->value : nullptr;
+  };
   GroupGraph graph(std::move(offsets), std::move(edges));
   std::vector<char> composite(n, 0);  // per root: formed by a match
   std::vector<int> matched;
@@ -101,8 +105,7 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       if (auto it = m.find(p); it != m.end()) ctx.annotated_expr[name] = it->second;
     for (const auto& [p, e] : m) {
       if (!is_group_pattern(p)) continue;
-      if (auto it = value_index.find(e.get()); it != value_index.end())
-        ctx.matched_bindings[bindings[it->second]->var] = e;
+      if (const int* at = value_index.find(e.get())) ctx.matched_bindings[bindings[*at]->var] = e;
     }
     for (int i = 0; i < n; ++i) {
       auto& list = ctx.var_usages[bindings[i]->var];
@@ -126,19 +129,19 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       auto* op = call->op.as<OpNode>();
       if (!op || (op != root_op && op->name != root_op->name)) continue;
     }
-    auto m = dpl::extract_matched_expr(pat.pattern, vb->value, &var2val);
+    auto m = dpl::extract_matched_expr_with_lookup(pat.pattern, vb->value, lookup);
     if (!m) continue;
     // The bindings the match covers: the root and every call / get-item matched below it.
     matched.assign(1, i);
     bool ok = true;
     for (const auto& [p, e] : *m) {
       if (!is_group_pattern(p) || e == vb->value) continue;
-      auto it = value_index.find(e.get());
-      if (it == value_index.end() || it->second > i) {
+      const int* at = value_index.find(e.get());
+      if (!at || *at > i) {
         ok = false;  // not bound in this block before the root: cannot be grouped
         break;
       }
-      matched.push_back(it->second);
+      matched.push_back(*at);
     }
     if (!ok) continue;
     if (pat.check) {
@@ -146,11 +149,12 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       if (!pat.check(ctx)) continue;
     }
     // An earlier match may only be absorbed whole.
-    std::unordered_set<int> in_match(matched.begin(), matched.end());
     for (int j : matched) {
       int r = graph.find(j);
       if (!composite[r]) continue;
-      graph.for_each_member(r, [&](int mem) { ok = ok && in_match.count(mem); });
+      graph.for_each_member(r, [&](int mem) {
+        ok = ok && std::find(matched.begin(), matched.end(), mem) != matched.end();
+      });
     }
     if (!ok || graph.merge_creates_cycle(matched)) continue;
     int root = i;
@@ -169,21 +173,21 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
   }
   BlockGroups bg;
   bg.group_of.assign(n, -1);
-  std::unordered_map<int, int> root_to_group;
+  std::vector<int> root_to_group(n, -1);
   std::unordered_map<int, std::map<std::string, AttrValue>> extras;
   for (auto& [i, attrs] : extra_attrs) extras[graph.find(i)] = attrs;
   for (int i = 0; i < n; ++i) {
     int r = graph.find(i);
     if (!composite[r]) continue;
-    auto [it, inserted] = root_to_group.emplace(r, int(bg.attrs.size()));
-    if (inserted) {
+    if (root_to_group[r] < 0) {
+      root_to_group[r] = int(bg.attrs.size());
       DictAttrs attrs;
       attrs["Composite"] = pat.name;
       if (auto e = extras.find(r); e != extras.end())
         for (const auto& [k, v] : e->second) attrs[k] = v;
       bg.attrs.push_back(std::move(attrs));
     }
-    bg.group_of[i] = it->second;
+    bg.group_of[i] = root_to_group[r];
   }
   return bg;
 }

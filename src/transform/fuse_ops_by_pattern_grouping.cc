@@ -6,6 +6,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/ir/structural_equal.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
@@ -148,7 +149,7 @@ std::string NameSupply::fresh(std::string hint) {
 
 namespace {
 
-using NodeRemap = std::unordered_map<const Object*, Expr>;
+using NodeRemap = PtrMap<Expr>;
 
 template <class T>
 Ref<T> with_sinfo(T* node, const ExprNode& old) {
@@ -160,8 +161,8 @@ Expr subst(const Expr& e, const NodeRemap& remap);
 
 Binding subst_binding(const Binding& b, const NodeRemap& remap) {
   Var var = b->var;
-  if (auto it = remap.find(var.get()); it != remap.end())
-    if (auto v = it->second.as_ref<VarNode>()) var = v;
+  if (const Expr* to = remap.find(var.get()))
+    if (auto v = to->as_ref<VarNode>()) var = v;
   if (auto* vb = b.as<VarBindingNode>()) {
     Expr value = subst(vb->value, remap);
     if (value == vb->value && var == vb->var) return b;
@@ -185,7 +186,7 @@ std::vector<Expr> subst_list(const std::vector<Expr>& xs, const NodeRemap& remap
 
 Expr subst(const Expr& e, const NodeRemap& remap) {
   if (!e || remap.empty()) return e;
-  if (auto it = remap.find(e.get()); it != remap.end()) return it->second;
+  if (const Expr* to = remap.find(e.get())) return *to;
   bool changed = false;
   switch (e->kind()) {
     case NodeKind::Call: {
@@ -239,8 +240,8 @@ Expr subst(const Expr& e, const NodeRemap& remap) {
       auto* f = e.as<FunctionNode>();
       std::vector<Var> params;
       for (const auto& p : f->params) {
-        auto it = remap.find(p.get());
-        params.push_back(it != remap.end() && it->second.as<VarNode>() ? it->second.as_ref<VarNode>() : p);
+        const Expr* to = remap.find(p.get());
+        params.push_back(to && to->as<VarNode>() ? to->as_ref<VarNode>() : p);
         changed = changed || !(params.back() == p);
       }
       Expr body = subst(f->body, remap);
@@ -265,7 +266,7 @@ Expr subst(const Expr& e, const NodeRemap& remap) {
 }
 
 NodeRemap to_node_remap(const std::unordered_map<Var, Expr, RefHash, RefEq>& remap) {
-  NodeRemap out;
+  NodeRemap out(remap.size());
   for (const auto& [k, v] : remap) out.emplace(k.get(), v);
   return out;
 }
@@ -287,6 +288,8 @@ void collect_defs(const Expr& e, NodeRemap& remap) {
 Expr substitute_vars(const Expr& expr, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap) {
   return subst(expr, to_node_remap(remap));
 }
+
+Expr substitute_vars(const Expr& expr, const PtrMap<Expr>& remap) { return subst(expr, remap); }
 
 Function copy_with_new_vars(const Function& func) {
   NodeRemap remap;
@@ -348,32 +351,31 @@ struct Creator {
   std::vector<Expr> arguments;
   std::vector<Var> params;
   std::string name = "fused";
-  std::unordered_set<const VarNode*> defined;
+  PtrMap<char> defined, argument_set;  // flat tables: merged groups can be large
   std::vector<const VarNode*> outputs;
+  PtrMap<int> output_at;
   int n_param_for_const = 0;
   Function func;
 
   int output_index(const VarNode* v) const {
-    for (size_t i = 0; i < outputs.size(); ++i)
-      if (outputs[i] == v) return int(i);
-    return -1;
+    const int* i = output_at.find(v);
+    return i ? *i : -1;
   }
   int append_output(const VarNode* v) {
-    int i = output_index(v);
-    if (i >= 0) return i;
-    outputs.push_back(v);
-    return int(outputs.size()) - 1;
+    auto [i, inserted] = output_at.emplace(v, int(outputs.size()));
+    if (inserted) outputs.push_back(v);
+    return *i;
   }
   void check_def(const Expr& e, bool lift_constants) {
-    for (const auto& a : arguments)
-      if (a == e) return;
+    if (argument_set.contains(e.get())) return;
     auto* var = e.as<VarNode>();
-    if (var && defined.count(var)) return;
+    if (var && defined.contains(var)) return;
     if (!lift_constants && e.as<ConstantNode>()) return;
     std::string pname = var ? var->name_hint : "param_" + std::to_string(n_param_for_const++);
     if (is_inlinable(e)) return;
     params.push_back(make<VarNode>(pname, e->struct_info_));
     arguments.push_back(e);
+    argument_set.emplace(e.get(), 1);
   }
 };
 
@@ -465,7 +467,7 @@ class Fusor {
       used_vars(binding_value(*b), vs);
       for (auto* v : vs) c.check_def(Var(v), lift_constants_);
     }
-    c.defined.insert(b->var.get());
+    c.defined.emplace(b->var.get(), 1);
     if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
     c.bindings.push_back(index);
   }
@@ -473,7 +475,7 @@ class Fusor {
   void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
     NameSupply local;
-    NodeRemap remap;
+    NodeRemap remap(c.arguments.size() + c.outputs.size());
     for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), c.params[k]);
     std::vector<Expr> outputs(c.outputs.size());
     std::vector<Binding> out;
@@ -520,8 +522,7 @@ class Fusor {
     int n = int(bindings.size());
     int G = int(bg.attrs.size());
     PARTITA_ICHECK(int(bg.group_of.size()) == n);
-    std::unordered_map<const VarNode*, int> var_index;
-    var_index.reserve(n);
+    PtrMap<int> var_index(n);
     for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
     std::vector<Creator> creators(G);
     for (int i = 0; i < n; ++i)
@@ -538,9 +539,9 @@ class Fusor {
       used_vars(binding_value(*bindings[i]), vs);
       int last = -1;
       for (auto* v : vs) {
-        auto it = var_index.find(v);
-        if (it == var_index.end() || it->second >= i) continue;
-        int j = it->second, prod = unit(j);
+        const int* at = var_index.find(v);
+        if (!at || *at >= i) continue;
+        int j = *at, prod = unit(j);
         if (prod == cur) continue;
         if (prod != last) dep_pairs.emplace_back(cur, prod);
         last = prod;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "partita/ir/analysis.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
@@ -44,31 +45,41 @@ class GroupsBuilder {
   BlockGroups run(const BindingBlock& blk, const std::unordered_set<const VarNode*>& escaping) {
     const auto& bindings = blk->bindings;
     int n = int(bindings.size());
-    std::unordered_map<const VarNode*, int> var_index;
+    PtrMap<int> var_index(n);
     std::vector<int> offsets{0}, edges;
     offsets.reserve(n + 1);
-    std::vector<std::vector<int>> users(n);
+    edges.reserve(2 * n);
+    std::vector<std::pair<int, int>> uses;  // (producer, user), one per use, in user order
+    uses.reserve(2 * n);
     std::vector<const VarNode*> used;
-    var_index.reserve(n);
     for (int i = 0; i < n; ++i) {
       var_index[bindings[i]->var.get()] = i;
       used.clear();
       vars_in(binding_value(*bindings[i]), used);
       for (auto* v : used) {
-        auto it = var_index.find(v);
-        if (it == var_index.end() || it->second == i) continue;
-        if (int(edges.size()) == offsets.back() || edges.back() != it->second) edges.push_back(it->second);
-        users[it->second].push_back(i);
+        const int* at = var_index.find(v);
+        if (!at || *at == i) continue;
+        if (int(edges.size()) == offsets.back() || edges.back() != *at) edges.push_back(*at);
+        uses.emplace_back(*at, i);
       }
       offsets.push_back(int(edges.size()));
+    }
+    // Users of each binding in CSR form (user_off[t] .. user_off[t + 1]).
+    std::vector<int> user_off(n + 1, 0), user_list(uses.size());
+    for (const auto& [p, u] : uses) ++user_off[p + 1];
+    for (int t = 0; t < n; ++t) user_off[t + 1] += user_off[t];
+    {
+      std::vector<int> fill(user_off.begin(), user_off.end() - 1);
+      for (const auto& [p, u] : uses) user_list[fill[p]++] = u;
     }
     GroupGraph graph(std::move(offsets), std::move(edges));
     std::vector<std::string> codegen(n);  // per root; empty = host
 
     // True when the tuple bound at `t` is only read through get-items inside this block.
     auto only_get_item_users = [&](int t) {
-      if (escaping.count(bindings[t]->var.get()) || users[t].empty()) return false;
-      for (int u : users[t]) {
+      if (escaping.count(bindings[t]->var.get()) || user_off[t] == user_off[t + 1]) return false;
+      for (int k = user_off[t]; k < user_off[t + 1]; ++k) {
+        int u = user_list[k];
         auto* vb = bindings[u].as<VarBindingNode>();
         auto* g = vb ? vb->value.as<TupleGetItemNode>() : nullptr;
         if (!g || !(g->tuple == bindings[t]->var)) return false;
@@ -78,8 +89,8 @@ class GroupsBuilder {
     auto index_of = [&](const Expr& e) -> int {
       auto* v = e.as<VarNode>();
       if (!v) return -1;
-      auto it = var_index.find(v);
-      return it == var_index.end() ? -1 : it->second;
+      const int* at = var_index.find(v);
+      return at ? *at : -1;
     };
 
     for (int i = 0; i < n; ++i) {
@@ -167,16 +178,16 @@ class CompositeInliner {
     auto* seq = func->body.as<SeqExprNode>();
     PARTITA_ICHECK(seq);
     // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
-    std::unordered_map<Var, Expr, RefHash, RefEq> to_plain;
+    PtrMap<Expr> to_plain;
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
-        if (b->var.as<DataflowVarNode>()) to_plain[b->var] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
+        if (b->var.as<DataflowVarNode>()) to_plain[b->var.get()] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
     std::unordered_map<std::string, Var> local;  // composite name -> local function var
     std::vector<Binding> out;
     for (const auto& blk : seq->blocks) {
       for (const auto& b0 : blk->bindings) {
         Var var = b0->var;
-        if (auto it = to_plain.find(var); it != to_plain.end()) var = it->second.as_ref<VarNode>();
+        if (const Expr* plain = to_plain.find(var.get())) var = plain->as_ref<VarNode>();
         Expr value = substitute_vars(binding_value(*b0), to_plain);
         if (auto* call = value.as<CallNode>()) {
           if (auto* gv = call->op.as<GlobalVarNode>()) {

@@ -22,6 +22,12 @@ using MatchMap = std::unordered_map<Pattern, Expr, PatternHash>;
 /// With `bindings`, a variable operand is replaced by its bound value before matching.
 std::optional<MatchMap> extract_matched_expr(const Pattern& pattern, const Expr& expr,
                                              const VarBindings* bindings = nullptr);
+/// The value bound to a variable, or nullptr when it is not bound: lets a caller that already
+/// indexes its bindings (by position) follow them without building a VarBindings map.
+using BindingLookup = std::function<const Expr*(const VarNode*)>;
+/// extract_matched_expr following the bindings that `lookup` reports.
+std::optional<MatchMap> extract_matched_expr_with_lookup(const Pattern& pattern, const Expr& expr,
+                                                         const BindingLookup& lookup);
 /// True when `pattern` matches `expr`.
 bool match_expr(const Pattern& pattern, const Expr& expr, const VarBindings* bindings = nullptr);
 

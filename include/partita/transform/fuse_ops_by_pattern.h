@@ -15,6 +15,7 @@
 
 #include "partita/dpl/pattern.h"
 #include "partita/ir/module.h"
+#include "partita/ir/ptr_map.h"
 #include "partita/transform/pass.h"
 
 namespace partita::transform {
@@ -126,6 +127,8 @@ class NameSupply {
 
 /// `expr` with variables replaced per `remap` (rebuilding only what changes).
 Expr substitute_vars(const Expr& expr, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap);
+/// The same over a table keyed by variable node: build it once to substitute into many values.
+Expr substitute_vars(const Expr& expr, const PtrMap<Expr>& remap);
 /// A copy of `func` with fresh parameters and binding variables (same names and struct info).
 Function copy_with_new_vars(const Function& func);
 

@@ -1,0 +1,191 @@
+// Neural-network ONNX operators: MatMul, Gemm, Conv, pooling, normalizations, softmax.
+// 1-D convolutions and pools run as 2-D ones over an inserted unit height.
+#include "importer.h"
+
+namespace partita::frontend::onnx_detail {
+namespace {
+
+using IntList = std::vector<int64_t>;
+
+std::vector<Value> one(Expr e) { return {Value{std::move(e), std::nullopt}}; }
+
+/// A list attribute of `n` entries (default `def` repeated); fails when its length differs.
+IntList list_attr(const NodeContext& ctx, const std::string& name, size_t n, int64_t def) {
+  auto v = ctx.attr_ints(name);
+  if (!v) return IntList(n, def);
+  if (v->size() != n)
+    ctx.fail("attribute '" + name + "' has " + std::to_string(v->size()) + " values, expected " + std::to_string(n));
+  return *v;
+}
+
+/// Pads (begins then ends, ONNX order) from `pads` or `auto_pad`.
+IntList spatial_pads(const NodeContext& ctx, const std::vector<PrimExpr>& in_spatial, const IntList& kernel,
+                     const IntList& strides, const IntList& dilations) {
+  const size_t n = kernel.size();
+  std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") return list_attr(ctx, "pads", 2 * n, 0);
+  if (auto_pad == "VALID") return IntList(2 * n, 0);
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") ctx.fail("unknown auto_pad '" + auto_pad + "'");
+  IntList pads(2 * n);
+  for (size_t k = 0; k < n; ++k) {
+    auto in = as_const_int(in_spatial[k]);
+    if (!in) ctx.fail("auto_pad " + auto_pad + " needs static spatial dimensions", "NotImplementedError");
+    int64_t out = (*in + strides[k] - 1) / strides[k];
+    int64_t total = std::max<int64_t>((out - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - *in, 0);
+    int64_t small = total / 2, big = total - small;
+    pads[k] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[k + n] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+/// The window geometry of a Conv/pool node over an input of rank 3 or 4.
+struct Window {
+  bool is_1d = false;
+  IntList kernel, strides, dilations, pads;  // 2-D: pads = (top, left, bottom, right)
+};
+
+Window window(const NodeContext& ctx, const std::vector<PrimExpr>& in_shape, std::optional<IntList> kernel,
+              bool has_dilations) {
+  const size_t rank = in_shape.size();
+  if (rank != 3 && rank != 4)
+    ctx.fail("only 1-D and 2-D windows are supported (input rank " + std::to_string(rank) + ")",
+             "NotImplementedError");
+  const size_t n = rank - 2;
+  Window w;
+  w.is_1d = n == 1;
+  if (!kernel) kernel = ctx.attr_ints("kernel_shape");
+  if (!kernel || kernel->size() != n) ctx.fail("kernel_shape must have " + std::to_string(n) + " values");
+  IntList strides = list_attr(ctx, "strides", n, 1);
+  IntList dil = has_dilations ? list_attr(ctx, "dilations", n, 1) : IntList(n, 1);
+  std::vector<PrimExpr> spatial(in_shape.begin() + 2, in_shape.end());
+  IntList pads = spatial_pads(ctx, spatial, *kernel, strides, dil);
+  if (w.is_1d) {
+    w.kernel = {1, (*kernel)[0]};
+    w.strides = {1, strides[0]};
+    w.dilations = {1, dil[0]};
+    w.pads = {0, pads[0], 0, pads[1]};
+  } else {
+    w.kernel = *kernel;
+    w.strides = strides;
+    w.dilations = dil;
+    w.pads = pads;
+  }
+  return w;
+}
+
+std::vector<Value> conv(NodeContext& ctx) {
+  Expr x = ctx.input(0), w = ctx.input(1);
+  auto xs = ctx.shape(0), ws = ctx.shape(1);
+  if (ws.size() != xs.size()) ctx.fail("weight rank differs from input rank");
+  IntList kernel;
+  for (size_t k = 2; k < ws.size(); ++k) {
+    auto c = as_const_int(ws[k]);
+    if (!c) ctx.fail("the kernel size must be static", "NotImplementedError");
+    kernel.push_back(*c);
+  }
+  if (auto ks = ctx.attr_ints("kernel_shape"); ks && *ks != kernel) ctx.fail("kernel_shape differs from the weight's shape");
+  Window win = window(ctx, xs, kernel, true);
+  if (win.is_1d) {
+    x = ctx.emit(op::expand_dims(x, {2}));
+    w = ctx.emit(op::expand_dims(w, {2}));
+  }
+  Expr y = ctx.emit(op::nn::conv2d(x, w, win.strides, win.pads, win.dilations, ctx.attr_int("group", 1)));
+  if (ctx.has_input(2)) {
+    std::vector<PrimExpr> bshape{int_imm(1), int_imm(-1), int_imm(1)};
+    if (!win.is_1d) bshape.push_back(int_imm(1));
+    Expr b = ctx.emit(op::reshape(ctx.input(2), bshape));
+    if (win.is_1d) {
+      y = ctx.emit(op::squeeze(y, IntList{2}));
+      return one(op::add(y, b));
+    }
+    return one(op::add(y, b));
+  }
+  if (win.is_1d) return one(op::squeeze(y, IntList{2}));
+  return one(y);
+}
+
+std::vector<Value> pool(NodeContext& ctx, bool is_max) {
+  if (is_max && ctx.has_output(1)) ctx.fail("the Indices output is not supported", "NotImplementedError");
+  Expr x = ctx.input(0);
+  Window win = window(ctx, ctx.shape(0), std::nullopt, is_max);
+  if (win.is_1d) x = ctx.emit(op::expand_dims(x, {2}));
+  bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
+  Expr y = is_max ? op::nn::max_pool2d(x, win.kernel, win.strides, win.pads, win.dilations, ceil_mode, false)
+                  : op::nn::avg_pool2d(x, win.kernel, win.strides, win.pads, win.dilations, ceil_mode,
+                                       ctx.attr_int("count_include_pad", 0) != 0);
+  if (win.is_1d) return one(op::squeeze(ctx.emit(y), IntList{2}));
+  return one(y);
+}
+
+std::vector<Value> global_pool(NodeContext& ctx, bool is_max) {
+  int nd = ctx.ndim(0);
+  if (nd < 3) ctx.fail("input must have rank >= 3");
+  if (!is_max && nd == 4) return one(op::nn::adaptive_avg_pool2d(ctx.input(0), IntList{1, 1}));
+  IntList axes;
+  for (int k = 2; k < nd; ++k) axes.push_back(k);
+  return one(is_max ? op::max(ctx.input(0), axes, true) : op::mean(ctx.input(0), axes, true));
+}
+
+}  // namespace
+
+void register_nn(std::map<std::string, ConvertFn>& t) {
+  t["MatMul"] = [](NodeContext& ctx) { return one(op::matmul(ctx.input(0), ctx.input(1))); };
+  t["Gemm"] = [](NodeContext& ctx) {
+    Expr a = ctx.input(0), b = ctx.input(1);
+    DataType dt = ctx.dtype(0);
+    if (ctx.attr_int("transA", 0)) a = ctx.emit(op::permute_dims(a, IntList{1, 0}));
+    if (ctx.attr_int("transB", 0)) b = ctx.emit(op::permute_dims(b, IntList{1, 0}));
+    double alpha = ctx.attr_float("alpha", 1.0), beta = ctx.attr_float("beta", 1.0);
+    Expr y = ctx.emit(op::matmul(a, b));
+    if (alpha != 1.0) y = ctx.emit(op::multiply(y, ctx.scalar(alpha, dt)));
+    if (!ctx.has_input(2)) return one(y);
+    Expr c = ctx.input(2);
+    if (beta != 1.0) c = ctx.emit(op::multiply(c, ctx.scalar(beta, dt)));
+    return one(op::add(y, c));
+  };
+  t["Conv"] = conv;
+  t["MaxPool"] = [](NodeContext& ctx) { return pool(ctx, true); };
+  t["AveragePool"] = [](NodeContext& ctx) { return pool(ctx, false); };
+  t["GlobalAveragePool"] = [](NodeContext& ctx) { return global_pool(ctx, false); };
+  t["GlobalMaxPool"] = [](NodeContext& ctx) { return global_pool(ctx, true); };
+  t["BatchNormalization"] = [](NodeContext& ctx) {
+    if (ctx.attr_int("training_mode", 0) != 0 || ctx.num_outputs() > 1)
+      ctx.fail("only inference mode (one output) is supported", "NotImplementedError");
+    Expr bn = ctx.emit(op::nn::batch_norm(ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4), 1,
+                                          ctx.attr_float("epsilon", 1e-5), true, true, 0.1, false));
+    return one(make<TupleGetItemNode>(bn, 0));
+  };
+  t["LayerNormalization"] = [](NodeContext& ctx) {
+    if (ctx.num_outputs() > 1) ctx.fail("the Mean and InvStdDev outputs are not supported", "NotImplementedError");
+    int nd = ctx.ndim(0);
+    int64_t axis = norm_axis(ctx, ctx.attr_int("axis", -1), nd);
+    IntList axes;
+    for (int64_t k = axis; k < nd; ++k) axes.push_back(k);
+    Expr scale = ctx.input(1);
+    Expr bias = ctx.has_input(2) ? ctx.input(2) : ctx.emit(op::zeros_like(scale));
+    return one(op::nn::layer_norm(ctx.input(0), scale, bias, axes, ctx.attr_float("epsilon", 1e-5)));
+  };
+  t["InstanceNormalization"] = [](NodeContext& ctx) {
+    int nd = ctx.ndim(0);
+    if (nd < 3) ctx.fail("input must have rank >= 3");
+    DataType dt = ctx.dtype(0);
+    IntList axes;
+    for (int k = 2; k < nd; ++k) axes.push_back(k);
+    Expr x = ctx.input(0);
+    Expr mean = ctx.emit(op::mean(x, axes, true));
+    Expr var = ctx.emit(op::variance(x, axes, true));
+    Expr den = ctx.emit(op::sqrt(ctx.emit(op::add(var, ctx.scalar(ctx.attr_float("epsilon", 1e-5), dt)))));
+    Expr y = ctx.emit(op::divide(ctx.emit(op::subtract(x, mean)), den));
+    std::vector<PrimExpr> pshape{int_imm(-1)};
+    for (int k = 2; k < nd; ++k) pshape.push_back(int_imm(1));
+    y = ctx.emit(op::multiply(y, ctx.emit(op::reshape(ctx.input(1), pshape))));
+    return one(op::add(y, ctx.emit(op::reshape(ctx.input(2), pshape))));
+  };
+  t["Softmax"] = [](NodeContext& ctx) { return one(op::nn::softmax(ctx.input(0), ctx.attr_int("axis", -1))); };
+  t["LogSoftmax"] = [](NodeContext& ctx) {
+    return one(op::nn::log_softmax(ctx.input(0), ctx.attr_int("axis", -1)));
+  };
+}
+
+}  // namespace partita::frontend::onnx_detail

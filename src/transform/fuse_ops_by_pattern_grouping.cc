@@ -427,15 +427,39 @@ class Fusor {
   IRModule& mod() { return mod_; }
 
  private:
+  // A cheap key for de-duplication, equal for structurally equal functions: the struct info of
+  // the parameters and result, the attributes and the called operators. Hashing whole functions
+  // dominated partitioning; candidates with equal keys are still compared structurally.
+  static size_t dedup_key(const Function& func) {
+    size_t h = structural_hash(func->ret_struct_info) * 31 + func->params.size();
+    for (const auto& p : func->params) h = h * 1000003 ^ structural_hash(p->struct_info_);
+    for (const auto& [k, v] : func->attrs) h = h * 31 ^ std::hash<std::string>()(k);
+    if (auto* seq = func->body.as<SeqExprNode>()) {
+      for (const auto& blk : seq->blocks) {
+        h = h * 31 + blk->bindings.size();
+        for (const auto& b : blk->bindings) {
+          auto* vb = b.as<VarBindingNode>();
+          auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+          h = h * 31 ^ size_t(vb && !call ? vb->value->kind() : b->kind());
+          if (!call) continue;
+          h = h * 31 + call->args.size();
+          if (auto* op = call->op.as<OpNode>()) h = h * 31 ^ std::hash<std::string>()(op->name);
+          if (auto* gv = call->op.as<GlobalVarNode>()) h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
+        }
+      }
+    }
+    return h;
+  }
+
   GlobalVar add_function(const Function& func, const std::string& hint) {
     if (!dedup_seeded_) {
       dedup_seeded_ = true;
       for (const auto& [name, entry] : mod_->functions) {
         auto* f = entry.second.as<FunctionNode>();
-        if (f && f->attrs.count("Primitive")) dedup_.emplace(structural_hash(entry.second), entry.first);
+        if (f && f->attrs.count("Primitive")) dedup_.emplace(dedup_key(Function(f)), entry.first);
       }
     }
-    size_t h = structural_hash(func);
+    size_t h = dedup_key(func);
     auto range = dedup_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it)
       if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))

@@ -22,16 +22,21 @@ class PtrMap {
 
   /// Makes room for `n` entries without rehashing.
   void reserve(size_t n) {
+    if (n <= kLinear) return;
     size_t cap = 16;
     while (cap * 3 < n * 4 + 4) cap <<= 1;  // load factor at most 3/4
-    if (cap > keys_.size()) rehash(cap);
+    if (cap > capacity()) rehash(cap);
   }
 
   V* find(const void* key) {
-    if (size_ == 0) return nullptr;
+    if (mask_ == 0) {  // few entries: a linear scan beats hashing and allocates less
+      for (auto& s : slots_)
+        if (s.first == key) return &s.second;
+      return nullptr;
+    }
     for (size_t i = slot(key);; i = (i + 1) & mask_) {
-      if (keys_[i] == key) return &vals_[i];
-      if (keys_[i] == nullptr) return nullptr;
+      if (slots_[i].first == key) return &slots_[i].second;
+      if (slots_[i].first == nullptr) return nullptr;
     }
   }
   const V* find(const void* key) const { return const_cast<PtrMap*>(this)->find(key); }
@@ -39,36 +44,48 @@ class PtrMap {
 
   /// Inserts (key, value) unless `key` is present; returns the entry and whether it was new.
   std::pair<V*, bool> emplace(const void* key, V value) {
-    if ((size_ + 1) * 4 > keys_.size() * 3) rehash(keys_.empty() ? 16 : keys_.size() * 2);
+    if (mask_ == 0) {
+      if (V* found = find(key)) return {found, false};
+      if (size_ < kLinear) {
+        slots_.emplace_back(key, std::move(value));
+        ++size_;
+        return {&slots_.back().second, true};
+      }
+      rehash(32);
+    } else if ((size_ + 1) * 4 > slots_.size() * 3) {
+      rehash(slots_.size() * 2);
+    }
     size_t i = slot(key);
-    for (; keys_[i] != nullptr; i = (i + 1) & mask_)
-      if (keys_[i] == key) return {&vals_[i], false};
-    keys_[i] = key;
-    vals_[i] = std::move(value);
+    for (; slots_[i].first != nullptr; i = (i + 1) & mask_)
+      if (slots_[i].first == key) return {&slots_[i].second, false};
+    slots_[i].first = key;
+    slots_[i].second = std::move(value);
     ++size_;
-    return {&vals_[i], true};
+    return {&slots_[i].second, true};
   }
   V& operator[](const void* key) { return *emplace(key, V()).first; }
 
  private:
+  static constexpr size_t kLinear = 8;
+
+  size_t capacity() const { return mask_ == 0 ? kLinear : slots_.size(); }
   size_t slot(const void* key) const {
     uint64_t x = uint64_t(reinterpret_cast<uintptr_t>(key)) >> 3;
     x *= 0x9e3779b97f4a7c15ULL;
     return size_t(x >> 29) & mask_;
   }
   void rehash(size_t cap) {
-    std::vector<const void*> old_keys(cap, nullptr);
-    std::vector<V> old_vals(cap);
-    old_keys.swap(keys_);
-    old_vals.swap(vals_);
+    std::vector<std::pair<const void*, V>> old(cap);
+    old.swap(slots_);
     mask_ = cap - 1;
     size_ = 0;
-    for (size_t i = 0; i < old_keys.size(); ++i)
-      if (old_keys[i] != nullptr) emplace(old_keys[i], std::move(old_vals[i]));
+    for (auto& s : old)
+      if (s.first != nullptr) emplace(s.first, std::move(s.second));
   }
 
-  std::vector<const void*> keys_;
-  std::vector<V> vals_;
+  // Linear mode (mask_ == 0): the entries in insertion order. Hashed mode: open addressing
+  // with linear probing over a power-of-two table.
+  std::vector<std::pair<const void*, V>> slots_;
   size_t size_ = 0;
   size_t mask_ = 0;
 };

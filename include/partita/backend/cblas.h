@@ -1,0 +1,29 @@
+// The BLAS backend ("cblas", OpenBLAS cblas_sgemm): patterns `cblas.*` for matmul / dense (2-d,
+// and batched 3-d by 2-d or 3-d) with an optional bias add, partition_for_cblas, and a codegen
+// whose runtime module (src/backend/cblas/runtime) calls sgemm with the bias as the C input.
+//
+// Target kind "cblas": num_threads (int, 0 = OpenBLAS's default).
+//
+// Serialized graph (JSON, version 1; the module binary is magic "PTCB", version, this text):
+//   {"version": 1, "num_threads": N, "functions": [{"symbol": ..., "values": [[dims], ...],
+//     "inputs": [ids], "outputs": [ids], "constants": [{"value": id, "name": ...}],
+//     "nodes": [{"a": id, "b": id, "bias": id or -1, "transpose_b": bool, "out": id}]}]}
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "partita/codegen/codegen.h"
+#include "partita/ir/module.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::backend::cblas {
+
+std::vector<transform::FusionPattern> cblas_patterns();
+IRModule partition_for_cblas(IRModule mod, bool merge = true, bool bind_constants = true);
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
+                               const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant);
+
+}  // namespace partita::backend::cblas

@@ -1,0 +1,17 @@
+// Runtime half of the oneDNN backend (runtime library; no compiler headers).
+#pragma once
+
+#include <string>
+
+#include "partita/runtime/module.h"
+
+namespace partita::backend::dnnl {
+
+/// A "dnnl" runtime module over a serialized graph (see partita/backend/dnnl.h for the format).
+/// Primitives are created and constant weights reordered once, on the first call after
+/// init_constants. Throws Error("ValueError") for a malformed graph.
+runtime::ModulePtr make_dnnl_module(std::string graph_json);
+/// The graph text of a "dnnl" module (empty for another kind of module).
+std::string dnnl_module_graph(const runtime::RuntimeModule& module);
+
+}  // namespace partita::backend::dnnl

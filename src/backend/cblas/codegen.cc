@@ -1,0 +1,286 @@
+// The cblas codegen and patterns: matmul / dense (weight optionally transposed by permute_dims)
+// with an optional bias add become sgemm calls (see partita/backend/cblas.h).
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "partita/backend/cblas.h"
+#include "partita/backend/cblas_runtime.h"
+#include "partita/dpl/pattern.h"
+#include "partita/transform/pattern_registry.h"
+
+namespace partita::backend::cblas {
+
+using codegen::CodegenFunction;
+using codegen::UnsupportedFunction;
+using dpl::is_op;
+using dpl::wildcard;
+using json = nlohmann::json;
+
+namespace {
+
+std::optional<std::vector<int64_t>> static_shape(const Expr& e) {
+  auto* ti = e.defined() && e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
+  if (!ti || !ti->shape || ti->dtype != DataType::Float(32)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& d : *ti->shape) {
+    auto c = as_const_int(d);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::vector<int64_t> permute_axes(const CallNode& call, size_t ndim) {
+  std::vector<int64_t> axes;
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find("axes"))
+      if (auto* l = std::get_if<std::vector<int64_t>>(v)) axes = *l;
+  if (axes.empty())
+    for (int64_t d = int64_t(ndim) - 1; d >= 0; --d) axes.push_back(d);
+  for (auto& a : axes)
+    if (a < 0) a += int64_t(ndim);
+  return axes;
+}
+
+bool swaps_last_two(const std::vector<int64_t>& axes) {
+  size_t n = axes.size();
+  if (n < 2 || axes[n - 1] != int64_t(n - 2) || axes[n - 2] != int64_t(n - 1)) return false;
+  for (size_t k = 0; k + 2 < n; ++k)
+    if (axes[k] != int64_t(k)) return false;
+  return true;
+}
+
+// Why `call` (a matmul, permute_dims or add of a match) cannot be lowered; empty when it can.
+std::string unsupported_reason(const CallNode& call) {
+  auto* op = call.op.as<OpNode>();
+  if (!op) return "a call of something other than an operator";
+  auto out = static_shape(Expr(const_cast<CallNode*>(&call)));
+  if (!out) return op->name + " does not produce a float32 tensor of static shape";
+  for (const auto& a : call.args)
+    if (!static_shape(a)) return op->name + " has an argument that is not a float32 tensor of static shape";
+  if (op->name == "relax.matmul") {
+    auto a = static_shape(call.args[0]), b = static_shape(call.args[1]);
+    if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
+    if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
+    if (b->size() == 3 && (*a)[0] != (*b)[0]) return "batched matmul with broadcast batch dimensions";
+    return "";
+  }
+  if (op->name == "relax.permute_dims") {
+    if (!swaps_last_two(permute_axes(call, out->size()))) return "permute_dims other than a transpose of the last two axes";
+    return "";
+  }
+  if (op->name == "relax.add") return "";
+  return "operator " + op->name + " is not supported";
+}
+
+bool check_match(const transform::PatternCheckContext& ctx) {
+  if (transform::has_leaking_intermediate_variables(ctx)) return false;
+  for (const auto& [var, value] : ctx.matched_bindings)
+    if (auto* call = value.as<CallNode>(); call && !unsupported_reason(*call).empty()) return false;
+  // The bias must broadcast along the last axis only: (N), (1, N) or (1, 1, N).
+  if (auto* add = ctx.matched_expr.as<CallNode>(); add && add->op.as<OpNode>()->name == "relax.add") {
+    auto out = static_shape(ctx.matched_expr);
+    auto bias = static_shape(add->args[1]);
+    if (!out || !bias || bias->empty() || bias->back() != out->back() || bias->size() > out->size()) return false;
+    for (size_t k = 0; k + 1 < bias->size(); ++k)
+      if ((*bias)[k] != 1) return false;
+  }
+  return true;
+}
+
+transform::FusionPattern entry(const std::string& name, dpl::Pattern p) {
+  transform::FusionPattern f;
+  f.name = "cblas." + name;
+  f.pattern = std::move(p);
+  f.check = check_match;
+  return f;
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names)
+      : f_(f), namer_(namer), const_names_(const_names) {}
+
+  json build() {
+    const Function& fn = f_.func;
+    json inputs = json::array();
+    std::unordered_map<const VarNode*, int> env;
+    for (const auto& p : fn->params) {
+      auto shape = static_shape(p);
+      if (!shape) fail("parameter '" + p->name_hint + "' is not a float32 tensor of static shape");
+      env[p.get()] = new_value(*shape);
+      inputs.push_back(env[p.get()]);
+    }
+    int r = lower_body(fn, env);
+    // Fold each bias add into the matmul producing its single-use first operand.
+    std::vector<int> uses(values_.size(), 0);
+    for (const auto& n : nodes_)
+      for (const char* k : {"a", "b", "bias"})
+        if (n[k].get<int>() >= 0) uses[n[k].get<int>()]++;
+    for (const auto& n : adds_) uses[n[0]]++, uses[n[1]]++;
+    uses[r] += 2;
+    for (const auto& add : adds_) {
+      int x = add[0], bias = add[1], out = add[2];
+      auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == x; });
+      const auto& bs = values_[bias].get_ref<const json::array_t&>();
+      int64_t n_cols = values_[x].back().get<int64_t>();
+      bool bias_ok = !bs.empty() && bs.back().get<int64_t>() == n_cols;
+      for (size_t k = 0; bias_ok && k + 1 < bs.size(); ++k) bias_ok = bs[k].get<int64_t>() == 1;
+      if (it == nodes_.end() || uses[x] != 1 || (*it)["bias"].get<int>() >= 0 || !bias_ok)
+        fail("an add that is not a bias of a matmul");
+      (*it)["bias"] = bias;
+      (*it)["out"] = out;
+    }
+    json g;
+    g["symbol"] = f_.symbol;
+    g["values"] = values_;
+    g["inputs"] = inputs;
+    g["outputs"] = json::array({r});
+    g["constants"] = constants_;
+    g["nodes"] = nodes_;
+    return g;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw UnsupportedFunction(f_.symbol, why); }
+
+  int new_value(const std::vector<int64_t>& shape) {
+    values_.push_back(shape);
+    return int(values_.size()) - 1;
+  }
+
+  int leaf(const Expr& e, std::unordered_map<const VarNode*, int>& env) {
+    if (auto* v = e.as<VarNode>()) {
+      auto it = env.find(v);
+      if (it == env.end()) fail("variable '" + v->name_hint + "' is not a tensor computed here");
+      return it->second;
+    }
+    if (auto* c = e.as<ConstantNode>()) {
+      if (c->data.dtype() != DataType::Float(32)) fail("a constant of dtype " + c->data.dtype().str());
+      std::string name = namer_.name_for(c->data, f_.symbol);
+      if (auto it = const_ids_.find(name); it != const_ids_.end()) return it->second;
+      int id = new_value(c->data.shape());
+      const_ids_[name] = id;
+      constants_.push_back({{"value", id}, {"name", name}});
+      if (std::find(const_names_.begin(), const_names_.end(), name) == const_names_.end()) const_names_.push_back(name);
+      return id;
+    }
+    fail(std::string("an argument is a ") + node_kind_name(e->kind()));
+  }
+
+  int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
+    auto* seq = fn->body.as<SeqExprNode>();
+    if (!seq) fail("a function body is not normalized");
+    std::unordered_map<const VarNode*, Function> local;
+    for (const auto& block : seq->blocks) {
+      for (const auto& b : block->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        if (!vb) fail("match_cast is not supported");
+        if (auto f = vb->value.as_ref<FunctionNode>()) {
+          local[vb->var.get()] = f;
+          continue;
+        }
+        if (vb->value.as<VarNode>() || vb->value.as<ConstantNode>()) {
+          env[vb->var.get()] = leaf(vb->value, env);
+          continue;
+        }
+        auto* call = vb->value.as<CallNode>();
+        if (!call) fail(std::string("a binding of a ") + node_kind_name(vb->value->kind()) + " is not supported");
+        if (call->op.as<OpNode>()) {
+          env[vb->var.get()] = lower_op(*call, env);
+          continue;
+        }
+        auto* cv = call->op.as<VarNode>();
+        auto lit = cv ? local.find(cv) : local.end();
+        if (lit == local.end()) fail("it calls something other than an operator or a local composite");
+        const Function& inner = lit->second;
+        if (inner->params.size() != call->args.size()) fail("a composite call has the wrong number of arguments");
+        std::unordered_map<const VarNode*, int> inner_env;
+        for (size_t i = 0; i < inner->params.size(); ++i) inner_env[inner->params[i].get()] = leaf(call->args[i], env);
+        env[vb->var.get()] = lower_body(inner, inner_env);
+      }
+    }
+    if (seq->body.as<TupleNode>()) fail("it returns a tuple");
+    return leaf(seq->body, env);
+  }
+
+  int lower_op(const CallNode& call, std::unordered_map<const VarNode*, int>& env) {
+    std::string why = unsupported_reason(call);
+    if (!why.empty()) fail(why);
+    const std::string& name = call.op.as<OpNode>()->name;
+    std::vector<int64_t> shape = *static_shape(Expr(const_cast<CallNode*>(&call)));
+    if (name == "relax.permute_dims") {
+      int x = leaf(call.args[0], env);
+      int out = new_value(shape);
+      transposed_[out] = x;
+      return out;
+    }
+    if (name == "relax.add") {
+      int a = leaf(call.args[0], env), b = leaf(call.args[1], env);
+      int out = new_value(shape);
+      adds_.push_back({a, b, out});
+      return out;
+    }
+    int a = leaf(call.args[0], env), b = leaf(call.args[1], env);
+    bool tb = false;
+    if (auto it = transposed_.find(b); it != transposed_.end()) {
+      b = it->second;
+      tb = true;
+    }
+    int out = new_value(shape);
+    nodes_.push_back({{"a", a}, {"b", b}, {"bias", -1}, {"transpose_b", tb}, {"out", out}});
+    return out;
+  }
+
+  const CodegenFunction& f_;
+  codegen::ConstantNamer& namer_;
+  std::vector<std::string>& const_names_;
+  json values_ = json::array(), constants_ = json::array(), nodes_ = json::array();
+  std::map<std::string, int> const_ids_;
+  std::unordered_map<int, int> transposed_;
+  std::vector<std::array<int, 3>> adds_;
+};
+
+}  // namespace
+
+std::vector<transform::FusionPattern> cblas_patterns() {
+  std::vector<transform::FusionPattern> out;
+  for (int with_bias = 0; with_bias < 2; ++with_bias) {
+    dpl::Pattern w = is_op("relax.permute_dims")({wildcard()}) | wildcard();
+    dpl::Pattern p = is_op("relax.matmul")({wildcard(), w});
+    if (with_bias) p = is_op("relax.add")({p, wildcard()});
+    out.push_back(entry(with_bias ? "matmul_bias" : "matmul", p));
+  }
+  return out;
+}
+
+IRModule partition_for_cblas(IRModule mod, bool merge, bool bind_constants) {
+  return transform::partition_for("cblas", std::move(mod), merge, bind_constants);
+}
+
+codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant) {
+  codegen::ConstantNamer namer(const_name_to_constant);
+  std::vector<std::string> const_names;
+  json g;
+  g["version"] = 1;
+  g["num_threads"] = target.get_int("num_threads");
+  g["functions"] = json::array();
+  for (const auto& f : functions) g["functions"].push_back(GraphBuilder(f, namer, const_names).build());
+  codegen::CodegenResult result;
+  result.modules.push_back(make_cblas_module(g.dump()));
+  result.constants = namer.added();
+  return result;
+}
+
+namespace {
+const bool registered = [] {
+  codegen::register_target_kind(codegen::TargetKindDef{
+      "cblas", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "OpenBLAS threads (0 = its default)"}}});
+  codegen::register_codegen("cblas", codegen);
+  transform::register_patterns(cblas_patterns());
+  return true;
+}();
+}  // namespace
+
+}  // namespace partita::backend::cblas

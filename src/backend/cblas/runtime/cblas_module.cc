@@ -1,0 +1,231 @@
+// The "cblas" runtime module: each node is one cblas_sgemm (a 3-d by 2-d product folds its
+// batch into M; 3-d by 3-d loops over the batch); a bias is broadcast into C first and
+// accumulated with beta = 1, so the epilogue costs one pass over C.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "partita/backend/cblas_runtime.h"
+#include "partita/runtime/serialize.h"
+#include "partita/support/error.h"
+
+namespace partita::backend::cblas {
+namespace {
+
+using json = nlohmann::json;
+constexpr uint32_t kMagic = 0x42435450;  // "PTCB"
+constexpr uint32_t kVersion = 1;
+
+struct Gemm {
+  int a, b, bias, out;
+  bool transpose_b;
+};
+
+struct Program {
+  std::string symbol;
+  std::vector<std::vector<int64_t>> dims;
+  std::vector<int> inputs;
+  int output = -1;
+  std::vector<std::pair<int, std::string>> constants;
+  std::vector<Gemm> gemms;
+  std::vector<Tensor> scratch;  // intermediates, by value id (undefined for others)
+};
+
+[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
+  throw_error("ValueError", "cblas module, function '" + symbol + "': " + what);
+}
+
+void warn_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string w = openblas_core_warning();
+    if (!w.empty()) std::fprintf(stderr, "partita: warning: %s\n", w.c_str());
+  });
+}
+
+class CblasModule : public runtime::RuntimeModule {
+ public:
+  explicit CblasModule(std::string graph) : text_(std::move(graph)) {
+    warn_once();
+    try {
+      json g = json::parse(text_);
+      if (g.value("version", 0) != 1) throw_error("ValueError", "cblas module: not a version-1 graph");
+      threads_ = g.value("num_threads", 0);
+      for (const auto& f : g.at("functions")) programs_.push_back(parse(f));
+    } catch (const json::exception& e) {
+      throw_error("ValueError", std::string("cblas module: malformed graph: ") + e.what());
+    }
+  }
+
+  std::string type_key() const override { return "cblas"; }
+  std::vector<std::string> function_names() const override {
+    std::vector<std::string> out;
+    for (const auto& p : programs_) out.push_back(p.symbol);
+    return out;
+  }
+  std::vector<std::string> const_names() const override {
+    std::set<std::string> names;
+    for (const auto& p : programs_)
+      for (const auto& c : p.constants) names.insert(c.second);
+    return {names.begin(), names.end()};
+  }
+  void init_constants(const std::map<std::string, Tensor>& constants) override {
+    std::lock_guard lock(mu_);
+    constants_ = constants;
+  }
+  void save_to_binary(std::string& out) const override {
+    runtime::Writer w(out);
+    w.u32(kMagic);
+    w.u32(kVersion);
+    w.str(text_);
+  }
+
+  runtime::PackedFunc get_function(const std::string& symbol) override {
+    for (size_t i = 0; i < programs_.size(); ++i)
+      if (programs_[i].symbol == symbol)
+        return [this, i](std::span<const Tensor> in, std::span<Tensor> out) {
+          std::lock_guard lock(mu_);
+          run(programs_[i], in, out);
+        };
+    return {};
+  }
+
+ private:
+  Program parse(const json& f) {
+    Program p;
+    p.symbol = f.at("symbol").get<std::string>();
+    for (const auto& v : f.at("values")) p.dims.push_back(v.get<std::vector<int64_t>>());
+    auto id = [&](const json& v) {
+      int x = v.get<int>();
+      if (x < 0 || size_t(x) >= p.dims.size()) fail(p.symbol, "value id " + std::to_string(x) + " is out of range");
+      return x;
+    };
+    for (const auto& v : f.at("inputs")) p.inputs.push_back(id(v));
+    if (f.at("outputs").size() != 1) fail(p.symbol, "expected one output");
+    p.output = id(f.at("outputs")[0]);
+    for (const auto& c : f.at("constants")) p.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
+    p.scratch.resize(p.dims.size());
+    for (const auto& n : f.at("nodes")) {
+      Gemm g{id(n.at("a")), id(n.at("b")), n.at("bias").get<int>(), id(n.at("out")), n.at("transpose_b").get<bool>()};
+      if (g.bias >= int(p.dims.size())) fail(p.symbol, "bias id out of range");
+      const auto &ad = p.dims[g.a], &bd = p.dims[g.b], &od = p.dims[g.out];
+      if (ad.size() < 2 || bd.size() < 2 || od.size() != ad.size()) fail(p.symbol, "gemm operand ranks");
+      int64_t k = ad.back(), kb = g.transpose_b ? bd.back() : bd[bd.size() - 2];
+      int64_t n_cols = g.transpose_b ? bd[bd.size() - 2] : bd.back();
+      if (k != kb || od.back() != n_cols || od[od.size() - 2] != ad[ad.size() - 2])
+        fail(p.symbol, "gemm operand shapes do not agree");
+      if (g.out != p.output) p.scratch[g.out] = Tensor::empty(od, DataType::Float(32));
+      p.gemms.push_back(g);
+    }
+    return p;
+  }
+
+  void run(Program& p, std::span<const Tensor> in, std::span<Tensor> out) {
+    if (in.size() != p.inputs.size() || out.size() != 1)
+      fail(p.symbol, "expected " + std::to_string(p.inputs.size()) + " inputs and 1 output");
+    std::vector<const float*> data(p.dims.size(), nullptr);
+    auto check = [&](const Tensor& t, int v, const std::string& what) {
+      if (t.dtype() != DataType::Float(32) || t.shape() != p.dims[v])
+        fail(p.symbol, what + " has another dtype or shape than compiled for");
+    };
+    for (size_t i = 0; i < in.size(); ++i) {
+      check(in[i], p.inputs[i], "argument " + std::to_string(i));
+      data[p.inputs[i]] = in[i].data_as<float>();
+    }
+    for (const auto& [v, name] : p.constants) {
+      auto it = constants_.find(name);
+      if (it == constants_.end()) fail(p.symbol, "constant '" + name + "' was not provided");
+      check(it->second, v, "constant '" + name + "'");
+      data[v] = it->second.data_as<float>();
+    }
+    check(out[0], p.output, "the output");
+    for (size_t v = 0; v < p.scratch.size(); ++v)
+      if (p.scratch[v].defined()) data[v] = p.scratch[v].data_as<float>();
+    float* out_ptr = out[0].data_as<float>();
+    bool produced = std::any_of(p.gemms.begin(), p.gemms.end(), [&](const Gemm& g) { return g.out == p.output; });
+    if (produced) data[p.output] = out_ptr;
+    // openblas_set_num_threads resizes its pool: call it only when the count changes.
+    static int current_threads = 0;
+    if (threads_ > 0 && threads_ != current_threads) {
+      openblas_set_num_threads(threads_);
+      current_threads = threads_;
+    }
+    for (const Gemm& g : p.gemms) {
+      const auto &ad = p.dims[g.a], &bd = p.dims[g.b];
+      float* c = const_cast<float*>(data[g.out]);
+      const float *a = data[g.a], *b = data[g.b];
+      if (!a || !b) fail(p.symbol, "an operand is used before it is computed");
+      int64_t k = ad.back(), n = p.dims[g.out].back();
+      int64_t m = ad[ad.size() - 2], batch = ad.size() == 3 ? ad[0] : 1;
+      bool batched_b = bd.size() == 3;
+      if (!batched_b) m *= batch, batch = 1;  // (B, M, K) x (K, N): one gemm of B*M rows
+      float beta = 0.0f;
+      if (g.bias >= 0) {
+        const float* bias = data[g.bias];
+        int64_t rows = m * batch;
+        for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * n, bias, sizeof(float) * size_t(n));
+        beta = 1.0f;
+      }
+      for (int64_t i = 0; i < batch; ++i)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
+                    blasint(k), 1.0f, a + i * m * k, blasint(k), b + (batched_b ? i * k * n : 0),
+                    blasint(g.transpose_b ? k : n), beta, c + i * m * n, blasint(n));
+    }
+    if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
+  }
+
+  std::string text_;
+  int threads_ = 0;
+  std::vector<Program> programs_;
+  std::map<std::string, Tensor> constants_;
+  std::mutex mu_;
+};
+
+runtime::ModulePtr load_cblas(std::string_view bytes) {
+  runtime::Reader r(bytes, "cblas module");
+  if (r.u32("magic") != kMagic) r.fail("not a cblas module (bad magic)");
+  uint32_t version = r.u32("version");
+  if (version != kVersion) r.fail("unsupported cblas module version " + std::to_string(version));
+  std::string graph = r.str("graph");
+  if (!r.at_end()) r.fail("trailing bytes");
+  return std::make_shared<CblasModule>(std::move(graph));
+}
+
+}  // namespace
+
+PARTITA_REGISTER_MODULE_LOADER("cblas", load_cblas);
+
+runtime::ModulePtr make_cblas_module(std::string graph_json) { return std::make_shared<CblasModule>(std::move(graph_json)); }
+
+std::string openblas_core_warning(std::string* core_name) {
+  const char* core = openblas_get_corename();
+  std::string name = core ? core : "";
+  if (core_name) *core_name = name;
+  std::string lower;
+  for (char ch : name) lower += char(std::tolower(static_cast<unsigned char>(ch)));
+  // Cores without AVX2 kernels: OpenBLAS's generic fallbacks for an unrecognized CPU.
+  static const char* slow[] = {"prescott", "generic", "katmai", "coppermine", "northwood", "core2",
+                               "penryn",   "dunnington", "nehalem", "atom", "barcelona", "unknown"};
+  bool is_slow = name.empty();
+  for (const char* s : slow)
+    if (lower == s) is_slow = true;
+  if (!is_slow) return "";
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return "OpenBLAS selected its '" + name +
+           "' kernels on a CPU with AVX-512, so the cblas backend will run several times slower than it "
+           "can: set OPENBLAS_CORETYPE=SkylakeX in the environment";
+  if (__builtin_cpu_supports("avx2"))
+    return "OpenBLAS selected its '" + name +
+           "' kernels on a CPU with AVX2, so the cblas backend will run several times slower than it can: set "
+           "OPENBLAS_CORETYPE=Haswell (Zen on AMD) in the environment";
+  return "";
+}
+
+}  // namespace partita::backend::cblas

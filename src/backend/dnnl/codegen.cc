@@ -1,0 +1,480 @@
+// The dnnl codegen: each offloaded function becomes a graph of oneDNN primitives (JSON, see
+// partita/backend/dnnl.h). Composite calls are expanded in place; then a peephole pass fuses
+// bias adds, residual adds (sum post-op) and activations into the conv2d / matmul before them
+// when the intermediate has no other use, and folds a transposing permute_dims into matmul.
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "partita/backend/dnnl.h"
+#include "partita/backend/dnnl_runtime.h"
+#include "partita/ir/struct_info.h"
+
+namespace partita::backend::dnnl {
+
+using codegen::CodegenFunction;
+using codegen::UnsupportedFunction;
+using json = nlohmann::json;
+
+namespace {
+
+const TensorStructInfoNode* tensor_info(const Expr& e) {
+  return e.defined() && e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
+}
+
+// Static float32 shape of `e`, or nullopt.
+std::optional<std::vector<int64_t>> static_shape(const Expr& e) {
+  auto* ti = tensor_info(e);
+  if (!ti || !ti->shape || ti->dtype != DataType::Float(32)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& d : *ti->shape) {
+    auto c = as_const_int(d);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::string attr_str(const CallNode& call, const std::string& name, const std::string& dflt) {
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find(name))
+      if (auto* s = std::get_if<std::string>(v)) return *s;
+  return dflt;
+}
+
+std::vector<int64_t> attr_ints(const CallNode& call, const std::string& name, std::vector<int64_t> dflt) {
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find(name)) {
+      if (auto* l = std::get_if<std::vector<int64_t>>(v)) return *l;
+      if (auto* i = std::get_if<int64_t>(v)) return {*i};
+    }
+  return dflt;
+}
+
+int64_t attr_int(const CallNode& call, const std::string& name, int64_t dflt) {
+  auto v = attr_ints(call, name, {dflt});
+  return v.empty() ? dflt : v[0];
+}
+
+double attr_float(const CallNode& call, const std::string& name, double dflt) {
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find(name)) {
+      if (auto* d = std::get_if<double>(v)) return *d;
+      if (auto* i = std::get_if<int64_t>(v)) return double(*i);
+    }
+  return dflt;
+}
+
+bool attr_bool(const CallNode& call, const std::string& name, bool dflt) {
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find(name))
+      if (auto* b = std::get_if<bool>(v)) return *b;
+  return dflt;
+}
+
+std::optional<double> prim_number(const Expr& e) {
+  auto* pv = e.as<PrimValueNode>();
+  if (!pv) return std::nullopt;
+  if (auto* f = pv->value.as<FloatImmNode>()) return f->value;
+  if (auto c = as_const_int(pv->value)) return double(*c);
+  return std::nullopt;
+}
+
+std::array<int64_t, 4> padding4(const std::vector<int64_t>& v) {
+  if (v.size() == 1) return {v[0], v[0], v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1], v[0], v[1]};
+  if (v.size() == 4) return {v[0], v[1], v[2], v[3]};
+  return {-1, -1, -1, -1};
+}
+
+std::array<int64_t, 2> pair2(const std::vector<int64_t>& v) {
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  return {-1, -1};
+}
+
+// oneDNN eltwise algorithm names (the runtime maps them) for unary operators.
+const std::map<std::string, std::string>& eltwise_algs() {
+  static const std::map<std::string, std::string> m = {
+      {"relax.nn.relu", "relu"},   {"relax.nn.gelu", "gelu_erf"}, {"relax.nn.gelu_tanh", "gelu_tanh"},
+      {"relax.nn.silu", "swish"},  {"relax.sigmoid", "logistic"}, {"relax.tanh", "tanh"},
+      {"relax.exp", "exp"},        {"relax.sqrt", "sqrt"},        {"relax.abs", "abs"},
+      {"relax.clip", "clip"}};
+  return m;
+}
+
+}  // namespace
+
+// Why `call` cannot be lowered (empty when it can). Shared with the pattern checks.
+std::string unsupported_reason(const CallNode& call) {
+  auto* op = call.op.as<OpNode>();
+  if (!op) return "a call of something other than an operator";
+  const std::string& name = op->name;
+  auto out = static_shape(Expr(const_cast<CallNode*>(&call)));
+  if (!out) return name + " does not produce a float32 tensor of static shape";
+  for (const auto& a : call.args)
+    if (!a.as<PrimValueNode>() && !static_shape(a)) return name + " has an argument that is not a float32 tensor of static shape";
+  if (name == "relax.nn.conv2d") {
+    if (attr_str(call, "data_layout", "NCHW") != "NCHW" || attr_str(call, "kernel_layout", "OIHW") != "OIHW" ||
+        attr_str(call, "out_layout", "NCHW") != "NCHW")
+      return "conv2d layouts other than NCHW/OIHW";
+    if (padding4(attr_ints(call, "padding", {0})).at(0) < 0) return "conv2d padding is malformed";
+    return "";
+  }
+  if (name == "relax.nn.max_pool2d" || name == "relax.nn.avg_pool2d") {
+    if (attr_str(call, "layout", "NCHW") != "NCHW" || attr_str(call, "out_layout", "NCHW") != "NCHW")
+      return "pooling layout other than NCHW";
+    auto d = pair2(attr_ints(call, "dilation", {1, 1}));
+    if (d[0] != 1 || d[1] != 1) return "dilated pooling";
+    if (attr_bool(call, "ceil_mode", false) && attr_bool(call, "count_include_pad", false))
+      return "avg pooling with ceil_mode and count_include_pad";
+    return "";
+  }
+  if (name == "relax.matmul") {
+    auto a = static_shape(call.args[0]), b = static_shape(call.args[1]);
+    if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
+    if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
+    if (call.attrs.defined())
+      if (const AttrValue* od = call.attrs->find("out_dtype"))
+        if (auto* dt = std::get_if<DataType>(od); dt && !dt->is_void() && *dt != DataType::Float(32))
+          return "matmul with out_dtype " + dt->str();
+    return "";
+  }
+  if (name == "relax.permute_dims") return "";
+  if (name == "relax.nn.softmax") return "";
+  if (name == "relax.nn.layer_norm") {
+    auto axes = attr_ints(call, "axes", {-1});
+    int64_t nd = int64_t(out->size());
+    if (axes.size() != 1 || (axes[0] != -1 && axes[0] != nd - 1)) return "layer_norm over other than the last axis";
+    return "";
+  }
+  if (name == "relax.add" || name == "relax.multiply") return "";
+  if (name == "relax.clip") {
+    if (!prim_number(call.args[1]) || !prim_number(call.args[2])) return "clip bounds are not constants";
+    return "";
+  }
+  if (eltwise_algs().count(name)) return "";
+  return "operator " + name + " is not supported";
+}
+
+namespace {
+
+struct Node {
+  json j;  // op, attributes
+  std::vector<int> in;
+  int out = -1;
+  json post = json::array();
+  bool dead = false;
+};
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names)
+      : f_(f), namer_(namer), const_names_(const_names) {}
+
+  json build() {
+    const Function& fn = f_.func;
+    auto* seq = fn->body.as<SeqExprNode>();
+    if (!seq) fail("its body is not normalized");
+    std::unordered_map<const VarNode*, int> env;
+    json inputs = json::array();
+    for (const auto& p : fn->params) {
+      auto shape = static_shape(p);
+      if (!shape) fail("parameter '" + p->name_hint + "' is not a float32 tensor of static shape");
+      int id = new_value(*shape);
+      env[p.get()] = id;
+      inputs.push_back(id);
+    }
+    int result = lower_body(fn, env);
+    std::vector<int> outputs;
+    if (result >= 0) outputs.push_back(result);
+    else outputs = tuple_outputs_;
+    fuse(outputs);
+    json g;
+    g["symbol"] = f_.symbol;
+    g["values"] = values_;
+    g["inputs"] = inputs;
+    g["outputs"] = outputs;
+    g["constants"] = constants_;
+    json nodes = json::array();
+    for (auto& n : nodes_) {
+      if (n.dead) continue;
+      json j = n.j;
+      j["in"] = n.in;
+      j["out"] = n.out;
+      j["post"] = n.post;
+      nodes.push_back(std::move(j));
+    }
+    g["nodes"] = nodes;
+    return g;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw UnsupportedFunction(f_.symbol, why); }
+
+  int new_value(const std::vector<int64_t>& shape) {
+    values_.push_back(shape);
+    return int(values_.size()) - 1;
+  }
+
+  int leaf(const Expr& e, std::unordered_map<const VarNode*, int>& env) {
+    if (auto* v = e.as<VarNode>()) {
+      auto it = env.find(v);
+      if (it == env.end()) fail("variable '" + v->name_hint + "' is not a tensor computed here");
+      return it->second;
+    }
+    if (auto* c = e.as<ConstantNode>()) {
+      const Tensor& t = c->data;
+      if (t.dtype() != DataType::Float(32)) fail("a constant of dtype " + t.dtype().str());
+      std::string name = namer_.name_for(t, f_.symbol);
+      auto it = const_ids_.find(name);
+      if (it != const_ids_.end()) return it->second;
+      int id = new_value(t.shape());
+      const_ids_[name] = id;
+      constants_.push_back({{"value", id}, {"name", name}});
+      if (std::find(const_names_.begin(), const_names_.end(), name) == const_names_.end()) const_names_.push_back(name);
+      return id;
+    }
+    fail(std::string("an argument is a ") + node_kind_name(e->kind()));
+  }
+
+  // Lowers the bindings of `fn`; returns the value id of its (tensor) body, or -1 for a tuple
+  // (then tuple_outputs_ holds the fields).
+  int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
+    auto* seq = fn->body.as<SeqExprNode>();
+    if (!seq) fail("a function body is not normalized");
+    std::unordered_map<const VarNode*, Function> local;
+    for (const auto& block : seq->blocks) {
+      for (const auto& b : block->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        if (!vb) fail("match_cast is not supported");
+        if (auto f = vb->value.as_ref<FunctionNode>()) {
+          local[vb->var.get()] = f;
+          continue;
+        }
+        if (vb->value.as<VarNode>() || vb->value.as<ConstantNode>()) {
+          env[vb->var.get()] = leaf(vb->value, env);
+          continue;
+        }
+        auto* call = vb->value.as<CallNode>();
+        if (!call) fail(std::string("a binding of a ") + node_kind_name(vb->value->kind()) + " is not supported");
+        if (call->op.as<OpNode>()) {
+          env[vb->var.get()] = lower_op(*call, env);
+          continue;
+        }
+        auto* cv = call->op.as<VarNode>();
+        auto lit = cv ? local.find(cv) : local.end();
+        if (lit == local.end()) fail("it calls something other than an operator or a local composite");
+        const Function& inner = lit->second;
+        if (inner->params.size() != call->args.size()) fail("a composite call has the wrong number of arguments");
+        std::unordered_map<const VarNode*, int> inner_env;
+        for (size_t i = 0; i < inner->params.size(); ++i) inner_env[inner->params[i].get()] = leaf(call->args[i], env);
+        int r = lower_body(inner, inner_env);
+        if (r < 0) fail("a composite returns a tuple");
+        env[vb->var.get()] = r;
+      }
+    }
+    if (auto* tup = seq->body.as<TupleNode>()) {
+      tuple_outputs_.clear();
+      for (const auto& f : tup->fields) tuple_outputs_.push_back(leaf(f, env));
+      return -1;
+    }
+    return leaf(seq->body, env);
+  }
+
+  int add_node(json j, std::vector<int> in, const std::vector<int64_t>& shape) {
+    Node n;
+    n.j = std::move(j);
+    n.in = std::move(in);
+    n.out = new_value(shape);
+    nodes_.push_back(std::move(n));
+    return nodes_.back().out;
+  }
+
+  int lower_op(const CallNode& call, std::unordered_map<const VarNode*, int>& env) {
+    std::string why = unsupported_reason(call);
+    if (!why.empty()) fail(why);
+    const std::string& name = call.op.as<OpNode>()->name;
+    std::vector<int64_t> shape = *static_shape(Expr(const_cast<CallNode*>(&call)));
+    std::vector<int> in;
+    for (const auto& a : call.args)
+      if (!a.as<PrimValueNode>()) in.push_back(leaf(a, env));
+    json j;
+    if (name == "relax.nn.conv2d") {
+      j["op"] = "conv2d";
+      j["strides"] = pair2(attr_ints(call, "strides", {1, 1}));
+      j["dilation"] = pair2(attr_ints(call, "dilation", {1, 1}));
+      j["padding"] = padding4(attr_ints(call, "padding", {0}));
+      j["groups"] = attr_int(call, "groups", 1);
+      j["has_bias"] = false;
+    } else if (name == "relax.nn.max_pool2d" || name == "relax.nn.avg_pool2d") {
+      j["op"] = "pool";
+      bool max = name == "relax.nn.max_pool2d";
+      j["alg"] = max ? "max" : (attr_bool(call, "count_include_pad", false) ? "avg_include" : "avg_exclude");
+      j["kernel"] = pair2(attr_ints(call, "pool_size", {1, 1}));
+      j["strides"] = pair2(attr_ints(call, "strides", {1, 1}));
+      j["padding"] = padding4(attr_ints(call, "padding", {0}));
+    } else if (name == "relax.matmul") {
+      j["op"] = "matmul";
+      j["transpose_b"] = false;
+      j["has_bias"] = false;
+    } else if (name == "relax.permute_dims") {
+      j["op"] = "permute";
+      std::vector<int64_t> axes = attr_ints(call, "axes", {});
+      if (axes.empty())
+        for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) axes.push_back(d);
+      for (auto& a : axes)
+        if (a < 0) a += int64_t(shape.size());
+      j["axes"] = axes;
+    } else if (name == "relax.nn.softmax") {
+      j["op"] = "softmax";
+      int64_t axis = attr_int(call, "axis", -1);
+      j["axis"] = axis < 0 ? axis + int64_t(shape.size()) : axis;
+    } else if (name == "relax.nn.layer_norm") {
+      j["op"] = "layer_norm";
+      j["eps"] = attr_float(call, "epsilon", 1e-5);
+      j["scale"] = attr_bool(call, "scale", true);
+      j["shift"] = attr_bool(call, "center", true);
+    } else if (name == "relax.add" || name == "relax.multiply") {
+      j["op"] = "binary";
+      j["alg"] = name == "relax.add" ? "add" : "mul";
+      // oneDNN broadcasts the second operand only: put the full-shape one first.
+      if (values_[in[0]] != shape) std::swap(in[0], in[1]);
+      if (values_[in[0]] != shape) fail(name + " where neither operand has the result's shape");
+      if (values_[in[1]].size() > shape.size()) fail(name + " with a higher-rank second operand");
+    } else {
+      j["op"] = "eltwise";
+      j["alg"] = eltwise_algs().at(name);
+      j["alpha"] = name == "relax.nn.silu" ? 1.0 : 0.0;
+      j["beta"] = 0.0;
+      if (name == "relax.clip") {
+        j["alpha"] = *prim_number(call.args[1]);
+        j["beta"] = *prim_number(call.args[2]);
+      }
+    }
+    return add_node(std::move(j), std::move(in), shape);
+  }
+
+  // Peephole fusion (see the file comment). `outputs` must stay materialized.
+  void fuse(const std::vector<int>& outputs) {
+    std::vector<int> uses(values_.size(), 0);
+    for (const auto& n : nodes_)
+      for (int v : n.in) uses[v]++;
+    for (int v : outputs) uses[v] += 2;  // never fuse away an output
+    std::unordered_map<int, size_t> producer;
+    for (size_t i = 0; i < nodes_.size(); ++i) producer[nodes_[i].out] = i;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node& n = nodes_[i];
+      if (n.dead) continue;
+      if (n.j["op"] == "matmul") {
+        // permute_dims swapping the last two axes of the weight -> transpose_b.
+        auto it = producer.find(n.in[1]);
+        if (it != producer.end() && uses[n.in[1]] == 1) {
+          Node& p = nodes_[it->second];
+          std::vector<int64_t> axes = p.j["axes"].is_array() ? p.j["axes"].get<std::vector<int64_t>>()
+                                                               : std::vector<int64_t>{};
+          size_t nd = axes.size();
+          bool swap_last = p.j["op"] == "permute" && nd >= 2 && axes[nd - 1] == int64_t(nd - 2) &&
+                           axes[nd - 2] == int64_t(nd - 1);
+          for (size_t k = 0; swap_last && k + 2 < nd; ++k) swap_last = axes[k] == int64_t(k);
+          if (swap_last) {
+            p.dead = true;
+            n.in[1] = p.in[0];
+            n.j["transpose_b"] = true;
+          }
+        }
+      }
+      if (n.j["op"] != "conv2d" && n.j["op"] != "matmul") continue;
+      bool is_conv = n.j["op"] == "conv2d";
+      // Follow single-use consumers: bias add, residual add (conv), activations.
+      while (true) {
+        int v = n.out;
+        if (uses[v] != 1) break;
+        size_t k = i + 1;
+        while (k < nodes_.size() && (nodes_[k].dead || std::find(nodes_[k].in.begin(), nodes_[k].in.end(), v) ==
+                                                          nodes_[k].in.end()))
+          ++k;
+        if (k == nodes_.size()) break;
+        Node& c = nodes_[k];
+        const std::vector<int64_t>& shape = values_[v];
+        if (c.j["op"] == "binary" && c.j["alg"] == "add" && values_[c.out] == shape) {
+          int other = c.in[0] == v ? c.in[1] : c.in[0];
+          if (other == v) break;
+          const auto& os = values_[other];
+          int64_t channels = is_conv ? shape[1] : shape.back();
+          int64_t numel = 1;
+          for (int64_t d : os) numel *= d;
+          bool bias_shaped = numel == channels && (is_conv ? (os.size() >= 3 && os[os.size() - 3] == channels)
+                                                           : (os.empty() ? false : os.back() == channels));
+          if (bias_shaped && !n.j["has_bias"].get<bool>() && n.post.empty()) {
+            n.j["has_bias"] = true;
+            n.in.push_back(other);
+          } else if (is_conv && os == shape && std::none_of(n.post.begin(), n.post.end(), [](const json& p) {
+                       return p["kind"] == "sum";
+                     })) {
+            // Residual add: dst is pre-filled with `other`, accumulated with a sum post-op.
+            // It must be computed before `n` runs.
+            if (producer.count(other) && producer[other] >= i) break;
+            n.post.push_back({{"kind", "sum"}, {"in", other}});
+          } else {
+            break;
+          }
+        } else if (c.j["op"] == "eltwise") {
+          n.post.push_back({{"kind", "eltwise"}, {"alg", c.j["alg"]}, {"alpha", c.j["alpha"]}, {"beta", c.j["beta"]}});
+        } else {
+          break;
+        }
+        // `n` now produces c's value.
+        c.dead = true;
+        producer[c.out] = i;
+        n.out = c.out;
+      }
+    }
+  }
+
+  const CodegenFunction& f_;
+  codegen::ConstantNamer& namer_;
+  std::vector<std::string>& const_names_;
+  json values_ = json::array();
+  json constants_ = json::array();
+  std::map<std::string, int> const_ids_;
+  std::vector<Node> nodes_;
+  std::vector<int> tuple_outputs_;
+};
+
+}  // namespace
+
+std::string serialize_graph(const std::vector<CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                            int64_t num_threads, std::vector<std::string>& const_names) {
+  json g;
+  g["version"] = 1;
+  g["num_threads"] = num_threads;
+  g["functions"] = json::array();
+  for (const auto& f : functions) g["functions"].push_back(GraphBuilder(f, namer, const_names).build());
+  return g.dump();
+}
+
+codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant) {
+  codegen::ConstantNamer namer(const_name_to_constant);
+  std::vector<std::string> const_names;
+  int64_t threads = target.get_int("num_threads");
+  if (threads < 0) throw_error("ValueError", "dnnl: num_threads must be >= 0 (0 = every core), got " + std::to_string(threads));
+  std::string graph = serialize_graph(functions, namer, threads, const_names);
+  codegen::CodegenResult result;
+  result.modules.push_back(make_dnnl_module(std::move(graph)));
+  result.constants = namer.added();
+  return result;
+}
+
+namespace {
+
+const bool registered = [] {
+  codegen::register_target_kind(codegen::TargetKindDef{
+      "dnnl", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads for oneDNN (0 = every core)"}}});
+  codegen::register_codegen("dnnl", codegen);
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace partita::backend::dnnl

@@ -1,0 +1,124 @@
+// The `dnnl.*` fusion patterns. Later entries have higher priority, so plain ops come first and
+// the longest fused chains last. Each pattern's check rejects what the codegen could not lower
+// (dtype, layouts, symbolic shapes), so such calls stay on the host instead of failing a build.
+#include <optional>
+
+#include "partita/backend/dnnl.h"
+#include "partita/dpl/pattern.h"
+#include "partita/transform/pattern_registry.h"
+
+namespace partita::backend::dnnl {
+
+using dpl::is_op;
+using dpl::Pattern;
+using dpl::wildcard;
+using transform::FusionPattern;
+using transform::PatternCheckContext;
+
+// Defined in codegen.cc: why a call cannot be lowered (empty when it can).
+std::string unsupported_reason(const CallNode& call);
+
+namespace {
+
+bool check_match(const PatternCheckContext& ctx) {
+  if (transform::has_leaking_intermediate_variables(ctx)) return false;
+  for (const auto& [var, value] : ctx.matched_bindings)
+    if (auto* call = value.as<CallNode>(); call && !unsupported_reason(*call).empty()) return false;
+  if (auto* call = ctx.matched_expr.as<CallNode>(); call && !unsupported_reason(*call).empty()) return false;
+  return true;
+}
+
+FusionPattern entry(const std::string& name, Pattern pattern) {
+  FusionPattern p;
+  p.name = "dnnl." + name;
+  p.pattern = std::move(pattern);
+  p.check = check_match;
+  return p;
+}
+
+// Activations fused as eltwise post-ops (clip: relu6 and other bounded ReLUs).
+const std::vector<std::pair<std::string, std::string>>& activations() {
+  static const std::vector<std::pair<std::string, std::string>> acts = {
+      {"relu", "relax.nn.relu"},   {"gelu", "relax.nn.gelu"},         {"gelu_tanh", "relax.nn.gelu_tanh"},
+      {"sigmoid", "relax.sigmoid"}, {"tanh", "relax.tanh"},            {"silu", "relax.nn.silu"},
+      {"clip", "relax.clip"}};
+  return acts;
+}
+
+Pattern activation_of(const std::string& op, Pattern x) {
+  if (op == "relax.clip") return is_op(op)({x, wildcard(), wildcard()});
+  return is_op(op)({x});
+}
+
+}  // namespace
+
+std::vector<FusionPattern> dnnl_patterns() {
+  std::vector<FusionPattern> out;
+  for (const char* u : {"relu", "gelu", "gelu_tanh", "silu"})
+    out.push_back(entry(u, is_op(std::string("relax.nn.") + u)({wildcard()})));
+  for (const char* u : {"sigmoid", "tanh", "exp", "sqrt", "abs"})
+    out.push_back(entry(u, is_op(std::string("relax.") + u)({wildcard()})));
+  out.push_back(entry("clip", is_op("relax.clip")({wildcard(), wildcard(), wildcard()})));
+  out.push_back(entry("add", is_op("relax.add")({wildcard(), wildcard()})));
+  out.push_back(entry("multiply", is_op("relax.multiply")({wildcard(), wildcard()})));
+  out.push_back(entry("max_pool2d", is_op("relax.nn.max_pool2d")({wildcard()})));
+  out.push_back(entry("avg_pool2d", is_op("relax.nn.avg_pool2d")({wildcard()})));
+  out.push_back(entry("softmax", is_op("relax.nn.softmax")({wildcard()})));
+  out.push_back(entry("layer_norm", is_op("relax.nn.layer_norm")({wildcard(), wildcard(), wildcard()})));
+
+  // matmul / dense (weight optionally transposed by permute_dims) + bias + activation.
+  for (int with_bias = 0; with_bias < 2; ++with_bias) {
+    for (int a = -1; a < int(activations().size()); ++a) {
+      Pattern w = is_op("relax.permute_dims")({wildcard()}) | wildcard();
+      Pattern p = is_op("relax.matmul")({wildcard(), w});
+      std::string name = "matmul";
+      if (with_bias) {
+        p = is_op("relax.add")({p, wildcard()});
+        name += "_bias";
+      }
+      if (a >= 0) {
+        p = activation_of(activations()[a].second, p);
+        name += "_" + activations()[a].first;
+      }
+      out.push_back(entry(name, p));
+    }
+  }
+  // conv2d + bias + residual add + activation.
+  for (int with_bias = 0; with_bias < 2; ++with_bias) {
+    for (int with_res = 0; with_res < 2; ++with_res) {
+      for (int a = -1; a < int(activations().size()); ++a) {
+        Pattern p = is_op("relax.nn.conv2d")({wildcard(), wildcard()});
+        std::string name = "conv2d";
+        if (with_bias) {
+          p = is_op("relax.add")({p, wildcard()});
+          name += "_bias";
+        }
+        if (with_res) {
+          p = is_op("relax.add")({p, wildcard()});
+          name += "_add";
+        }
+        if (a >= 0) {
+          p = activation_of(activations()[a].second, p);
+          name += "_" + activations()[a].first;
+        }
+        out.push_back(entry(name, p));
+      }
+    }
+  }
+  return out;
+}
+
+IRModule partition_for_dnnl(IRModule mod, bool merge, bool bind_constants) {
+  return transform::partition_for("dnnl", std::move(mod), merge, bind_constants);
+}
+
+namespace {
+// The op registry and the pattern registry are both built on first use, so registering from
+// a static initializer is safe whatever the initialization order.
+const bool registered = [] {
+  transform::register_patterns(dnnl_patterns());
+  return true;
+}();
+}  // namespace
+
+}  // namespace partita::backend::dnnl

@@ -1,0 +1,555 @@
+// The "dnnl" runtime module: builds each function's graph (partita/backend/dnnl.h) into oneDNN
+// primitives once, on the first call after the named constants arrived, then only executes.
+//
+// Layouts: conv2d lets oneDNN choose source, weight and destination layouts (format_tag::any);
+// a value keeps the layout its producer chose, and a consumer that wants another layout gets
+// one reorder (cached per value and layout), so consecutive convolutions, pools, eltwise and
+// binary ops stay blocked and only partition outputs are reordered back to plain (NCHW).
+// Constant weights are reordered into the primitive's preferred layout once, at build.
+#include <dlfcn.h>
+
+#include <mutex>
+#include <set>
+#include <span>
+#include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+
+#include "partita/backend/dnnl_runtime.h"
+#include "partita/runtime/serialize.h"
+#include "partita/support/error.h"
+
+namespace partita::backend::dnnl {
+namespace {
+
+using json = nlohmann::json;
+namespace dn = ::dnnl;
+using tag = dn::memory::format_tag;
+using dt = dn::memory::data_type;
+
+constexpr uint32_t kMagic = 0x4e445450;  // "PTDN"
+constexpr uint32_t kVersion = 1;
+
+[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
+  throw_error("ValueError", "dnnl module, function '" + symbol + "': " + what);
+}
+
+tag plain_tag(size_t ndim) {
+  switch (ndim) {
+    case 1: return tag::a;
+    case 2: return tag::ab;
+    case 3: return tag::abc;
+    case 4: return tag::abcd;
+    case 5: return tag::abcde;
+    case 6: return tag::abcdef;
+    default: return tag::undef;
+  }
+}
+
+dn::memory::desc plain_md(const dn::memory::dims& dims) {
+  tag t = plain_tag(dims.size());
+  if (t == tag::undef) throw_error("ValueError", "dnnl: tensors of " + std::to_string(dims.size()) + " dimensions are not supported");
+  return dn::memory::desc(dims, dt::f32, t);
+}
+
+dn::algorithm eltwise_alg(const std::string& name) {
+  static const std::map<std::string, dn::algorithm> m = {
+      {"relu", dn::algorithm::eltwise_relu},         {"gelu_erf", dn::algorithm::eltwise_gelu_erf},
+      {"gelu_tanh", dn::algorithm::eltwise_gelu_tanh}, {"swish", dn::algorithm::eltwise_swish},
+      {"logistic", dn::algorithm::eltwise_logistic}, {"tanh", dn::algorithm::eltwise_tanh},
+      {"exp", dn::algorithm::eltwise_exp},           {"sqrt", dn::algorithm::eltwise_sqrt},
+      {"abs", dn::algorithm::eltwise_abs},           {"clip", dn::algorithm::eltwise_clip}};
+  auto it = m.find(name);
+  if (it == m.end()) throw_error("ValueError", "dnnl: unknown eltwise algorithm '" + name + "'");
+  return it->second;
+}
+
+// Threads: oneDNN here runs on OpenMP (libgomp, loaded with libdnnl); set the count through
+// omp_set_num_threads found at run time so the runtime library needs no OpenMP flags.
+void set_threads(int n) {
+  if (n <= 0) return;
+  using SetFn = void (*)(int);
+  static SetFn fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (fn) fn(n);
+}
+
+struct Step {
+  dn::primitive prim;
+  std::unordered_map<int, dn::memory> args;
+};
+
+// One function's built graph.
+class Program {
+ public:
+  Program(const json& f, int num_threads, const std::map<std::string, Tensor>& constants, dn::engine& eng)
+      : eng_(eng), num_threads_(num_threads) {
+    symbol_ = f.at("symbol").get<std::string>();
+    for (const auto& v : f.at("values")) dims_.push_back(v.get<dn::memory::dims>());
+    mem_.resize(dims_.size());
+    for (const auto& v : f.at("inputs")) {
+      int id = checked(v.get<int>());
+      inputs_.push_back(id);
+      mem_[id] = dn::memory(plain_md(dims_[id]), eng_, DNNL_MEMORY_NONE);
+    }
+    for (const auto& c : f.at("constants")) {
+      int id = checked(c.at("value").get<int>());
+      std::string name = c.at("name").get<std::string>();
+      auto it = constants.find(name);
+      if (it == constants.end()) fail(symbol_, "constant '" + name + "' was not provided");
+      const Tensor& t = it->second;
+      if (t.dtype() != DataType::Float(32) || dn::memory::dims(t.shape()) != dims_[id])
+        fail(symbol_, "constant '" + name + "' has another dtype or shape than compiled for");
+      kept_.push_back(t);
+      mem_[id] = dn::memory(plain_md(dims_[id]), eng_, t.data());
+      is_const_.insert(id);
+    }
+    for (const auto& n : f.at("nodes")) build_node(n);
+    for (const auto& v : f.at("outputs")) {
+      int id = checked(v.get<int>());
+      if (!mem_[id]) fail(symbol_, "output value " + std::to_string(id) + " is never computed");
+      outputs_.push_back(id);
+      // An output whose producer writes plain memory it owns gets the caller's buffer directly.
+      bool direct = mem_[id].get_desc() == plain_md(dims_[id]) && produced_.count(id) && !is_const_.count(id) &&
+                    std::find(inputs_.begin(), inputs_.end(), id) == inputs_.end() && !direct_.count(id);
+      if (direct) {
+        direct_.insert(id);
+        out_mem_.push_back(mem_[id]);
+        out_copy_.push_back(false);
+      } else {
+        out_mem_.push_back(dn::memory(plain_md(dims_[id]), eng_, DNNL_MEMORY_NONE));
+        out_copy_.push_back(true);
+        out_reorder_.push_back(dn::reorder(mem_[id], out_mem_.back()));
+      }
+    }
+  }
+
+  void run(dn::stream& s, std::span<const Tensor> in, std::span<Tensor> out) {
+    if (in.size() != inputs_.size() || out.size() != outputs_.size())
+      fail(symbol_, "expected " + std::to_string(inputs_.size()) + " inputs and " + std::to_string(outputs_.size()) +
+                        " outputs, got " + std::to_string(in.size()) + " and " + std::to_string(out.size()));
+    for (size_t i = 0; i < in.size(); ++i) {
+      check_tensor(in[i], inputs_[i], "argument " + std::to_string(i));
+      mem_[inputs_[i]].set_data_handle(in[i].data());
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      check_tensor(out[k], outputs_[k], "output " + std::to_string(k));
+      out_mem_[k].set_data_handle(out[k].data());
+    }
+    for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
+    set_threads(num_threads_);
+    for (auto& st : steps_) st.prim.execute(s, st.args);
+    size_t r = 0;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (out_copy_[k]) out_reorder_[r++].execute(s, mem_[outputs_[k]], out_mem_[k]);
+    s.wait();
+  }
+
+ private:
+  int checked(int id) const {
+    if (id < 0 || size_t(id) >= dims_.size()) fail(symbol_, "value id " + std::to_string(id) + " is out of range");
+    return id;
+  }
+
+  void check_tensor(const Tensor& t, int id, const std::string& what) const {
+    if (t.dtype() != DataType::Float(32) || dn::memory::dims(t.shape()) != dims_[id]) {
+      std::string s;
+      for (auto d : dims_[id]) s += (s.empty() ? "" : ", ") + std::to_string(d);
+      fail(symbol_, what + " must be a float32 tensor of shape (" + s + ")");
+    }
+  }
+
+  dn::memory value(int id) {
+    if (!mem_[checked(id)]) fail(symbol_, "value " + std::to_string(id) + " is used before it is computed");
+    return mem_[id];
+  }
+
+  // `id`'s memory in layout `md`: itself, or a cached reorder of it (constants: reordered now,
+  // once; others: a reorder step before each use).
+  dn::memory as_layout(int id, const dn::memory::desc& md) {
+    dn::memory m = value(id);
+    if (m.get_desc() == md) return m;
+    for (auto& [desc, cached] : layouts_[id])
+      if (desc == md) return cached;
+    dn::memory r(md, eng_);
+    if (is_const_.count(id)) {
+      dn::stream s(eng_);
+      dn::reorder(m, r).execute(s, m, r);
+      s.wait();
+    } else {
+      steps_.push_back({dn::reorder(m, r), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, r}}});
+    }
+    layouts_[id].emplace_back(md, r);
+    return r;
+  }
+
+  dn::post_ops post_ops(const json& post, int& sum_input) {
+    dn::post_ops po;
+    sum_input = -1;
+    for (const auto& p : post) {
+      std::string kind = p.at("kind").get<std::string>();
+      if (kind == "eltwise") {
+        po.append_eltwise(1.0f, eltwise_alg(p.at("alg").get<std::string>()), p.at("alpha").get<float>(),
+                          p.at("beta").get<float>());
+      } else if (kind == "sum") {
+        po.append_sum(1.0f);
+        sum_input = checked(p.at("in").get<int>());
+      } else {
+        fail(symbol_, "unknown post-op '" + kind + "'");
+      }
+    }
+    return po;
+  }
+
+  void set_output(int id, dn::memory m) {
+    mem_[checked(id)] = m;
+    produced_.insert(id);
+  }
+
+  void build_node(const json& n) {
+    std::string op = n.at("op").get<std::string>();
+    std::vector<int> in;
+    for (const auto& v : n.at("in")) in.push_back(checked(v.get<int>()));
+    int out = checked(n.at("out").get<int>());
+    const dn::memory::dims& od = dims_[out];
+    auto need = [&](size_t k) {
+      if (in.size() < k) fail(symbol_, op + " needs " + std::to_string(k) + " inputs");
+    };
+    if (op == "conv2d") {
+      need(2);
+      bool has_bias = n.at("has_bias").get<bool>();
+      if (has_bias) need(3);
+      auto strides = n.at("strides").get<dn::memory::dims>();
+      auto dil = n.at("dilation").get<dn::memory::dims>();
+      auto pad = n.at("padding").get<dn::memory::dims>();
+      int64_t groups = n.at("groups").get<int64_t>();
+      const auto& xd = dims_[in[0]];
+      const auto& wd = dims_[in[1]];
+      if (xd.size() != 4 || wd.size() != 4 || od.size() != 4 || groups < 1) fail(symbol_, "conv2d shapes");
+      dn::memory::dims wdims = wd, wplain = wd;
+      tag wtag = tag::oihw;
+      if (groups > 1) {
+        wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
+        wtag = tag::goihw;
+      }
+      dn::memory::desc src_any(xd, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any),
+          dst_any(od, dt::f32, tag::any), bias_md({od[1]}, dt::f32, tag::a);
+      dn::convolution_forward::desc d =
+          has_bias ? dn::convolution_forward::desc(dn::prop_kind::forward_inference, dn::algorithm::convolution_direct,
+                                                   src_any, w_any, bias_md, dst_any, strides,
+                                                   {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]}, {pad[2], pad[3]})
+                   : dn::convolution_forward::desc(dn::prop_kind::forward_inference, dn::algorithm::convolution_direct,
+                                                   src_any, w_any, dst_any, strides, {dil[0] - 1, dil[1] - 1},
+                                                   {pad[0], pad[1]}, {pad[2], pad[3]});
+      int sum_in;
+      dn::primitive_attr attr;
+      attr.set_post_ops(post_ops(n.at("post"), sum_in));
+      dn::convolution_forward::primitive_desc pd(d, attr, eng_);
+      dn::memory src = as_layout(in[0], pd.src_desc());
+      // The weight's plain memory seen with the grouped dims (same bytes).
+      dn::memory w_plain = value(in[1]);
+      if (groups > 1) {
+        dn::memory wg(dn::memory::desc(wdims, dt::f32, wtag), eng_, DNNL_MEMORY_NONE);
+        if (is_const_.count(in[1])) {
+          wg.set_data_handle(w_plain.get_data_handle());
+          grouped_views_.push_back(wg);
+        } else {
+          fail(symbol_, "grouped conv2d with a non-constant weight");
+        }
+        w_plain = wg;
+      }
+      dn::memory w = weights_in(in[1], w_plain, pd.weights_desc());
+      dn::memory dst(pd.dst_desc(), eng_);
+      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+      if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
+      if (sum_in >= 0) {
+        dn::memory r = value(sum_in);
+        steps_.push_back({dn::reorder(r, dst), {{DNNL_ARG_FROM, r}, {DNNL_ARG_TO, dst}}});
+      }
+      steps_.push_back({dn::convolution_forward(pd), std::move(args)});
+      set_output(out, dst);
+    } else if (op == "matmul") {
+      need(2);
+      bool tb = n.at("transpose_b").get<bool>(), has_bias = n.at("has_bias").get<bool>();
+      if (has_bias) need(3);
+      const auto& ad = dims_[in[0]];
+      auto bd = dims_[in[1]];
+      if (tb) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
+      dn::memory::dims bdims = bd;
+      if (ad.size() == 3 && bd.size() == 2) bdims = {1, bd[0], bd[1]};
+      tag btag = bdims.size() == 2 ? (tb ? tag::ba : tag::ab) : (tb ? tag::acb : tag::abc);
+      dn::memory::desc a_md = plain_md(ad), dst_md = plain_md(od);
+      dn::memory::desc b_plain(bdims, dt::f32, btag);
+      bool b_const = is_const_.count(in[1]) > 0;
+      dn::memory::desc b_md = b_const ? dn::memory::desc(bdims, dt::f32, tag::any) : b_plain;
+      dn::memory::dims biasd(od.size(), 1);
+      biasd.back() = od.back();
+      dn::memory::desc bias_md = plain_md(biasd);
+      dn::matmul::desc d = has_bias ? dn::matmul::desc(a_md, b_md, bias_md, dst_md) : dn::matmul::desc(a_md, b_md, dst_md);
+      int sum_in;
+      dn::primitive_attr attr;
+      attr.set_post_ops(post_ops(n.at("post"), sum_in));
+      if (sum_in >= 0) fail(symbol_, "matmul with a sum post-op");
+      dn::matmul::primitive_desc pd(d, attr, eng_);
+      dn::memory a = as_layout(in[0], a_md);
+      dn::memory b_src = value(in[1]);
+      dn::memory b_view(b_plain, eng_, DNNL_MEMORY_NONE);
+      if (b_const) {
+        b_view.set_data_handle(b_src.get_data_handle());
+        grouped_views_.push_back(b_view);
+      }
+      dn::memory b = b_const ? weights_in(in[1], b_view, pd.weights_desc()) : reinterpret(in[1], b_plain);
+      dn::memory dst(pd.dst_desc(), eng_);
+      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}};
+      if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
+      steps_.push_back({dn::matmul(pd), std::move(args)});
+      set_output(out, dst);
+    } else if (op == "pool") {
+      need(1);
+      std::string alg = n.at("alg").get<std::string>();
+      auto kernel = n.at("kernel").get<dn::memory::dims>();
+      auto strides = n.at("strides").get<dn::memory::dims>();
+      auto pad = n.at("padding").get<dn::memory::dims>();
+      const auto& xd = dims_[in[0]];
+      // ceil_mode: extend the bottom/right padding so oneDNN's output size matches.
+      dn::memory::dims pr = {(od[2] - 1) * strides[0] + kernel[0] - xd[2] - pad[0],
+                             (od[3] - 1) * strides[1] + kernel[1] - xd[3] - pad[1]};
+      dn::algorithm a = alg == "max"           ? dn::algorithm::pooling_max
+                        : alg == "avg_include" ? dn::algorithm::pooling_avg_include_padding
+                                               : dn::algorithm::pooling_avg_exclude_padding;
+      dn::memory src = value(in[0]);
+      dn::pooling_forward::desc d(dn::prop_kind::forward_inference, a, src.get_desc(),
+                                  dn::memory::desc(od, dt::f32, tag::any), strides, kernel, {pad[0], pad[1]}, pr);
+      dn::pooling_forward::primitive_desc pd(d, eng_);
+      dn::memory dst(pd.dst_desc(), eng_);
+      steps_.push_back({dn::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
+    } else if (op == "eltwise") {
+      need(1);
+      dn::memory src = value(in[0]);
+      dn::eltwise_forward::desc d(dn::prop_kind::forward_inference, eltwise_alg(n.at("alg").get<std::string>()),
+                                  src.get_desc(), n.at("alpha").get<float>(), n.at("beta").get<float>());
+      dn::eltwise_forward::primitive_desc pd(d, eng_);
+      dn::memory dst(pd.dst_desc(), eng_);
+      steps_.push_back({dn::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
+    } else if (op == "binary") {
+      need(2);
+      std::string alg = n.at("alg").get<std::string>();
+      dn::memory a = value(in[0]);
+      dn::memory::desc a_md = a.get_desc();
+      dn::memory b;
+      dn::memory::dims bd = dims_[in[1]];
+      if (bd == od) {
+        b = as_layout(in[1], a_md);
+      } else {
+        // Broadcast operand: plain, right-aligned to the result's rank.
+        dn::memory::dims full(od.size() - bd.size(), 1);
+        full.insert(full.end(), bd.begin(), bd.end());
+        b = reinterpret(in[1], plain_md(full));
+      }
+      dn::binary::desc d(alg == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul, a_md, b.get_desc(),
+                         a_md);
+      dn::binary::primitive_desc pd(d, eng_);
+      dn::memory dst(pd.dst_desc(), eng_);
+      steps_.push_back({dn::binary(pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
+    } else if (op == "softmax") {
+      need(1);
+      dn::memory::desc md = plain_md(od);
+      dn::memory src = as_layout(in[0], md);
+      dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, n.at("axis").get<int>());
+      dn::softmax_forward::primitive_desc pd(d, eng_);
+      dn::memory dst(pd.dst_desc(), eng_);
+      steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
+    } else if (op == "layer_norm") {
+      need(3);
+      dn::memory::desc md = plain_md(od);
+      bool scale = n.at("scale").get<bool>(), shift = n.at("shift").get<bool>();
+      auto flags = dn::normalization_flags::none;
+      if (scale) flags |= dn::normalization_flags::use_scale;
+      if (shift) flags |= dn::normalization_flags::use_shift;
+      dn::layer_normalization_forward::desc d(dn::prop_kind::forward_inference, md, n.at("eps").get<float>(), flags);
+      dn::layer_normalization_forward::primitive_desc pd(d, eng_);
+      dn::memory src = as_layout(in[0], md);
+      dn::memory dst(pd.dst_desc(), eng_);
+      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+      dn::memory::desc cmd = plain_md({od.back()});
+      if (scale) args[DNNL_ARG_SCALE] = value_plain_as(in[1], cmd);
+      if (shift) args[DNNL_ARG_SHIFT] = value_plain_as(in[2], cmd);
+      if (pd.mean_desc().get_size()) args[DNNL_ARG_MEAN] = dn::memory(pd.mean_desc(), eng_);
+      if (pd.variance_desc().get_size()) args[DNNL_ARG_VARIANCE] = dn::memory(pd.variance_desc(), eng_);
+      steps_.push_back({dn::layer_normalization_forward(pd), std::move(args)});
+      set_output(out, dst);
+    } else if (op == "permute") {
+      need(1);
+      auto axes = n.at("axes").get<std::vector<int>>();
+      const auto& xd = dims_[in[0]];
+      if (axes.size() != xd.size()) fail(symbol_, "permute axes do not match the input's rank");
+      std::vector<int> perm(axes.size());
+      for (size_t k = 0; k < axes.size(); ++k) perm.at(size_t(axes[k])) = int(k);
+      dn::memory src = as_layout(in[0], plain_md(xd));
+      dn::memory view(src.get_desc().permute_axes(perm), eng_, DNNL_MEMORY_NONE);
+      dn::memory dst(plain_md(od), eng_);
+      // The view shares src's buffer: a reorder from the permuted view to plain transposes.
+      dn::reorder r(view, dst);
+      views_.push_back({view, src});
+      steps_.push_back({r, {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}}});
+      set_output(out, dst);
+    } else {
+      fail(symbol_, "unknown node op '" + op + "'");
+    }
+  }
+
+  // Constant weights: reordered into `md` once. Others: a reorder step per call.
+  dn::memory weights_in(int id, const dn::memory& plain, const dn::memory::desc& md) {
+    if (plain.get_desc() == md) return plain;
+    dn::memory r(md, eng_);
+    if (is_const_.count(id)) {
+      dn::stream s(eng_);
+      dn::reorder(plain, r).execute(s, const_cast<dn::memory&>(plain), r);
+      s.wait();
+    } else {
+      steps_.push_back({dn::reorder(plain, r), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, r}}});
+    }
+    return r;
+  }
+
+  // `id` (a plain value) seen with another plain desc of the same size (bias reshapes).
+  dn::memory value_plain_as(int id, const dn::memory::desc& md) { return reinterpret(id, md); }
+
+  dn::memory reinterpret(int id, const dn::memory::desc& md) {
+    dn::memory m = as_layout(id, plain_md(dims_[id]));
+    if (m.get_desc() == md) return m;
+    if (md.get_size() != m.get_desc().get_size()) fail(symbol_, "a reshaped operand has another size");
+    if (is_const_.count(id)) {
+      dn::memory v(md, eng_, m.get_data_handle());
+      grouped_views_.push_back(v);
+      return v;
+    }
+    // Not a constant: copy through a reorder (handles change per call).
+    dn::memory r(md, eng_);
+    dn::memory src_view(md, eng_, DNNL_MEMORY_NONE);
+    views_.push_back({src_view, m});
+    steps_.push_back({dn::reorder(src_view, r), {{DNNL_ARG_FROM, src_view}, {DNNL_ARG_TO, r}}});
+    return r;
+  }
+
+  dn::engine& eng_;
+  int num_threads_;
+  std::string symbol_;
+  std::vector<dn::memory::dims> dims_;
+  std::vector<dn::memory> mem_;
+  std::vector<int> inputs_, outputs_;
+  std::set<int> is_const_, produced_, direct_;
+  std::vector<Tensor> kept_;
+  std::map<int, std::vector<std::pair<dn::memory::desc, dn::memory>>> layouts_;
+  std::vector<Step> steps_;
+  std::vector<dn::memory> out_mem_, grouped_views_;
+  std::vector<bool> out_copy_;
+  std::vector<dn::reorder> out_reorder_;
+  // Views over non-constant memories (reshapes, permutations) take their base's handle at
+  // each call.
+  std::vector<std::pair<dn::memory, dn::memory>> views_;
+};
+
+class DnnlModule : public runtime::RuntimeModule {
+ public:
+  explicit DnnlModule(std::string graph) : graph_text_(std::move(graph)) {
+    try {
+      graph_ = json::parse(graph_text_);
+    } catch (const json::exception& e) {
+      throw_error("ValueError", std::string("dnnl module: malformed graph: ") + e.what());
+    }
+    if (!graph_.is_object() || graph_.value("version", 0) != 1 || !graph_.contains("functions"))
+      throw_error("ValueError", "dnnl module: not a version-1 graph");
+    for (const auto& f : graph_["functions"]) {
+      symbols_.push_back(f.at("symbol").get<std::string>());
+      for (const auto& c : f.at("constants")) const_names_.push_back(c.at("name").get<std::string>());
+    }
+    std::sort(const_names_.begin(), const_names_.end());
+    const_names_.erase(std::unique(const_names_.begin(), const_names_.end()), const_names_.end());
+  }
+
+  std::string type_key() const override { return "dnnl"; }
+  std::vector<std::string> function_names() const override { return symbols_; }
+  std::vector<std::string> const_names() const override { return const_names_; }
+  void init_constants(const std::map<std::string, Tensor>& constants) override {
+    std::lock_guard lock(mu_);
+    constants_ = constants;
+    programs_.clear();
+  }
+  void save_to_binary(std::string& out) const override {
+    runtime::Writer w(out);
+    w.u32(kMagic);
+    w.u32(kVersion);
+    w.str(graph_text_);
+  }
+
+  runtime::PackedFunc get_function(const std::string& symbol) override {
+    size_t index = std::find(symbols_.begin(), symbols_.end(), symbol) - symbols_.begin();
+    if (index == symbols_.size()) return {};
+    return [this, index](std::span<const Tensor> in, std::span<Tensor> out) {
+      std::lock_guard lock(mu_);
+      Program& p = program(index);
+      p.run(*stream_, in, out);
+    };
+  }
+
+  const std::string& graph() const { return graph_text_; }
+
+ private:
+  Program& program(size_t index);
+
+  std::string graph_text_;
+  json graph_;
+  std::vector<std::string> symbols_, const_names_;
+  std::map<std::string, Tensor> constants_;
+  std::mutex mu_;
+  std::unique_ptr<dn::engine> engine_;
+  std::unique_ptr<dn::stream> stream_;
+  std::map<size_t, std::unique_ptr<Program>> programs_;
+};
+
+Program& DnnlModule::program(size_t index) {
+  auto it = programs_.find(index);
+  if (it != programs_.end()) return *it->second;
+  if (!engine_) {
+    engine_ = std::make_unique<dn::engine>(dn::engine::kind::cpu, 0);
+    stream_ = std::make_unique<dn::stream>(*engine_);
+  }
+  int threads = graph_.value("num_threads", 0);
+  set_threads(threads);
+  try {
+    auto p = std::make_unique<Program>(graph_["functions"][index], threads, constants_, *engine_);
+    return *(programs_[index] = std::move(p));
+  } catch (const dn::error& e) {
+    throw_error("ValueError", "dnnl module, function '" + symbols_[index] + "': oneDNN rejected the graph: " +
+                                  e.what());
+  } catch (const json::exception& e) {
+    throw_error("ValueError", "dnnl module, function '" + symbols_[index] + "': malformed graph: " + e.what());
+  }
+}
+
+runtime::ModulePtr load_dnnl(std::string_view bytes) {
+  runtime::Reader r(bytes, "dnnl module");
+  if (r.u32("magic") != kMagic) r.fail("not a dnnl module (bad magic)");
+  uint32_t version = r.u32("version");
+  if (version != kVersion) r.fail("unsupported dnnl module version " + std::to_string(version));
+  std::string graph = r.str("graph");
+  if (!r.at_end()) r.fail("trailing bytes");
+  return std::make_shared<DnnlModule>(std::move(graph));
+}
+
+}  // namespace
+
+PARTITA_REGISTER_MODULE_LOADER("dnnl", load_dnnl);
+
+runtime::ModulePtr make_dnnl_module(std::string graph_json) { return std::make_shared<DnnlModule>(std::move(graph_json)); }
+
+std::string dnnl_module_graph(const runtime::RuntimeModule& module) {
+  if (auto* m = dynamic_cast<const DnnlModule*>(&module)) return m->graph();
+  return "";
+}
+
+}  // namespace partita::backend::dnnl

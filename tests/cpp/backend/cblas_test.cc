@@ -1,0 +1,115 @@
+// The BLAS backend: matmul / dense (+ bias), 2-d and batched, partitioned for cblas, built and
+// run, agrees with the host VM; weights stay named constants; OpenBLAS's core is reported.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "partita/backend/cblas.h"
+#include "partita/backend/cblas_runtime.h"
+#include "partita/codegen/build.h"
+#include "partita/ir/block_builder.h"
+#include "partita/op/registry.h"
+#include "partita/runtime/vm.h"
+
+namespace partita::backend::cblas {
+namespace {
+
+const DataType F32 = DataType::Float(32);
+
+Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
+  Tensor t = Tensor::empty(std::move(shape), F32);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
+  return t;
+}
+
+Var param(const std::string& name, std::vector<int64_t> shape) {
+  return make<VarNode>(name, tensor_sinfo(std::move(shape), F32));
+}
+
+IRModule module_of(std::vector<Var> params, const std::function<Expr(BlockBuilder&)>& body) {
+  BlockBuilder bb;
+  bb.begin_function("main", params);
+  bb.begin_dataflow();
+  Expr r = body(bb);
+  Var gv = bb.emit_output(r);
+  bb.end_dataflow();
+  bb.emit_func_output(gv);
+  return bb.get();
+}
+
+void check(const IRModule& mod, const std::vector<Tensor>& inputs, size_t expected_mods = 1) {
+  auto want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
+  IRModule parted = partition_for_cblas(mod);
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(parted));
+  auto mods = codegen::external_mods_of(lowered);
+  ASSERT_EQ(mods.size(), expected_mods);
+  if (!mods.empty()) {
+    EXPECT_EQ(mods[0]->type_key(), "cblas");
+  }
+  codegen::BuildOptions opts;
+  opts.targets.push_back(codegen::Target("cblas", {{"num_threads", 2}}));
+  auto got = runtime::VirtualMachine(codegen::build(parted, opts)).invoke("main", inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].shape(), want[k].shape());
+    double max_ref = 1, worst = 0;
+    for (int64_t i = 0; i < want[k].numel(); ++i) {
+      max_ref = std::max(max_ref, double(std::fabs(want[k].data_as<float>()[i])));
+      worst = std::max(worst, double(std::fabs(got[k].data_as<float>()[i] - want[k].data_as<float>()[i])));
+    }
+    EXPECT_LE(worst, 1e-4 * max_ref);
+  }
+}
+
+TEST(Cblas, MlpWithBiasAndRelu) {
+  Tensor w1 = random_tensor({32, 64}, 1), b1 = random_tensor({64}, 2), w2 = random_tensor({64, 8}, 3);
+  Var x = param("x", {16, 32});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w1)}));
+    Var a = bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b1)}));
+    Var r = bb.emit(op::make_call("relax.nn.relu", {a}));  // stays on the host
+    return bb.emit(op::make_call("relax.matmul", {r, make<ConstantNode>(w2)}));
+  });
+  check(mod, {random_tensor({16, 32}, 4)});
+}
+
+TEST(Cblas, DenseTransposed3dBy2dAndBatched) {
+  Tensor w = random_tensor({24, 16}, 5), b = random_tensor({1, 24}, 6);
+  Var x = param("x", {3, 7, 16});
+  Var y = param("y", {3, 24, 5});
+  IRModule mod = module_of({x, y}, [&](BlockBuilder& bb) -> Expr {
+    Var wt = bb.emit(op::make_call("relax.permute_dims", {make<ConstantNode>(w)}));
+    Var m = bb.emit(op::make_call("relax.matmul", {x, wt}));
+    Var a = bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b)}));
+    return bb.emit(op::make_call("relax.matmul", {a, y}));
+  });
+  check(mod, {random_tensor({3, 7, 16}, 7), random_tensor({3, 24, 5}, 8)});
+}
+
+TEST(Cblas, NonBiasAddIsNotOffloadedWithTheMatmul) {
+  Var x = param("x", {4, 8});
+  Var w = param("w", {8, 6});
+  Var z = param("z", {4, 6});
+  IRModule mod = module_of({x, w, z}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, w}));
+    return bb.emit(op::make_call("relax.add", {m, z}));  // a full (4, 6) add: not a bias
+  });
+  check(mod, {random_tensor({4, 8}, 9), random_tensor({8, 6}, 10), random_tensor({4, 6}, 11)});
+}
+
+TEST(Cblas, ReportsOpenBlasCore) {
+  std::string core;
+  std::string warning = openblas_core_warning(&core);
+  EXPECT_FALSE(core.empty());
+  // A warning, when given, tells the user what to set.
+  if (!warning.empty()) {
+    EXPECT_NE(warning.find("OPENBLAS_CORETYPE="), std::string::npos);
+  }
+  EXPECT_THROW(runtime::load_module_from_binary("cblas", "bad"), Error);
+}
+
+}  // namespace
+}  // namespace partita::backend::cblas

@@ -10,7 +10,6 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev
   libdnnl-dev libopenblas-dev
-  libdnnl-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata
 )
 missing=()

@@ -56,6 +56,9 @@ IRModule from_onnx_file(const std::string& path, OnnxImportOptions options = {})
 /// With keep_params_in_input: the initializer tensors in parameter order (after the inputs).
 std::vector<std::pair<std::string, Tensor>> onnx_params_of(const IRModule& mod);
 
+/// A serialized ONNX TensorProto (e.g. a conformance test's input_0.pb) as a Tensor.
+Tensor onnx_tensor_from_bytes(std::string_view bytes, const std::string& source_name = "<tensor>");
+
 /// ONNX operator types (default domain) the importer converts, sorted.
 std::vector<std::string> onnx_supported_ops();
 

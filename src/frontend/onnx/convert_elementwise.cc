@@ -117,7 +117,13 @@ void register_elementwise(std::map<std::string, ConvertFn>& t) {
   unary(t, "Exp", op::exp);
   unary(t, "Log", op::log);
   unary(t, "Sqrt", op::sqrt);
-  unary(t, "Neg", op::negative);
+  t["Neg"] = [](NodeContext& ctx) -> std::vector<Value> {
+    if (auto s = ctx.input_sym(0)) {
+      for (auto& v : s->values) v = int_imm(0) - v;
+      return {Value{Expr(), s}};
+    }
+    return one(op::negative(ctx.input(0)));
+  };
   unary(t, "Abs", op::abs);
   t["Reciprocal"] = [](NodeContext& ctx) { return one(op::divide(ctx.scalar(1, ctx.dtype(0)), ctx.input(0))); };
   t["Identity"] = [](NodeContext& ctx) -> std::vector<Value> {
@@ -129,8 +135,9 @@ void register_elementwise(std::map<std::string, ConvertFn>& t) {
       if (!training || tensor_ints(*training).at(0) != 0)
         ctx.fail("only inference (training_mode false) is supported", "NotImplementedError");
     }
-    if (ctx.has_output(1)) ctx.fail("the mask output is not supported", "NotImplementedError");
-    return {ctx.input_value(0)};
+    std::vector<Value> outs{ctx.input_value(0)};
+    if (ctx.has_output(1)) outs.push_back(Value{op::ones_like(ctx.input(0), DataType::Bool()), std::nullopt});
+    return outs;
   };
   t["Softplus"] = [](NodeContext& ctx) {
     Expr e = ctx.emit(op::exp(ctx.input(0)));

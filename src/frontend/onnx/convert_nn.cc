@@ -157,14 +157,22 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     return one(make<TupleGetItemNode>(bn, 0));
   };
   t["LayerNormalization"] = [](NodeContext& ctx) {
-    if (ctx.num_outputs() > 1) ctx.fail("the Mean and InvStdDev outputs are not supported", "NotImplementedError");
     int nd = ctx.ndim(0);
     int64_t axis = norm_axis(ctx, ctx.attr_int("axis", -1), nd);
     IntList axes;
     for (int64_t k = axis; k < nd; ++k) axes.push_back(k);
-    Expr scale = ctx.input(1);
+    double eps = ctx.attr_float("epsilon", 1e-5);
+    Expr x = ctx.input(0), scale = ctx.input(1);
     Expr bias = ctx.has_input(2) ? ctx.input(2) : ctx.emit(op::zeros_like(scale));
-    return one(op::nn::layer_norm(ctx.input(0), scale, bias, axes, ctx.attr_float("epsilon", 1e-5)));
+    std::vector<Value> outs = one(op::nn::layer_norm(x, scale, bias, axes, eps));
+    if (ctx.num_outputs() > 1) {
+      // The optional statistics outputs (mean and 1/stddev over the normalized axes).
+      Expr mean = ctx.emit(op::mean(x, axes, true));
+      Expr var = ctx.emit(op::variance(x, axes, true));
+      outs.push_back(Value{mean, std::nullopt});
+      outs.push_back(Value{op::rsqrt(ctx.emit(op::add(var, ctx.scalar(eps, ctx.dtype(0))))), std::nullopt});
+    }
+    return outs;
   };
   t["InstanceNormalization"] = [](NodeContext& ctx) {
     int nd = ctx.ndim(0);

@@ -639,6 +639,13 @@ std::vector<std::pair<std::string, Tensor>> onnx_params_of(const IRModule& mod) 
   return out;
 }
 
+Tensor onnx_tensor_from_bytes(std::string_view bytes, const std::string& source_name) {
+  ::onnx::TensorProto tp;
+  if (bytes.size() > size_t(INT32_MAX) || !tp.ParseFromArray(bytes.data(), int(bytes.size())))
+    throw_error("IOError", source_name + ": not a valid ONNX TensorProto");
+  return onnx_detail::tensor_from_proto(tp, source_name);
+}
+
 std::vector<std::string> onnx_supported_ops() {
   std::vector<std::string> out;
   for (const auto& [k, v] : onnx_detail::converters()) out.push_back(k);

@@ -53,7 +53,7 @@ Tensor filled(float start) {
 
 // Builds, exports, reloads and runs `mod`; true when the result is exactly x * y.
 bool build_and_run(const IRModule& mod, const std::string& path) {
-  auto exec = codegen::build(mod, {{codegen::Target("llvm"), codegen::Target("ccompiler")}});
+  auto exec = codegen::build(mod, codegen::BuildOptions({codegen::Target("llvm"), codegen::Target("ccompiler")}));
   exec->export_library(path);
   runtime::VirtualMachine vm(runtime::load_module(path));
   Tensor x = filled(1.0f), y = filled(-2.0f);

@@ -19,7 +19,7 @@ py::object value_to_py(const runtime::Value& v) {
   if (!v.is_tuple()) return py::cast(v.tensor);
   py::tuple t(v.tuple->size());
   for (size_t i = 0; i < v.tuple->size(); ++i) t[i] = value_to_py((*v.tuple)[i]);
-  return std::move(t);
+  return t;
 }
 
 runtime::Value py_to_value(py::handle h) {

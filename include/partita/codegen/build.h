@@ -12,6 +12,8 @@
 namespace partita::codegen {
 
 struct BuildOptions {
+  BuildOptions(std::vector<Target> targets = {}, std::optional<bool> fallback = std::nullopt)
+      : targets(std::move(targets)), fallback(fallback) {}
   /// Targets: the host ("llvm"/"c"/"cpu" kinds are all the host VM) plus backend targets whose
   /// options the codegens read. Backends without a target use their defaults.
   std::vector<Target> targets;

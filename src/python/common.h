@@ -76,6 +76,7 @@ void init_op(py::module_& m);
 void init_script(py::module_& m);
 void init_transform(py::module_& m);
 void init_dpl(py::module_& m);
+void init_frontend(py::module_& m);
 void init_runtime(py::module_& m);
 
 }  // namespace partita::python

@@ -28,6 +28,7 @@ PYBIND11_MODULE(_ffi, m) {
   init_script(m);
   init_transform(m);
   init_dpl(m);
+  init_frontend(m);
   init_runtime(m);
 }
 

@@ -110,6 +110,27 @@ std::vector<Value> reshape_node(NodeContext& ctx) {
       shape[k] = in[k];
     }
   }
+  // Resolve a -1 by cancelling the dims it shares with the input first, so that symbolic
+  // shapes stay simple ((batch * 40) // (batch * 5) becomes 8).
+  int minus_one = -1;
+  for (size_t k = 0; k < shape.size(); ++k)
+    if (auto c = as_const_int(shape[k]); c && *c == -1) minus_one = minus_one == -1 ? int(k) : -2;
+  if (minus_one >= 0) {
+    std::vector<PrimExpr> rest_in = in;
+    PrimExpr known = int_imm(1);
+    for (size_t k = 0; k < shape.size(); ++k) {
+      if (int(k) == minus_one) continue;
+      auto it = std::find_if(rest_in.begin(), rest_in.end(), [&](const PrimExpr& d) { return prove_equal(d, shape[k]); });
+      if (it != rest_in.end()) rest_in.erase(it);
+      else known = known * shape[k];
+    }
+    PrimExpr total = int_imm(1);
+    for (const auto& d : rest_in) total = total * d;
+    auto ct = as_const_int(total), ck = as_const_int(known);
+    if (ck && *ck == 1) shape[minus_one] = total;
+    else if (ct && ck && *ck != 0 && *ct % *ck == 0) shape[minus_one] = int_imm(*ct / *ck);
+    else if (ck && *ck != 0) shape[minus_one] = floordiv(total, known);
+  }
   return one(op::reshape(ctx.input(0), shape));
 }
 

@@ -249,10 +249,39 @@ class Simplifier {
     return r;
   }
 
+  // a / b when b is one positive monomial term that divides every term of a exactly
+  // (`n*40 // (n*5)` is 8); shape variables are non-negative, and a zero divisor is an error
+  // at run time either way.
+  static std::optional<Poly> exact_quotient(const Poly& a, const Poly& b) {
+    if (b.terms.size() != 1 || b.constant != 0 || b.terms[0].second <= 0 || a.constant != 0) return std::nullopt;
+    const auto& [m, c] = b.terms[0];
+    Poly q;
+    for (const auto& [mono, coef] : a.terms) {
+      if (coef % c != 0) return std::nullopt;
+      Monomial rest;
+      size_t j = 0;
+      for (const auto& atom : mono) {
+        if (j < m.size() && compare_expr(atom.get(), m[j].get()) == 0) ++j;
+        else rest.push_back(atom);
+      }
+      if (j != m.size()) return std::nullopt;
+      if (rest.empty()) q = add(q, const_poly(coef / c));
+      else q = add(q, scale(mono_poly(std::move(rest)), coef / c));
+    }
+    return q;
+  }
+
+  static Poly mono_poly(Monomial m) {
+    Poly p;
+    p.terms.push_back({std::move(m), 1});
+    return p;
+  }
+
   Poly div(Poly a, const Poly& b) {
     if (!b.is_const()) {
       if (a.is_const() && a.constant == 0) return const_poly(0);
       if (same_poly(a, b)) return const_poly(1);
+      if (auto q = exact_quotient(a, b)) return *q;
       return opaque(PrimOp::FloorDiv, a, b);
     }
     int64_t c = b.constant;
@@ -293,7 +322,7 @@ class Simplifier {
   Poly mod(Poly a, const Poly& b) {
     if (!b.is_const()) {
       if (a.is_const() && a.constant == 0) return const_poly(0);
-      if (same_poly(a, b)) return const_poly(0);
+      if (same_poly(a, b) || exact_quotient(a, b)) return const_poly(0);
       return opaque(PrimOp::FloorMod, a, b);
     }
     int64_t c = b.constant;

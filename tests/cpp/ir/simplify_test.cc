@@ -102,6 +102,16 @@ TEST_F(Simplify, DivisionAndModulo) {
   EXPECT_EQ(s(fdiv(n, c(-2))), "n // -2");
 }
 
+TEST_F(Simplify, ExactDivisionBySymbolicMonomial) {
+  // What ONNX reshape arithmetic produces: (batch * 40) // (batch * 5).
+  EXPECT_EQ(s(fdiv(mul(n, c(40)), mul(n, c(5)))), "8");
+  EXPECT_EQ(s(fdiv(add(mul(mul(n, m), c(6)), mul(n, c(3))), mul(n, c(3)))), "m * 2 + 1");
+  EXPECT_EQ(s(fmod(mul(mul(n, m), c(4)), mul(n, c(2)))), "0");
+  // Not exact: kept as written.
+  EXPECT_EQ(s(fdiv(add(mul(n, c(4)), c(1)), n)), "(n * 4 + 1) // n");
+  EXPECT_EQ(s(fdiv(mul(n, c(3)), mul(m, c(3)))), "n * 3 // (m * 3)");
+}
+
 TEST_F(Simplify, MinMax) {
   EXPECT_EQ(s(mn(n, add(n, c(1)))), "n");
   EXPECT_EQ(s(mx(n, add(n, c(1)))), "n + 1");

@@ -356,6 +356,8 @@ struct Creator {
   PtrMap<int> output_at;
   int n_param_for_const = 0;
   Function func;
+  bool has_outputs = false;
+  std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
 
   int output_index(const VarNode* v) const {
     const int* i = output_at.find(v);
@@ -496,8 +498,125 @@ class Fusor {
     c.bindings.push_back(index);
   }
 
+  // An id per structurally distinct object (free variables compared by identity), cached by
+  // address; the interned objects are kept alive so addresses are never reused.
+  int64_t intern(const ObjectRef& x) {
+    if (!x) return -1;
+    if (const int* id = intern_cache_.find(x.get())) return *id;
+    auto& bucket = intern_buckets_[structural_hash(x)];
+    int id = -1;
+    for (const auto& [rep, rid] : bucket)
+      if (structural_equal(rep, x, /*map_free_vars=*/false)) {
+        id = rid;
+        break;
+      }
+    if (id < 0) {
+      id = int(intern_keep_.size());
+      bucket.emplace_back(x, id);
+    }
+    intern_keep_.push_back(x);
+    intern_cache_.emplace(x.get(), id);
+    return id;
+  }
+
+  // A description of the function `create_function` would build, equal only for structurally
+  // equal functions: lets a group reuse an earlier identical function without building it.
+  // Empty when the group holds something it does not describe (the function is then built and
+  // compared as before).
+  std::vector<int64_t> fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
+                                      const DictAttrs& attrs) {
+    std::vector<int64_t> fp;
+    int64_t attrs_id = -1;
+    for (size_t k = 0; k < fattrs_seen_.size(); ++k)
+      if (fattrs_seen_[k] == attrs) attrs_id = int64_t(k);
+    if (attrs_id < 0) {
+      attrs_id = int64_t(fattrs_seen_.size());
+      fattrs_seen_.push_back(attrs);
+    }
+    fp.push_back(attrs_id);
+    fp.push_back(int64_t(c.arguments.size()));
+    PtrMap<int> arg_at(c.arguments.size()), local_at(c.bindings.size());
+    for (size_t k = 0; k < c.arguments.size(); ++k) {
+      arg_at.emplace(c.arguments[k].get(), int(k));
+      fp.push_back(intern(c.arguments[k]->struct_info_));
+    }
+    fp.push_back(int64_t(c.bindings.size()));
+    enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
+    auto arg_token = [&](const Expr& a) -> bool {
+      if (const int* k = arg_at.find(a.get())) {
+        fp.push_back(kParam);
+        fp.push_back(*k);
+        return true;
+      }
+      if (auto* v = a.as<VarNode>()) {
+        const int* l = local_at.find(v);
+        if (!l) return false;
+        fp.push_back(kLocal);
+        fp.push_back(*l);
+        return true;
+      }
+      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() || a.as<OpNode>() ||
+          a.as<GlobalVarNode>() || a.as<StringImmNode>() || a.as<DataTypeImmNode>() ||
+          a.as<ExternFuncNode>()) {
+        fp.push_back(kLeaf);
+        fp.push_back(int64_t(a->kind()));
+        fp.push_back(intern(a));
+        return true;
+      }
+      return false;
+    };
+    for (size_t li = 0; li < c.bindings.size(); ++li) {
+      const Binding& b = bindings[c.bindings[li]];
+      auto* vb = b.as<VarBindingNode>();
+      if (!vb) return {};
+      fp.push_back(c.output_index(b->var.get()));
+      fp.push_back(int64_t(b->var->kind()));
+      fp.push_back(intern(b->var->struct_info_));
+      if (auto* call = vb->value.as<CallNode>()) {
+        if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return {};
+        fp.push_back(kCall);
+        fp.push_back(intern(call->op));
+        fp.push_back(intern(call->attrs));
+        fp.push_back(int64_t(call->sinfo_args.size()));
+        for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
+        fp.push_back(int64_t(call->args.size()));
+        for (const auto& a : call->args)
+          if (!arg_token(a)) return {};
+      } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
+        fp.push_back(kGetItem);
+        fp.push_back(g->index);
+        if (!arg_token(g->tuple)) return {};
+      } else {
+        return {};
+      }
+      local_at.emplace(b->var.get(), int(li));
+    }
+    fp.push_back(int64_t(c.outputs.size()));
+    for (auto* o : c.outputs) {
+      const int* l = local_at.find(o);
+      if (!l) return {};
+      fp.push_back(*l);
+    }
+    return fp;
+  }
+
+  struct FingerprintHash {
+    size_t operator()(const std::vector<int64_t>& v) const {
+      size_t h = v.size();
+      for (int64_t x : v) h = (h ^ size_t(x)) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+
   void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
+    c.has_outputs = true;
+    c.fingerprint = fingerprint_of(c, bindings, attrs);
+    if (!c.fingerprint.empty() && by_fingerprint_.count(c.fingerprint)) return;  // reused below
+    build_function(c, bindings, attrs);
+  }
+
+  void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     NameSupply local;
     NodeRemap remap(c.arguments.size() + c.outputs.size());
     for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), c.params[k]);
@@ -617,12 +736,22 @@ class Fusor {
         continue;
       }
       Creator& c = creators[u];
-      if (!c.func) continue;
-      GlobalVar gv = add_function(c.func, c.name);
+      if (!c.has_outputs) continue;
+      GlobalVar gv;
+      if (!c.fingerprint.empty()) {
+        auto it = by_fingerprint_.find(c.fingerprint);
+        if (it != by_fingerprint_.end()) gv = it->second;
+      }
+      if (!gv.defined()) {
+        if (!c.func) build_function(c, bindings, bg.attrs[u]);
+        gv = add_function(c.func, c.name);
+        if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
+      }
+      StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
       std::vector<Expr> args;
       for (const auto& a : c.arguments) args.push_back(subst(a, remap));
       Call call = make<CallNode>(gv, args);
-      call->struct_info_ = derive_call_ret_struct_info(c.func->struct_info_.as_ref<FuncStructInfoNode>(), *call);
+      call->struct_info_ = derive_call_ret_struct_info(fsinfo.as_ref<FuncStructInfoNode>(), *call);
       const Var& last = bindings[c.bindings.back()]->var;
       Var nv = emit_var(last, call);
       out.push_back(make<VarBindingNode>(nv, call));
@@ -649,6 +778,12 @@ class Fusor {
   NameSupply names_;
   bool dedup_seeded_ = false;
   std::unordered_multimap<size_t, GlobalVar> dedup_;
+  // Fingerprint -> the function a group with that fingerprint became (added or found equal).
+  std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;
+  PtrMap<int> intern_cache_;
+  std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
+  std::vector<ObjectRef> intern_keep_;
+  std::vector<DictAttrs> fattrs_seen_;
 };
 
 }  // namespace

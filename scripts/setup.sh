@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libfmt-dev libcli11-dev
   libdnnl-dev libopenblas-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata
+  graphviz
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -503,6 +503,29 @@ class Fusor {
   int64_t intern(const ObjectRef& x) {
     if (!x) return -1;
     if (const int* id = intern_cache_.find(x.get())) return *id;
+    // Tensor struct info with a constant shape (the common case) by an exact key: no generic
+    // structural hashing.
+    if (auto* t = x.as<TensorStructInfoNode>()) {
+      std::vector<int64_t> key{int64_t(t->dtype.code()), t->dtype.bits(), t->dtype.lanes(), t->ndim,
+                               t->shape ? 1 : 0};
+      bool exact = true;
+      if (t->shape) {
+        for (const auto& d : *t->shape) {
+          auto* imm = d.as<IntImmNode>();
+          if (!imm) {
+            exact = false;
+            break;
+          }
+          key.insert(key.end(), {int64_t(imm->dtype.code()), imm->dtype.bits(), imm->dtype.lanes(), imm->value});
+        }
+      }
+      if (exact) {
+        auto [it, inserted] = tensor_sinfo_ids_.emplace(std::move(key), int(intern_keep_.size()));
+        intern_keep_.push_back(x);
+        intern_cache_.emplace(x.get(), it->second);
+        return it->second;
+      }
+    }
     auto& bucket = intern_buckets_[structural_hash(x)];
     int id = -1;
     for (const auto& [rep, rid] : bucket)
@@ -611,9 +634,10 @@ class Fusor {
   void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
     c.has_outputs = true;
-    c.fingerprint = fingerprint_of(c, bindings, attrs);
-    if (!c.fingerprint.empty() && by_fingerprint_.count(c.fingerprint)) return;  // reused below
-    build_function(c, bindings, attrs);
+    // Composites repeat (one per match of a pattern); merged groups rarely do, so only
+    // composites are fingerprinted.
+    if (attrs.count("Composite")) c.fingerprint = fingerprint_of(c, bindings, attrs);
+    // Built (or found already made) when the group is emitted, in order.
   }
 
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
@@ -783,6 +807,7 @@ class Fusor {
   PtrMap<int> intern_cache_;
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
+  std::unordered_map<std::vector<int64_t>, int, FingerprintHash> tensor_sinfo_ids_;
   std::vector<DictAttrs> fattrs_seen_;
 };
 

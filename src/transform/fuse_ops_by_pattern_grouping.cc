@@ -498,6 +498,19 @@ class Fusor {
     c.bindings.push_back(index);
   }
 
+  // Both tensor struct infos have constant (IntImm) shapes or none.
+  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a, const TensorStructInfoNode& b) {
+    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value()) return false;
+    if (!a.shape) return true;
+    if (a.shape->size() != b.shape->size()) return false;
+    for (size_t k = 0; k < a.shape->size(); ++k) {
+      auto* x = (*a.shape)[k].as<IntImmNode>();
+      auto* y = (*b.shape)[k].as<IntImmNode>();
+      if (x->value != y->value || !(x->dtype == y->dtype)) return false;
+    }
+    return true;
+  }
+
   // An id per structurally distinct object (free variables compared by identity), cached by
   // address; the interned objects are kept alive so addresses are never reused.
   int64_t intern(const ObjectRef& x) {
@@ -506,9 +519,9 @@ class Fusor {
     // Tensor struct info with a constant shape (the common case) by an exact key: no generic
     // structural hashing.
     if (auto* t = x.as<TensorStructInfoNode>()) {
-      std::vector<int64_t> key{int64_t(t->dtype.code()), t->dtype.bits(), t->dtype.lanes(), t->ndim,
-                               t->shape ? 1 : 0};
       bool exact = true;
+      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 + size_t(t->dtype.lanes()) +
+                 size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
       if (t->shape) {
         for (const auto& d : *t->shape) {
           auto* imm = d.as<IntImmNode>();
@@ -516,14 +529,24 @@ class Fusor {
             exact = false;
             break;
           }
-          key.insert(key.end(), {int64_t(imm->dtype.code()), imm->dtype.bits(), imm->dtype.lanes(), imm->value});
+          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
         }
       }
       if (exact) {
-        auto [it, inserted] = tensor_sinfo_ids_.emplace(std::move(key), int(intern_keep_.size()));
+        auto& bucket = tensor_sinfo_ids_[h];
+        int id = -1;
+        for (const auto& [rep, rid] : bucket)
+          if (same_constant_tensor_sinfo(*rep, *t)) {
+            id = rid;
+            break;
+          }
+        if (id < 0) {
+          id = int(intern_keep_.size());
+          bucket.emplace_back(t, id);
+        }
         intern_keep_.push_back(x);
-        intern_cache_.emplace(x.get(), it->second);
-        return it->second;
+        intern_cache_.emplace(x.get(), id);
+        return id;
       }
     }
     auto& bucket = intern_buckets_[structural_hash(x)];
@@ -558,24 +581,35 @@ class Fusor {
     }
     fp.push_back(attrs_id);
     fp.push_back(int64_t(c.arguments.size()));
-    PtrMap<int> arg_at(c.arguments.size()), local_at(c.bindings.size());
-    for (size_t k = 0; k < c.arguments.size(); ++k) {
-      arg_at.emplace(c.arguments[k].get(), int(k));
-      fp.push_back(intern(c.arguments[k]->struct_info_));
-    }
+    // Composites are small: positions are found by scanning (no table to allocate).
+    if (c.bindings.size() > 64 || c.arguments.size() > 64) return {};
+    fp.reserve(8 + 3 * c.arguments.size() + 12 * c.bindings.size());
+    std::vector<const Object*> locals;
+    locals.reserve(c.bindings.size());
+    auto index_in = [](const auto& xs, const Object* p) -> int {
+      for (size_t k = 0; k < xs.size(); ++k)
+        if (xs[k].get() == p) return int(k);
+      return -1;
+    };
+    auto local_index = [&](const Object* p) -> int {
+      for (size_t k = 0; k < locals.size(); ++k)
+        if (locals[k] == p) return int(k);
+      return -1;
+    };
+    for (size_t k = 0; k < c.arguments.size(); ++k) fp.push_back(intern(c.arguments[k]->struct_info_));
     fp.push_back(int64_t(c.bindings.size()));
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
     auto arg_token = [&](const Expr& a) -> bool {
-      if (const int* k = arg_at.find(a.get())) {
+      if (int k = index_in(c.arguments, a.get()); k >= 0) {
         fp.push_back(kParam);
-        fp.push_back(*k);
+        fp.push_back(k);
         return true;
       }
-      if (auto* v = a.as<VarNode>()) {
-        const int* l = local_at.find(v);
-        if (!l) return false;
+      if (a.as<VarNode>()) {
+        int l = local_index(a.get());
+        if (l < 0) return false;
         fp.push_back(kLocal);
-        fp.push_back(*l);
+        fp.push_back(l);
         return true;
       }
       if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() || a.as<OpNode>() ||
@@ -612,13 +646,13 @@ class Fusor {
       } else {
         return {};
       }
-      local_at.emplace(b->var.get(), int(li));
+      locals.push_back(b->var.get());
     }
     fp.push_back(int64_t(c.outputs.size()));
     for (auto* o : c.outputs) {
-      const int* l = local_at.find(o);
-      if (!l) return {};
-      fp.push_back(*l);
+      int l = local_index(o);
+      if (l < 0) return {};
+      fp.push_back(l);
     }
     return fp;
   }
@@ -807,7 +841,7 @@ class Fusor {
   PtrMap<int> intern_cache_;
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
-  std::unordered_map<std::vector<int64_t>, int, FingerprintHash> tensor_sinfo_ids_;
+  std::unordered_map<size_t, std::vector<std::pair<const TensorStructInfoNode*, int>>> tensor_sinfo_ids_;
   std::vector<DictAttrs> fattrs_seen_;
 };
 

@@ -19,6 +19,7 @@
 
 #include "c_prelude.h"
 #include "partita/backend/ccompiler_runtime.h"
+#include "partita/codegen/partition_walker.h"
 #include "partita/ir/functor.h"
 
 namespace partita::backend::ccompiler {
@@ -87,9 +88,7 @@ class FunctionEmitter {
          std::to_string(results.size()) + " outputs, got %d and %d\", (int)n_in, (int)n_out);");
     std::unordered_map<const VarNode*, Value> env;
     for (size_t i = 0; i < fn->params.size(); ++i) env[fn->params[i].get()] = bind_param(fn->params[i], int(i));
-    std::unordered_map<const VarNode*, int> dest = out_index_;
-    Value dummy;
-    emit_body(fn, env, dest, dummy, /*top=*/true);
+    emit_body(fn, env, out_index_);
     for (size_t k = 0; k < results.size(); ++k) {
       auto* v = results[k].as<VarNode>();
       if (v && written_.count(int(k))) continue;
@@ -288,55 +287,40 @@ class FunctionEmitter {
     fail("operator " + op + " is not supported");
   }
 
-  // Emits the bindings of `fn`; `dest` maps variables to the output index they are written to.
-  // Returns through `result` the value of fn's body.
-  void emit_body(const Function& fn, std::unordered_map<const VarNode*, Value>& env,
-                 const std::unordered_map<const VarNode*, int>& dest, Value& result, bool top) {
-    auto* seq = fn->body.as<SeqExprNode>();
-    if (!seq) fail("a function body is not normalized");
-    std::unordered_map<const VarNode*, Function> local;
-    for (const auto& block : seq->blocks) {
-      for (const auto& b : block->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        if (!vb) fail("match_cast is not supported");
-        int k = -1;
-        if (auto it = dest.find(vb->var.get()); it != dest.end()) k = it->second;
-        if (auto f = vb->value.as_ref<FunctionNode>()) {
-          local[vb->var.get()] = f;
-          continue;
-        }
-        if (vb->value.as<VarNode>() || vb->value.as<ConstantNode>()) {
-          env[vb->var.get()] = leaf(vb->value, env);
-          continue;
-        }
-        auto* call = vb->value.as<CallNode>();
-        if (!call) fail(std::string("a binding of a ") + node_kind_name(vb->value->kind()) + " is not supported");
-        if (auto* op = call->op.as<OpNode>()) {
-          env[vb->var.get()] = emit_op(op->name, call, env, tensor_info(vb->var), k);
-          continue;
-        }
-        auto* cv = call->op.as<VarNode>();
-        auto lit = cv ? local.find(cv) : local.end();
-        if (lit == local.end()) fail("it calls something other than an operator or a local composite");
-        const Function& inner = lit->second;
-        if (inner->params.size() != call->args.size()) fail("a composite call has the wrong number of arguments");
-        std::unordered_map<const VarNode*, Value> inner_env;
-        for (size_t i = 0; i < inner->params.size(); ++i) inner_env[inner->params[i].get()] = leaf(call->args[i], env);
-        std::unordered_map<const VarNode*, int> inner_dest;
-        auto* iseq = inner->body.as<SeqExprNode>();
-        if (k >= 0 && iseq)
-          if (auto* rv = iseq->body.as<VarNode>()) inner_dest[rv] = k;
-        Value r;
-        emit_body(inner, inner_env, inner_dest, r, false);
-        env[vb->var.get()] = r;
-      }
-    }
-    if (!top) {
-      if (!seq->body.as<VarNode>() && !seq->body.as<ConstantNode>()) fail("a composite returns a non-tensor");
-      result = leaf(seq->body, env);
-    }
+  // Emits the bindings of `fn`; `dest` maps variables to the output index they are written to
+  // (so a result is computed in place in its output). Returns fn's body.
+  const SeqExprNode& emit_body(const Function& fn, std::unordered_map<const VarNode*, Value>& env,
+                               const std::unordered_map<const VarNode*, int>& dest) {
+    const auto* outer = dest_;
+    dest_ = &dest;
+    const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
+    dest_ = outer;
+    return seq;
   }
 
+  // walk_partition's hooks.
+  template <class V, class L>
+  friend const SeqExprNode& codegen::walk_partition(const Function&, codegen::ValueEnv<V>&, L&);
+  int dest_of(const VarBindingNode& b) const {
+    auto it = dest_->find(b.var.get());
+    return it == dest_->end() ? -1 : it->second;
+  }
+  Value lower_op(const CallNode& call, const VarBindingNode& b, std::unordered_map<const VarNode*, Value>& env) {
+    return emit_op(call.op.as<OpNode>()->name, &call, env, tensor_info(b.var), dest_of(b));
+  }
+  Value lower_composite(const Function& inner, std::unordered_map<const VarNode*, Value>& params,
+                        const VarBindingNode& b) {
+    std::unordered_map<const VarNode*, int> inner_dest;
+    int k = dest_of(b);
+    auto* iseq = inner->body.as<SeqExprNode>();
+    if (k >= 0 && iseq)
+      if (auto* rv = iseq->body.as<VarNode>()) inner_dest[rv] = k;
+    const SeqExprNode& seq = emit_body(inner, params, inner_dest);
+    if (!seq.body.as<VarNode>() && !seq.body.as<ConstantNode>()) fail("a composite returns a non-tensor");
+    return leaf(seq.body, params);
+  }
+
+  const std::unordered_map<const VarNode*, int>* dest_ = nullptr;
   const CodegenFunction& f_;
   codegen::ConstantNamer& namer_;
   std::set<std::string>& kernels_;

@@ -7,6 +7,7 @@
 
 #include "partita/backend/dnnl.h"
 #include "partita/backend/dnnl_runtime.h"
+#include "partita/codegen/partition_walker.h"
 #include "partita/ir/struct_info.h"
 
 namespace partita::backend::dnnl {
@@ -240,45 +241,25 @@ class GraphBuilder {
   // Lowers the bindings of `fn`; returns the value id of its (tensor) body, or -1 for a tuple
   // (then tuple_outputs_ holds the fields).
   int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
-    auto* seq = fn->body.as<SeqExprNode>();
-    if (!seq) fail("a function body is not normalized");
-    std::unordered_map<const VarNode*, Function> local;
-    for (const auto& block : seq->blocks) {
-      for (const auto& b : block->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        if (!vb) fail("match_cast is not supported");
-        if (auto f = vb->value.as_ref<FunctionNode>()) {
-          local[vb->var.get()] = f;
-          continue;
-        }
-        if (vb->value.as<VarNode>() || vb->value.as<ConstantNode>()) {
-          env[vb->var.get()] = leaf(vb->value, env);
-          continue;
-        }
-        auto* call = vb->value.as<CallNode>();
-        if (!call) fail(std::string("a binding of a ") + node_kind_name(vb->value->kind()) + " is not supported");
-        if (call->op.as<OpNode>()) {
-          env[vb->var.get()] = lower_op(*call, env);
-          continue;
-        }
-        auto* cv = call->op.as<VarNode>();
-        auto lit = cv ? local.find(cv) : local.end();
-        if (lit == local.end()) fail("it calls something other than an operator or a local composite");
-        const Function& inner = lit->second;
-        if (inner->params.size() != call->args.size()) fail("a composite call has the wrong number of arguments");
-        std::unordered_map<const VarNode*, int> inner_env;
-        for (size_t i = 0; i < inner->params.size(); ++i) inner_env[inner->params[i].get()] = leaf(call->args[i], env);
-        int r = lower_body(inner, inner_env);
-        if (r < 0) fail("a composite returns a tuple");
-        env[vb->var.get()] = r;
-      }
-    }
-    if (auto* tup = seq->body.as<TupleNode>()) {
+    const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
+    if (auto* tup = seq.body.as<TupleNode>()) {
       tuple_outputs_.clear();
       for (const auto& f : tup->fields) tuple_outputs_.push_back(leaf(f, env));
       return -1;
     }
-    return leaf(seq->body, env);
+    return leaf(seq.body, env);
+  }
+
+  // walk_partition's hooks.
+  template <class V, class L>
+  friend const SeqExprNode& codegen::walk_partition(const Function&, codegen::ValueEnv<V>&, L&);
+  int lower_op(const CallNode& call, const VarBindingNode&, std::unordered_map<const VarNode*, int>& env) {
+    return lower_op(call, env);
+  }
+  int lower_composite(const Function& inner, std::unordered_map<const VarNode*, int>& params, const VarBindingNode&) {
+    int r = lower_body(inner, params);
+    if (r < 0) fail("a composite returns a tuple");
+    return r;
   }
 
   int add_node(json j, std::vector<int> in, const std::vector<int64_t>& shape) {

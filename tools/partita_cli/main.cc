@@ -1,0 +1,230 @@
+// `partita`: the command line of the compiler (modelled on TVM's tvmc).
+//
+//   partita compile model.onnx --backends dnnl,cblas [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
+//   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR]
+//   partita show model.onnx|module.py [--backends ...]
+//   partita report model.onnx --backends dnnl,cblas [--svg out.svg] [--dot out.dot]
+//
+// Every error is one line `partita: error: ...` on stderr and exit status 1.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "model_io.h"
+#include "progress.h"
+#include "report.h"
+#include "run_cmd.h"
+#include "partita/codegen/build.h"
+#include "partita/runtime/executable.h"
+#include "partita/script/printer.h"
+#include "partita/support/error.h"
+
+using namespace partita;
+using namespace partita::cli;
+
+namespace {
+
+struct CompileArgs {
+  std::string model, output;
+  std::vector<std::string> backends, targets;
+  int path = 2;
+  bool quiet = false;
+};
+
+std::string size_text(uintmax_t bytes) {
+  char buf[64];
+  if (bytes >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / double(1u << 20));
+  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%ju B", bytes);
+  return buf;
+}
+
+// Import and partition, with progress stages; returns the partitioned module.
+IRModule import_and_partition(const std::string& model, const std::vector<std::string>& backends, int path,
+                              bool progress) {
+  IRModule mod;
+  {
+    Stage s("import " + std::filesystem::path(model).filename().string(), progress);
+    mod = load_model(model);
+    s.done();
+  }
+  for (const std::string& b : backends) {
+    Stage s("partition " + b, progress);
+    mod = partition(mod, {b}, path == 2);
+    s.done();
+  }
+  return mod;
+}
+
+int compile_command(const CompileArgs& a) {
+  std::vector<std::string> backends = parse_backends(a.backends);
+  codegen::BuildOptions options;
+  for (const std::string& t : a.targets) options.targets.push_back(parse_target(t));
+  IRModule mod = import_and_partition(a.model, backends, a.path, !a.quiet);
+  ModuleReport report = analyze_module(mod);
+  std::shared_ptr<runtime::Executable> exec;
+  {
+    Stage s("build", !a.quiet);
+    exec = codegen::build(mod, options);
+    s.done();
+  }
+  {
+    Stage s("export", !a.quiet);
+    exec->export_library(a.output);
+    s.done();
+  }
+  std::string summary;
+  for (const std::string& b : backends) {
+    auto it = report.backends.find(b);
+    int64_t n = it == report.backends.end() ? 0 : it->second.partitions;
+    summary += b + ": " + std::to_string(n) + (n == 1 ? " partition" : " partitions") + ", ";
+  }
+  int64_t host_ops = 0;
+  for (const auto& [_, n] : report.backends["host"].op_counts) host_ops += n;
+  summary += "host: " + std::to_string(host_ops) + " ops";
+  std::printf("compiled %s -> %s (%s; %s)\n", a.model.c_str(), a.output.c_str(), summary.c_str(),
+              size_text(std::filesystem::file_size(a.output)).c_str());
+  return 0;
+}
+
+// The directory of PATH holding an executable `dot`, or "".
+std::string find_dot() {
+  const char* path = std::getenv("PATH");
+  if (!path) return "";
+  std::stringstream ss(path);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/dot";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !out.write(text.data(), std::streamsize(text.size())))
+    throw_error("IOError", "cannot write '" + path + "'");
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int report_command(const std::string& model, const std::vector<std::string>& backend_specs, int path,
+                   const std::string& svg, const std::string& dot_out) {
+  std::vector<std::string> backends = parse_backends(backend_specs);
+  IRModule mod = import_and_partition(model, backends, path, false);
+  ModuleReport report = analyze_module(mod);
+  std::printf("%s", format_report(report, backends).c_str());
+  if (svg.empty() && dot_out.empty()) return 0;
+  std::string dot_text = module_to_dot(mod);
+  if (!dot_out.empty()) {
+    write_file(dot_out, dot_text);
+    std::printf("graph: %s\n", dot_out.c_str());
+  }
+  if (svg.empty()) return 0;
+  std::string dot = find_dot();
+  if (dot.empty())
+    throw_error("IOError", "cannot draw '" + svg + "': Graphviz's 'dot' was not found on PATH (install graphviz, "
+                           "or use --dot to write the graph source)");
+  std::string tmp = svg + ".dot.tmp";
+  write_file(tmp, dot_text);
+  std::string cmd = shell_quote(dot) + " -Tsvg -o " + shell_quote(svg) + " " + shell_quote(tmp);
+  int rc = std::system(cmd.c_str());
+  std::filesystem::remove(tmp);
+  if (rc != 0) throw_error("IOError", "Graphviz 'dot' failed (status " + std::to_string(rc) + ") writing '" + svg + "'");
+  std::printf("graph: %s\n", svg.c_str());
+  return 0;
+}
+
+int show_command(const std::string& model, const std::vector<std::string>& backend_specs, int path, bool metadata) {
+  std::vector<std::string> backends = parse_backends(backend_specs);
+  IRModule mod = import_and_partition(model, backends, path, false);
+  script::PrintOptions po;
+  po.show_metadata = metadata;
+  std::printf("%s\n", script::print_module(mod, po).c_str());
+  return 0;
+}
+
+[[noreturn]] void fail(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "partita: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"partita: a bring-your-own-codegen deep-learning compiler"};
+  app.require_subcommand(1);
+
+  CompileArgs ca;
+  CLI::App* compile = app.add_subcommand("compile", "import a model, partition it for backends, build and export it");
+  compile->add_option("model", ca.model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
+  compile->add_option("--backends,-b", ca.backends, "backends in priority order, e.g. dnnl,cblas")->delimiter(',');
+  compile->add_option("--path", ca.path, "1: one function per composite; 2: merged partitions")
+      ->check(CLI::IsMember({1, 2}));
+  compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");
+  compile->add_option("-o,--output", ca.output, "artifact to write")->required();
+  compile->add_flag("--quiet,-q", ca.quiet, "no progress display");
+
+  RunOptions ro;
+  CLI::App* run = app.add_subcommand("run", "run an exported artifact, print outputs and latency");
+  run->add_option("artifact", ro.artifact, "file written by partita compile")->required();
+  run->add_option("--input,-i", ro.inputs, "NAME=FILE.npy (repeatable); missing inputs are random");
+  run->add_option("--repeat,-n", ro.repeat, "timed runs");
+  run->add_option("--warmup", ro.warmup, "untimed runs first");
+  run->add_option("--seed", ro.seed, "seed of random inputs");
+  run->add_option("--output-dir", ro.output_dir, "write outputs as output_<k>.npy");
+  run->add_option("--function", ro.function, "function to run");
+  run->add_option("--show", ro.show_values, "values printed per output");
+
+  std::string show_model;
+  std::vector<std::string> show_backends;
+  int show_path = 2;
+  bool show_metadata = false;
+  CLI::App* show = app.add_subcommand("show", "print the (partitioned) module as TVMScript");
+  show->add_option("model", show_model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
+  show->add_option("--backends,-b", show_backends, "partition for these backends first")->delimiter(',');
+  show->add_option("--path", show_path, "1 or 2 (see compile)")->check(CLI::IsMember({1, 2}));
+  show->add_flag("--metadata", show_metadata, "include the metadata section (constants)");
+
+  std::string rep_model, rep_svg, rep_dot;
+  std::vector<std::string> rep_backends;
+  int rep_path = 2;
+  CLI::App* report = app.add_subcommand("report", "operators, FLOPs and partitions per backend; graph picture");
+  report->add_option("model", rep_model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
+  report->add_option("--backends,-b", rep_backends, "backends in priority order")->delimiter(',');
+  report->add_option("--path", rep_path, "1 or 2 (see compile)")->check(CLI::IsMember({1, 2}));
+  report->add_option("--svg", rep_svg, "draw the partitioned graph (needs Graphviz)");
+  report->add_option("--dot", rep_dot, "write the graph in the dot language");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fail(std::string(e.what()) + " (see partita --help)");
+  }
+
+  try {
+    if (*compile) return compile_command(ca);
+    if (*run) return run_command(ro);
+    if (*show) return show_command(show_model, show_backends, show_path, show_metadata);
+    if (*report) return report_command(rep_model, rep_backends, rep_path, rep_svg, rep_dot);
+  } catch (const Error& e) {
+    fail(e.what());
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return 1;
+}

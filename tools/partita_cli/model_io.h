@@ -1,0 +1,27 @@
+// Loading what the user names on the command line: an ONNX model or a TVMScript module, and
+// the backends and targets to compile it for.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "partita/codegen/target.h"
+#include "partita/ir/module.h"
+
+namespace partita::cli {
+
+/// Imports an ONNX file (.onnx) or parses a TVMScript module (anything else that reads as
+/// text: .py, .txt, ...). Error("IOError") for a missing or unreadable file.
+IRModule load_model(const std::string& path);
+
+/// Splits "dnnl,cblas" and checks every name has registered patterns (Error("ValueError")
+/// listing the available backends otherwise).
+std::vector<std::string> parse_backends(const std::vector<std::string>& specs);
+
+/// Partitions `mod` for each backend in order (later backends get what earlier ones left).
+IRModule partition(IRModule mod, const std::vector<std::string>& backends, bool merge);
+
+/// Parses a target string "kind -opt=value -list=a,b" using the kind's declared option types.
+codegen::Target parse_target(const std::string& text);
+
+}  // namespace partita::cli

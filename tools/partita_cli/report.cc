@@ -1,0 +1,406 @@
+#include "report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "partita/ir/prim_expr.h"
+#include "partita/ir/struct_info.h"
+#include "partita/support/error.h"
+
+namespace partita::cli {
+namespace {
+
+const TensorStructInfoNode* tensor_info(const Expr& e) {
+  if (!e.get() || !e->struct_info_.get()) return nullptr;
+  return e->struct_info_.as<TensorStructInfoNode>();
+}
+
+// Dimensions as integers; symbolic ones count as 1 (flagged through `symbolic`).
+std::vector<int64_t> dims_of(const TensorStructInfoNode* t, bool* symbolic) {
+  std::vector<int64_t> out;
+  if (!t || !t->shape) return out;
+  for (const PrimExpr& d : *t->shape) {
+    if (auto c = as_const_int(d)) {
+      out.push_back(*c);
+    } else {
+      out.push_back(1);
+      if (symbolic) *symbolic = true;
+    }
+  }
+  return out;
+}
+
+double product(const std::vector<int64_t>& v, size_t from = 0) {
+  double p = 1;
+  for (size_t i = from; i < v.size(); ++i) p *= double(v[i]);
+  return p;
+}
+
+// Output elements of a call (a tuple result sums its fields).
+double output_numel(const CallNode& call, bool* symbolic) {
+  const StructInfo& s = call.struct_info_;
+  if (!s.get()) return 0;
+  if (const auto* t = s.as<TensorStructInfoNode>()) return product(dims_of(t, symbolic));
+  if (const auto* tt = s.as<TupleStructInfoNode>()) {
+    double n = 0;
+    for (const StructInfo& f : tt->fields)
+      if (const auto* t = f.as<TensorStructInfoNode>()) n += product(dims_of(t, symbolic));
+    return n;
+  }
+  return 0;
+}
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+const std::set<std::string>& data_movement_ops() {
+  static const std::set<std::string> ops = {
+      "relax.reshape", "relax.permute_dims", "relax.flatten", "relax.squeeze", "relax.expand_dims",
+      "relax.strided_slice", "relax.take", "relax.concat", "relax.split", "relax.broadcast_to",
+      "relax.astype", "relax.nn.pad", "relax.zeros", "relax.ones", "relax.full", "relax.zeros_like",
+      "relax.ones_like", "relax.nn.dropout"};
+  return ops;
+}
+
+// A function-valued binding or module function called by `call`, if any.
+const FunctionNode* callee_of(const CallNode& call, const IRModule& mod,
+                              const std::map<const VarNode*, const FunctionNode*>& locals) {
+  if (const auto* gv = call.op.as<GlobalVarNode>()) {
+    if (!mod.contains(gv->name_hint)) return nullptr;
+    return mod.lookup(gv->name_hint).as<FunctionNode>();
+  }
+  if (const auto* v = call.op.as<VarNode>()) {
+    auto it = locals.find(v);
+    return it == locals.end() ? nullptr : it->second;
+  }
+  return call.op.as<FunctionNode>();
+}
+
+void for_each_binding(const Expr& body, const std::function<void(const BindingNode&, const Expr&)>& f) {
+  const auto* seq = body.as<SeqExprNode>();
+  if (!seq) return;
+  for (const BindingBlock& block : seq->blocks)
+    for (const Binding& b : block->bindings) {
+      if (const auto* vb = b.as<VarBindingNode>()) f(*b, vb->value);
+      else if (const auto* mc = b.as<MatchCastNode>()) f(*b, mc->value);
+    }
+}
+
+// Counts the operators `fn` runs (following calls to local and module functions) into `stats`.
+void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats, bool* symbolic, int depth = 0) {
+  if (depth > 64) return;  // recursion in the module: not a dataflow graph we can summarise
+  std::map<const VarNode*, const FunctionNode*> locals;
+  for_each_binding(fn.body, [&](const BindingNode& b, const Expr& value) {
+    if (const auto* f = value.as<FunctionNode>()) {
+      locals[b.var.get()] = f;
+      return;
+    }
+    const auto* call = value.as<CallNode>();
+    if (!call) return;
+    if (const auto* op = call->op.as<OpNode>()) {
+      stats.op_counts[op->name]++;
+      stats.flops += estimate_flops(*call, symbolic);
+    } else if (const FunctionNode* callee = callee_of(*call, mod, locals)) {
+      count_ops(*callee, mod, stats, symbolic, depth + 1);
+    }
+  });
+}
+
+std::string short_op(const std::string& name) {
+  return starts_with(name, "relax.") ? name.substr(6) : name;
+}
+
+}  // namespace
+
+double estimate_flops(const CallNode& call, bool* symbolic) {
+  const auto* op = call.op.as<OpNode>();
+  if (!op) return 0;
+  const std::string& name = op->name;
+  if (data_movement_ops().count(name)) return 0;
+  double out = output_numel(call, symbolic);
+  if (starts_with(name, "relax.nn.conv") && call.args.size() >= 2) {
+    // Weight layout OIHW (the importer's and the default): in-channels/groups * window.
+    std::vector<int64_t> w = dims_of(tensor_info(call.args[1]), symbolic);
+    return 2 * out * product(w, 1);
+  }
+  if ((name == "relax.matmul" || name == "relax.nn.dense" || name == "relax.linear") && !call.args.empty()) {
+    std::vector<int64_t> a = dims_of(tensor_info(call.args[0]), symbolic);
+    return 2 * out * (a.empty() ? 1 : double(a.back()));
+  }
+  if (name.find("adaptive") != std::string::npos && !call.args.empty())
+    return product(dims_of(tensor_info(call.args[0]), symbolic));
+  if (name.find("pool") != std::string::npos) {
+    double window = 1;
+    if (call.attrs.get())
+      if (const AttrValue* v = call.attrs->find("pool_size"))
+        if (const auto* l = std::get_if<std::vector<int64_t>>(v)) window = product(*l);
+    return out * window;
+  }
+  if (name == "relax.nn.softmax" || name == "relax.nn.log_softmax") return 3 * out;
+  if (name == "relax.nn.layer_norm" || name == "relax.nn.batch_norm") return 5 * out;
+  if (starts_with(name, "relax.sum") || starts_with(name, "relax.mean") || name == "relax.max" ||
+      name == "relax.min" || name == "relax.variance")
+    return call.args.empty() ? out : product(dims_of(tensor_info(call.args[0]), symbolic));
+  return out;
+}
+
+ModuleReport analyze_module(const IRModule& mod) {
+  if (!mod.contains("main")) throw_error("KeyError", "the module has no function 'main'");
+  const auto* main = mod.lookup("main").as<FunctionNode>();
+  if (!main) throw_error("TypeError", "'main' is not a Relax function");
+  ModuleReport r;
+  r.backends["host"];
+  std::map<const VarNode*, const FunctionNode*> locals;
+  for_each_binding(main->body, [&](const BindingNode& b, const Expr& value) {
+    if (const auto* f = value.as<FunctionNode>()) {
+      locals[b.var.get()] = f;
+      return;
+    }
+    const auto* call = value.as<CallNode>();
+    if (!call) return;
+    if (const auto* op = call->op.as<OpNode>()) {
+      BackendStats& host = r.backends["host"];
+      host.op_counts[op->name]++;
+      host.flops += estimate_flops(*call, &r.symbolic_dims);
+      return;
+    }
+    const FunctionNode* callee = callee_of(*call, mod, locals);
+    if (!callee) return;
+    std::optional<std::string> codegen = callee->attr_string("Codegen");
+    BackendStats& stats = r.backends[codegen ? *codegen : "host"];
+    if (codegen) stats.partitions++;
+    count_ops(*callee, mod, stats, &r.symbolic_dims);
+  });
+  for (const auto& [_, s] : r.backends) r.total_flops += s.flops;
+  return r;
+}
+
+std::string format_report(const ModuleReport& report, const std::vector<std::string>& order) {
+  std::vector<std::string> names;
+  for (const std::string& b : order)
+    if (b != "host" && std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  for (const auto& [b, _] : report.backends)
+    if (b != "host" && std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+  names.push_back("host");
+  std::ostringstream os;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %10s %8s %14s %8s  %s\n", "backend", "partitions", "ops", "MFLOPs",
+                "share", "operators");
+  os << line;
+  for (const std::string& b : names) {
+    auto it = report.backends.find(b);
+    BackendStats empty;
+    const BackendStats& s = it == report.backends.end() ? empty : it->second;
+    int64_t nops = 0;
+    std::string ops;
+    for (const auto& [op, n] : s.op_counts) {
+      nops += n;
+      ops += (ops.empty() ? "" : ", ") + short_op(op) + " x" + std::to_string(n);
+    }
+    double share = report.total_flops > 0 ? 100.0 * s.flops / report.total_flops : 0.0;
+    std::snprintf(line, sizeof line, "%-10s %10s %8lld %14.3f %7.1f%%  ", b.c_str(),
+                  b == "host" ? "-" : std::to_string(s.partitions).c_str(), (long long)nops, s.flops / 1e6, share);
+    os << line << (ops.empty() ? "(none)" : ops) << "\n";
+  }
+  std::snprintf(line, sizeof line, "total: %.3f MFLOPs", report.total_flops / 1e6);
+  os << line;
+  if (report.symbolic_dims) os << " (symbolic dimensions counted as 1)";
+  os << "\n";
+  return os.str();
+}
+
+std::string backend_color(const std::string& backend) {
+  if (backend == "host") return "#d9d9d9";
+  static const std::map<std::string, std::string> known = {
+      {"dnnl", "#7fb3e6"}, {"cblas", "#f2b36b"}, {"ccompiler", "#8fd18f"}, {"cutlass", "#c9a0dc"}};
+  if (auto it = known.find(backend); it != known.end()) return it->second;
+  static const char* palette[] = {"#e6a0a0", "#a0e6d8", "#e6e08f", "#b0b0f0"};
+  return palette[std::hash<std::string>{}(backend) % 4];
+}
+
+namespace {
+
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string sinfo_text(const StructInfo& s) {
+  if (!s.get()) return "";
+  if (const auto* t = s.as<TensorStructInfoNode>()) {
+    std::string text = t->dtype.str() + "[";
+    if (t->shape) {
+      for (size_t i = 0; i < t->shape->size(); ++i) {
+        auto c = as_const_int((*t->shape)[i]);
+        text += (i ? "," : "") + (c ? std::to_string(*c) : std::string("?"));
+      }
+    }
+    return text + "]";
+  }
+  if (s.as<TupleStructInfoNode>()) return "tuple";
+  return "";
+}
+
+// Variables an expression reads (not looking inside function definitions).
+void used_vars(const Expr& e, std::vector<const VarNode*>& out) {
+  if (!e.get()) return;
+  if (const auto* v = e.as<VarNode>()) {
+    out.push_back(v);
+  } else if (const auto* c = e.as<CallNode>()) {
+    for (const Expr& a : c->args) used_vars(a, out);
+  } else if (const auto* t = e.as<TupleNode>()) {
+    for (const Expr& f : t->fields) used_vars(f, out);
+  } else if (const auto* g = e.as<TupleGetItemNode>()) {
+    used_vars(g->tuple, out);
+  }
+}
+
+class DotWriter {
+ public:
+  explicit DotWriter(const IRModule& mod) : mod_(mod) {}
+
+  std::string run() {
+    const auto* main = mod_.lookup("main").as<FunctionNode>();
+    if (!main) throw_error("TypeError", "'main' is not a Relax function");
+    os_ << "digraph partita {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+           "fontsize=10];\n  edge [color=\"#555555\"];\n";
+    Env env;
+    for (const Var& p : main->params) {
+      std::string id = node("  ", p->name_hint + "\n" + sinfo_text(p->struct_info_), "#ffffff", "ellipse");
+      env[p.get()] = {id};
+    }
+    walk(*main, env, "host", "  ");
+    std::string out = node("  ", "output", "#ffffff", "ellipse");
+    std::vector<const VarNode*> vars;
+    if (const auto* seq = main->body.as<SeqExprNode>()) used_vars(seq->body, vars);
+    for (const VarNode* v : vars)
+      for (const std::string& src : env[v]) edge(src, out);
+    // Legend: one entry per colour used.
+    os_ << "  subgraph cluster_legend {\n    label=\"legend\"; fontsize=10; style=dashed;\n";
+    for (const std::string& b : used_backends_)
+      os_ << "    \"legend_" << dot_escape(b) << "\" [label=\"" << dot_escape(b) << "\", fillcolor=\""
+          << backend_color(b) << "\"];\n";
+    os_ << "  }\n";
+    for (const auto& [a, b] : edges_) os_ << "  " << a << " -> " << b << ";\n";
+    os_ << "}\n";
+    return os_.str();
+  }
+
+ private:
+  using Env = std::map<const VarNode*, std::vector<std::string>>;
+
+  std::string node(const std::string& indent, const std::string& label, const std::string& color,
+                   const std::string& shape = "") {
+    std::string id = "n" + std::to_string(next_++);
+    os_ << indent << id << " [label=\"" << dot_escape(label) << "\", fillcolor=\"" << color << "\"";
+    if (!shape.empty()) os_ << ", shape=" << shape;
+    os_ << "];\n";
+    return id;
+  }
+  void edge(const std::string& a, const std::string& b) {
+    if (a != b) edges_.insert({a, b});
+  }
+
+  std::vector<std::string> sources(const Expr& value, Env& env) {
+    std::vector<const VarNode*> vars;
+    used_vars(value, vars);
+    std::vector<std::string> out;
+    for (const VarNode* v : vars)
+      for (const std::string& s : env[v])
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    return out;
+  }
+
+  void note_backend(const std::string& b) {
+    if (std::find(used_backends_.begin(), used_backends_.end(), b) == used_backends_.end())
+      used_backends_.push_back(b);
+  }
+
+  // Ops of a composite function, for its node's label.
+  static std::string composite_label(const FunctionNode& f) {
+    std::string ops;
+    for_each_binding(f.body, [&](const BindingNode&, const Expr& value) {
+      if (const auto* c = value.as<CallNode>())
+        if (const auto* op = c->op.as<OpNode>()) ops += (ops.empty() ? "" : " + ") + short_op(op->name);
+    });
+    return ops;
+  }
+
+  // Adds the bindings of `fn` (whose parameters are already in `env`) in colour `backend`.
+  void walk(const FunctionNode& fn, Env& env, const std::string& backend, const std::string& indent) {
+    std::map<const VarNode*, const FunctionNode*> locals;
+    for_each_binding(fn.body, [&](const BindingNode& b, const Expr& value) {
+      const VarNode* var = b.var.get();
+      if (const auto* f = value.as<FunctionNode>()) {
+        locals[var] = f;
+        return;
+      }
+      const auto* call = value.as<CallNode>();
+      if (!call) {  // tuples, projections, aliases: pass data through without a node
+        env[var] = sources(value, env);
+        return;
+      }
+      std::vector<std::string> srcs = sources(value, env);
+      const FunctionNode* callee = call->op.as<OpNode>() ? nullptr : callee_of(*call, mod_, locals);
+      std::optional<std::string> codegen = callee ? callee->attr_string("Codegen") : std::nullopt;
+      if (callee && codegen) {
+        // An offloaded partition: a cluster holding the partition's own bindings.
+        note_backend(*codegen);
+        std::string name = call->op.as<GlobalVarNode>() ? call->op.as<GlobalVarNode>()->name_hint : "partition";
+        os_ << indent << "subgraph cluster_" << next_cluster_++ << " {\n"
+            << indent << "  label=\"" << dot_escape(*codegen + ": " + name) << "\"; fontsize=10; style=filled; "
+            << "color=\"" << backend_color(*codegen) << "\"; fillcolor=\"" << backend_color(*codegen)
+            << "40\";\n";
+        Env inner;
+        for (size_t i = 0; i < callee->params.size() && i < call->args.size(); ++i) {
+          inner[callee->params[i].get()] = sources(call->args[i], env);
+        }
+        walk(*callee, inner, *codegen, indent + "  ");
+        os_ << indent << "}\n";
+        std::vector<std::string> outs;
+        if (const auto* seq = callee->body.as<SeqExprNode>()) outs = sources(seq->body, inner);
+        env[var] = outs;
+        return;
+      }
+      std::string label, color = backend_color(backend);
+      if (const auto* op = call->op.as<OpNode>()) {
+        label = short_op(op->name);
+      } else if (callee) {
+        std::optional<std::string> comp = callee->attr_string("Composite");
+        label = comp ? *comp + "\n" + composite_label(*callee) : "call " + std::string(b.var->name_hint);
+      } else {
+        label = "call";
+      }
+      note_backend(backend);
+      label += "\n" + sinfo_text(b.var->struct_info_);
+      std::string id = node(indent, label, color);
+      for (const std::string& s : srcs) edge(s, id);
+      env[var] = {id};
+    });
+  }
+
+  const IRModule& mod_;
+  std::ostringstream os_;
+  std::set<std::pair<std::string, std::string>> edges_;
+  std::vector<std::string> used_backends_;
+  int next_ = 0, next_cluster_ = 0;
+};
+
+}  // namespace
+
+std::string module_to_dot(const IRModule& mod) {
+  if (!mod.contains("main")) throw_error("KeyError", "the module has no function 'main'");
+  return DotWriter(mod).run();
+}
+
+}  // namespace partita::cli

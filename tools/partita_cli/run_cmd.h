@@ -1,0 +1,24 @@
+// `partita run`: loads an artifact, binds inputs (from .npy files or seeded random data shaped
+// by main's signature), runs it and prints outputs and latency statistics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partita::cli {
+
+struct RunOptions {
+  std::string artifact;
+  std::string function = "main";
+  std::vector<std::string> inputs;  // "name=file.npy"
+  int repeat = 10;
+  int warmup = 1;
+  uint64_t seed = 0;
+  std::string output_dir;
+  int show_values = 8;
+};
+
+int run_command(const RunOptions& options);
+
+}  // namespace partita::cli

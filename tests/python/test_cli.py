@@ -204,3 +204,30 @@ def test_errors(model, tmp_path):
     check_error(cli("run", art, "--repeat", 0), "--repeat")
     check_error(cli("frobnicate"))
     check_error(cli("compile", model))  # -o missing
+
+
+def test_progress_redraws_in_place_on_a_terminal(model, tmp_path):
+    import pty
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run([PARTITA, "compile", str(model), "-o", str(tmp_path / "m.partita")],
+                              stdout=subprocess.PIPE, stderr=slave, timeout=300)
+        os.close(slave)
+        slave = None
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    assert proc.returncode == 0
+    err = b"".join(chunks).decode()
+    assert "\r\x1b[K" in err  # lines are redrawn, not appended
+    assert re.search(r"\* import m\.onnx\s+\d+\.\d+s\s+done", err) and "build" in err

@@ -357,8 +357,11 @@ class DotWriter {
         // An offloaded partition: a cluster holding the partition's own bindings.
         note_backend(*codegen);
         std::string name = call->op.as<GlobalVarNode>() ? call->op.as<GlobalVarNode>()->name_hint : "partition";
+        // Fused names run to hundreds of characters: the label stays short, the name is the tooltip.
+        int number = ++partitions_drawn_[*codegen];
         os_ << indent << "subgraph cluster_" << next_cluster_++ << " {\n"
-            << indent << "  label=\"" << dot_escape(*codegen + ": " + name) << "\"; fontsize=10; style=filled; "
+            << indent << "  label=\"" << dot_escape(*codegen + " partition " + std::to_string(number)) << "\"; tooltip=\""
+            << dot_escape(name) << "\"; fontsize=10; style=filled; "
             << "color=\"" << backend_color(*codegen) << "\"; fillcolor=\"" << backend_color(*codegen)
             << "40\";\n";
         Env inner;
@@ -394,6 +397,7 @@ class DotWriter {
   std::set<std::pair<std::string, std::string>> edges_;
   std::vector<std::string> used_backends_;
   int next_ = 0, next_cluster_ = 0;
+  std::map<std::string, int> partitions_drawn_;
 };
 
 }  // namespace

@@ -373,21 +373,28 @@ struct Creator {
     auto* var = e.as<VarNode>();
     if (var && defined.contains(var)) return;
     if (!lift_constants && e.as<ConstantNode>()) return;
-    std::string pname = var ? var->name_hint : "param_" + std::to_string(n_param_for_const++);
+    // The counter advances for every non-variable candidate, inlinable or not (names depend on it).
+    std::string pname = var ? std::string() : "param_" + std::to_string(n_param_for_const++);
     if (is_inlinable(e)) return;
-    params.push_back(make<VarNode>(pname, e->struct_info_));
+    params.push_back(make<VarNode>(var ? var->name_hint : pname, e->struct_info_));
     arguments.push_back(e);
     argument_set.emplace(e.get(), 1);
   }
 };
 
-std::string call_name_part(const CallNode& call) {
-  if (auto* op = call.op.as<OpNode>()) return op->name;
-  if (auto* gv = call.op.as<GlobalVarNode>()) {
+// c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
+void append_name_part(std::string& name, const CallNode& call) {
+  if (auto* op = call.op.as<OpNode>()) {
+    if (op->name.empty()) return;
+    name += '_';
+    name += op->name;
+  } else if (auto* gv = call.op.as<GlobalVarNode>()) {
     const std::string& n = gv->name_hint;
-    return n.rfind("fused_", 0) == 0 ? n.substr(6) : n;
+    size_t skip = n.rfind("fused_", 0) == 0 ? 6 : 0;
+    if (n.size() == skip) return;
+    name += '_';
+    name.append(n, skip, std::string::npos);
   }
-  return "";
 }
 
 class Fusor {
@@ -478,8 +485,7 @@ class Fusor {
   void append_binding(Creator& c, const Binding& b, int index) {
     if (auto* vb = b.as<VarBindingNode>()) {
       if (auto* call = vb->value.as<CallNode>()) {
-        std::string part = call_name_part(*call);
-        if (!part.empty()) c.name += "_" + part;
+        append_name_part(c.name, *call);
         for (const auto& a : call->args) c.check_def(a, lift_constants_);
       } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
         c.check_def(tgi->tuple, lift_constants_);
@@ -712,6 +718,39 @@ class Fusor {
     c.func = f;
   }
 
+  // True when `s` mentions no symbolic variable: a call's result is then the callee's declared
+  // result whatever the (already matching) arguments are.
+  static bool is_static_sinfo(const StructInfo& s) {
+    if (!s) return false;
+    if (auto* t = s.as<TensorStructInfoNode>()) {
+      if (!t->shape) return true;
+      for (const auto& d : *t->shape)
+        if (!d.as<IntImmNode>()) return false;
+      return true;
+    }
+    if (auto* u = s.as<TupleStructInfoNode>()) {
+      for (const auto& f : u->fields)
+        if (!is_static_sinfo(f)) return false;
+      return true;
+    }
+    return s.as<ObjectStructInfoNode>() != nullptr;
+  }
+
+  // The struct info of a call of the group function `gv` (made from `c`). The arguments carry
+  // exactly the parameters' struct info (parameters are made from them, shared functions are
+  // structurally equal), so for static signatures the derivation is done once per function.
+  StructInfo call_ret_sinfo(const GlobalVar& gv, const Creator& c, const CallNode& call) {
+    if (const StructInfo* hit = ret_sinfo_cache_.find(gv.get())) return *hit;
+    StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
+    auto finfo = fsinfo.as_ref<FuncStructInfoNode>();
+    StructInfo ret = derive_call_ret_struct_info(finfo, call);
+    bool cacheable = finfo->params.has_value() && is_static_sinfo(finfo->ret);
+    if (cacheable)
+      for (const auto& p : *finfo->params) cacheable = cacheable && is_static_sinfo(p);
+    if (cacheable) ret_sinfo_cache_.emplace(gv.get(), ret);
+    return ret;
+  }
+
   Var emit_var(const Var& like, const Expr& value) {
     Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(names_.fresh("lv"), value->struct_info_))
                                         : make<VarNode>(names_.fresh("gv"), value->struct_info_);
@@ -805,11 +844,11 @@ class Fusor {
         gv = add_function(c.func, c.name);
         if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
       }
-      StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
       std::vector<Expr> args;
+      args.reserve(c.arguments.size());
       for (const auto& a : c.arguments) args.push_back(subst(a, remap));
-      Call call = make<CallNode>(gv, args);
-      call->struct_info_ = derive_call_ret_struct_info(fsinfo.as_ref<FuncStructInfoNode>(), *call);
+      Call call = make<CallNode>(gv, std::move(args));
+      call->struct_info_ = call_ret_sinfo(gv, c, *call);
       const Var& last = bindings[c.bindings.back()]->var;
       Var nv = emit_var(last, call);
       out.push_back(make<VarBindingNode>(nv, call));
@@ -839,6 +878,7 @@ class Fusor {
   // Fingerprint -> the function a group with that fingerprint became (added or found equal).
   std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;
   PtrMap<int> intern_cache_;
+  PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
   std::unordered_map<size_t, std::vector<std::pair<const TensorStructInfoNode*, int>>> tensor_sinfo_ids_;

@@ -9,7 +9,7 @@ packages=(
   python3-dev python3-numpy python3-pytest pybind11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev
-  libdnnl-dev libopenblas-dev
+  libdnnl-dev libopenblas-dev libdlpack-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata
   graphviz
 )

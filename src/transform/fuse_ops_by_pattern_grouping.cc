@@ -174,13 +174,19 @@ Binding subst_binding(const Binding& b, const NodeRemap& remap) {
   return make<MatchCastNode>(var, value, mc->struct_info);
 }
 
+// The substituted list, allocated only once an element changes (most lists do not).
 std::vector<Expr> subst_list(const std::vector<Expr>& xs, const NodeRemap& remap, bool& changed) {
   std::vector<Expr> out;
-  out.reserve(xs.size());
-  for (const auto& x : xs) {
-    out.push_back(subst(x, remap));
-    changed = changed || !(out.back() == x);
+  for (size_t k = 0; k < xs.size(); ++k) {
+    Expr y = subst(xs[k], remap);
+    if (out.empty() && y == xs[k]) continue;
+    if (out.empty()) {
+      out.reserve(xs.size());
+      out.insert(out.end(), xs.begin(), xs.begin() + std::ptrdiff_t(k));
+    }
+    out.push_back(std::move(y));
   }
+  if (!out.empty()) changed = true;
   return out;
 }
 
@@ -193,17 +199,18 @@ Expr subst(const Expr& e, const NodeRemap& remap) {
       auto* call = e.as<CallNode>();
       Expr op = subst(call->op, remap);
       changed = !(op == call->op);
-      auto args = subst_list(call->args, remap, changed);
-      if (!changed) return e;
+      bool args_changed = false;
+      auto args = subst_list(call->args, remap, args_changed);
+      if (!changed && !args_changed) return e;
       auto* n = copy_node(Ref<CallNode>(call));
       n->op = op;
-      n->args = std::move(args);
+      if (args_changed) n->args = std::move(args);
       return Ref<CallNode>(n);
     }
     case NodeKind::Tuple: {
       auto* t = e.as<TupleNode>();
       auto fields = subst_list(t->fields, remap, changed);
-      if (!changed) return e;
+      if (!changed) return e;  // else `fields` holds the whole new list
       auto* n = copy_node(Ref<TupleNode>(t));
       n->fields = std::move(fields);
       return Ref<TupleNode>(n);

@@ -178,18 +178,22 @@ class CompositeInliner {
     auto* seq = func->body.as<SeqExprNode>();
     PARTITA_ICHECK(seq);
     // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
-    PtrMap<Expr> to_plain;
+    size_t n_bindings = 0;
+    for (const auto& blk : seq->blocks) n_bindings += blk->bindings.size();
+    PtrMap<Expr> to_plain(n_bindings);
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
         if (b->var.as<DataflowVarNode>()) to_plain[b->var.get()] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
     std::unordered_map<std::string, Var> local;  // composite name -> local function var
     std::vector<Binding> out;
+    out.reserve(n_bindings + 8);
     for (const auto& blk : seq->blocks) {
       for (const auto& b0 : blk->bindings) {
         Var var = b0->var;
         if (const Expr* plain = to_plain.find(var.get())) var = plain->as_ref<VarNode>();
-        Expr value = substitute_vars(binding_value(*b0), to_plain);
-        if (auto* call = value.as<CallNode>()) {
+        const Expr& value0 = binding_value(*b0);
+        Expr value;
+        if (auto* call = value0.as<CallNode>()) {
           if (auto* gv = call->op.as<GlobalVarNode>()) {
             auto* f = original_.contains(gv->name_hint) ? original_.lookup(gv->name_hint).as<FunctionNode>() : nullptr;
             if (f && f->attrs.count("Composite")) {
@@ -203,12 +207,15 @@ class CompositeInliner {
                 out.push_back(make<VarBindingNode>(lv, inner));
                 lit = local.emplace(gv->name_hint, lv).first;
               }
+              // One new call: the composite's local variable as the callee, arguments renamed.
               auto* nc = copy_node(Ref<CallNode>(call));
               nc->op = lit->second;
+              for (auto& a : nc->args) a = substitute_vars(a, to_plain);
               value = Call(nc);
             }
           }
         }
+        if (!value) value = substitute_vars(value0, to_plain);
         if (auto* mc = b0.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
         else out.push_back(make<VarBindingNode>(var, value));
       }
@@ -260,8 +267,9 @@ IRModule remove_unreachable(IRModule mod) {
       for (const auto& gv : all_global_vars(f)) visit(gv);
       continue;
     }
-    // Flat bindings of calls and leaves are scanned directly; anything nested generically.
-    auto scan = [&](const Expr& e) {
+    // Flat bindings of calls and leaves are scanned directly, as are local functions made of
+    // such bindings (the inlined composites); anything else generically.
+    auto scan = [&](auto&& self, const Expr& e) -> void {
       if (auto* c = e.as<CallNode>()) {
         if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
         bool leaf_args = true;
@@ -269,12 +277,19 @@ IRModule remove_unreachable(IRModule mod) {
         if (leaf_args && !c->op.as<FunctionNode>()) return;
       } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
         return;
+      } else if (auto* lf = e.as<FunctionNode>()) {
+        if (auto* ls = lf->body.as<SeqExprNode>()) {
+          for (const auto& blk : ls->blocks)
+            for (const auto& b : blk->bindings) self(self, binding_value(*b));
+          self(self, ls->body);
+          return;
+        }
       }
       for (const auto& gv : all_global_vars(e)) visit(gv);
     };
     for (const auto& blk : seq->blocks)
-      for (const auto& b : blk->bindings) scan(binding_value(*b));
-    scan(seq->body);
+      for (const auto& b : blk->bindings) scan(scan, binding_value(*b));
+    scan(scan, seq->body);
   }
   std::vector<std::string> dead;
   for (const auto& [name, entry] : mod->functions)

@@ -35,8 +35,9 @@ ORT_RUNNER = os.path.join(HERE, "ort", "run.js")
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer", "mlp"]
 ENGINES = ["partita-host", "partita-dnnl", "partita-dnnl+cblas", "onnxruntime", "pytorch"]
 # Not in the default set: OpenBLAS alone (dnnl+cblas leaves cblas nothing, since dnnl is
-# partitioned first and takes every matmul).
-EXTRA_ENGINES = ["partita-cblas"]
+# partitioned first and takes every matmul), and ONNX Runtime with its intra-op threads not
+# spinning between operators (its analogue of OMP_WAIT_POLICY=passive).
+EXTRA_ENGINES = ["partita-cblas", "onnxruntime-nospin"]
 THREADS = 2
 
 
@@ -129,13 +130,14 @@ def child_env(extra):
 
 def measure(engine, model, args, env, tmp):
     out_file = os.path.join(tmp, "%s.%s.npy" % (model, engine))
-    if engine == "onnxruntime":
+    if engine.startswith("onnxruntime"):
         out_dir = os.path.join(tmp, "ort-" + model)
         os.makedirs(out_dir, exist_ok=True)
         cmd = ["node", ORT_RUNNER, os.path.join(CACHE, model + ".onnx"),
                "--input", "input=" + os.path.join(CACHE, model + ".input.npy"),
                "--threads", str(THREADS), "--warmup", str(args.warmup),
-               "--repeat", str(args.repeat), "--out", out_dir]
+               "--repeat", str(args.repeat), "--out", out_dir] + (
+                   ["--no-spin"] if engine == "onnxruntime-nospin" else [])
         out_file = os.path.join(out_dir, "0.npy")
     else:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--model", model,

@@ -3,7 +3,10 @@
 // latency, for benchmarks/compare.py.
 //
 //   node run.js model.onnx --input name=x.npy [...] [--threads 2] [--warmup 5] [--repeat 20]
-//                          [--out DIR]
+//                          [--out DIR] [--no-spin]
+//
+// --no-spin turns off the spinning of ONNX Runtime's intra-op threads between operators
+// (session.intra_op.allow_spinning=0), its analogue of OMP_WAIT_POLICY=passive.
 //
 // Prints one JSON object on stdout: {"latencies_ms": [...], "median_ms": m, "outputs": {...}}
 // where each output is written to DIR/<index>.npy (float32 / int64 / int32 / float64 only).
@@ -51,7 +54,7 @@ function writeNpy(file, tensor) {
 }
 
 function parseArgs(argv) {
-  const opts = { inputs: {}, threads: 2, warmup: 5, repeat: 20, out: null, model: null };
+  const opts = { inputs: {}, threads: 2, warmup: 5, repeat: 20, out: null, model: null, spin: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--input') {
@@ -61,6 +64,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') opts.warmup = Number(argv[++i]);
     else if (a === '--repeat') opts.repeat = Number(argv[++i]);
     else if (a === '--out') opts.out = argv[++i];
+    else if (a === '--no-spin') opts.spin = false;
     else if (!opts.model) opts.model = a;
     else throw new Error(`unexpected argument ${a}`);
   }
@@ -76,6 +80,7 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: opts.spin ? '1' : '0' } } },
   });
   const feeds = {};
   for (const name of session.inputNames) {
@@ -104,7 +109,7 @@ async function main() {
   });
   process.stdout.write(JSON.stringify({
     ort_version: require('onnxruntime-node/package.json').version,
-    threads: opts.threads, latencies_ms: lat, median_ms: median, outputs,
+    threads: opts.threads, spinning: opts.spin, latencies_ms: lat, median_ms: median, outputs,
   }) + '\n');
 }
 

@@ -353,39 +353,78 @@ bool is_inlinable(const Expr& e) {
          e.as<OpNode>() || e.as<ExternFuncNode>();
 }
 
+// One group's function being made. Most groups are small composites whose function already
+// exists (found by fingerprint), so parameters and the name are only made when it is built, and
+// the lookup tables are plain scans until a group grows large.
 struct Creator {
+  static constexpr size_t kScan = 16;
   std::vector<int> bindings;
   std::vector<Expr> arguments;
-  std::vector<Var> params;
-  std::string name = "fused";
-  PtrMap<char> defined, argument_set;  // flat tables: merged groups can be large
+  std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
+  PtrMap<char> argument_set;  // filled once there are more than kScan arguments
   std::vector<const VarNode*> outputs;
-  PtrMap<int> output_at;
+  PtrMap<int> output_at;  // filled once there are more than kScan outputs
   int n_param_for_const = 0;
   Function func;
   bool has_outputs = false;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
 
   int output_index(const VarNode* v) const {
+    if (outputs.size() <= kScan) {
+      for (size_t k = 0; k < outputs.size(); ++k)
+        if (outputs[k] == v) return int(k);
+      return -1;
+    }
     const int* i = output_at.find(v);
     return i ? *i : -1;
   }
   int append_output(const VarNode* v) {
-    auto [i, inserted] = output_at.emplace(v, int(outputs.size()));
-    if (inserted) outputs.push_back(v);
-    return *i;
+    int i = output_index(v);
+    if (i >= 0) return i;
+    outputs.push_back(v);
+    if (outputs.size() == kScan + 1) {
+      output_at.reserve(2 * outputs.size());
+      for (size_t k = 0; k < outputs.size(); ++k) output_at.emplace(outputs[k], int(k));
+    } else if (outputs.size() > kScan + 1) {
+      output_at.emplace(v, int(outputs.size() - 1));
+    }
+    return int(outputs.size() - 1);
   }
-  void check_def(const Expr& e, bool lift_constants) {
-    if (argument_set.contains(e.get())) return;
+  bool is_argument(const Object* e) const {
+    if (arguments.size() <= kScan) {
+      for (const auto& a : arguments)
+        if (a.get() == e) return true;
+      return false;
+    }
+    return argument_set.contains(e);
+  }
+  // `defined_here`: `e` is a variable bound earlier in this group.
+  void check_def(const Expr& e, bool defined_here, bool lift_constants) {
+    if (is_argument(e.get())) return;
     auto* var = e.as<VarNode>();
-    if (var && defined.contains(var)) return;
+    if (var && defined_here) return;
     if (!lift_constants && e.as<ConstantNode>()) return;
     // The counter advances for every non-variable candidate, inlinable or not (names depend on it).
-    std::string pname = var ? std::string() : "param_" + std::to_string(n_param_for_const++);
+    int no = var ? -1 : n_param_for_const++;
     if (is_inlinable(e)) return;
-    params.push_back(make<VarNode>(var ? var->name_hint : pname, e->struct_info_));
     arguments.push_back(e);
-    argument_set.emplace(e.get(), 1);
+    const_param_no.push_back(no);
+    if (arguments.size() == kScan + 1) {
+      argument_set.reserve(2 * arguments.size());
+      for (const auto& a : arguments) argument_set.emplace(a.get(), 1);
+    } else if (arguments.size() > kScan + 1) {
+      argument_set.emplace(e.get(), 1);
+    }
+  }
+  std::vector<Var> make_params() const {
+    std::vector<Var> params;
+    params.reserve(arguments.size());
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      const Expr& a = arguments[k];
+      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint : "param_" + std::to_string(const_param_no[k]);
+      params.push_back(make<VarNode>(std::move(pname), a->struct_info_));
+    }
+    return params;
   }
 };
 
@@ -489,26 +528,48 @@ class Fusor {
     return gv;
   }
 
-  void append_binding(Creator& c, const Binding& b, int index) {
+  // Bindings are appended in block order, so a variable is bound earlier in the group of
+  // binding `index` iff its binding is in that group and comes before `index`.
+  bool defined_in_group(const Expr& e, const PtrMap<int>& var_index, const std::vector<int>& group_of,
+                        int index) const {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    const int* at = var_index.find(v);
+    return at && *at < index && group_of[*at] == group_of[index];
+  }
+
+  void append_binding(Creator& c, const Binding& b, int index, const PtrMap<int>& var_index,
+                      const std::vector<int>& group_of) {
+    auto check = [&](const Expr& e) {
+      c.check_def(e, defined_in_group(e, var_index, group_of, index), lift_constants_);
+    };
     if (auto* vb = b.as<VarBindingNode>()) {
       if (auto* call = vb->value.as<CallNode>()) {
-        append_name_part(c.name, *call);
-        for (const auto& a : call->args) c.check_def(a, lift_constants_);
+        for (const auto& a : call->args) check(a);
       } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
-        c.check_def(tgi->tuple, lift_constants_);
+        check(tgi->tuple);
       } else {
         std::vector<const VarNode*> vs;
         used_vars(vb->value, vs);
-        for (auto* v : vs) c.check_def(Var(v), lift_constants_);
+        for (auto* v : vs) check(Var(v));
       }
     } else {
       std::vector<const VarNode*> vs;
       used_vars(binding_value(*b), vs);
-      for (auto* v : vs) c.check_def(Var(v), lift_constants_);
+      for (auto* v : vs) check(Var(v));
     }
-    c.defined.emplace(b->var.get(), 1);
     if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
     c.bindings.push_back(index);
+  }
+
+  // "fused" + "_" + the operator (or function) name of each call of the group.
+  static std::string group_name(const Creator& c, const std::vector<Binding>& bindings) {
+    std::string name = "fused";
+    for (int i : c.bindings) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) append_name_part(name, *call);
+    }
+    return name;
   }
 
   // Both tensor struct infos have constant (IntImm) shapes or none.
@@ -690,7 +751,8 @@ class Fusor {
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     NameSupply local;
     NodeRemap remap(c.arguments.size() + c.outputs.size());
-    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), c.params[k]);
+    std::vector<Var> params = c.make_params();
+    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), params[k]);
     std::vector<Expr> outputs(c.outputs.size());
     std::vector<Binding> out;
     for (int i : c.bindings) {
@@ -720,7 +782,7 @@ class Fusor {
     seq->struct_info_ = body->struct_info_;
     DictAttrs fattrs = attrs;
     fattrs["Primitive"] = int64_t(1);
-    Function f = make<FunctionNode>(c.params, seq, body->struct_info_, true, fattrs);
+    Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
     f->struct_info_ = func_struct_info_of(*f);
     c.func = f;
   }
@@ -773,7 +835,7 @@ class Fusor {
     for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
     std::vector<Creator> creators(G);
     for (int i = 0; i < n; ++i)
-      if (bg.group_of[i] >= 0) append_binding(creators[bg.group_of[i]], bindings[i], i);
+      if (bg.group_of[i] >= 0) append_binding(creators[bg.group_of[i]], bindings[i], i, var_index, bg.group_of);
 
     auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
     // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below.
@@ -848,7 +910,7 @@ class Fusor {
       }
       if (!gv.defined()) {
         if (!c.func) build_function(c, bindings, bg.attrs[u]);
-        gv = add_function(c.func, c.name);
+        gv = add_function(c.func, group_name(c, bindings));
         if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
       }
       std::vector<Expr> args;

@@ -13,7 +13,7 @@ Every engine runs each model in its own child process (one after another, never 
 so thread pools and OpenMP runtimes do not interfere and environment variables (--env, applied
 to every child) take effect. Each child runs `warmup` untimed iterations, then `repeat` timed
 ones; the table shows the median, the ratio to ONNX Runtime's median (< 1 is faster than ONNX
-Runtime), and the output's error relative to PyTorch's reference saved by export.py:
+Runtime; with both onnxruntime engines in the run, to the faster of the two), and the output's error relative to PyTorch's reference saved by export.py:
 max |out - ref| / max |ref|. The Partita children also report import / partition / build
 times (no C compiler is involved for the dnnl and cblas backends).
 """
@@ -122,7 +122,10 @@ def run_worker(args):
 
 def child_env(extra):
     env = dict(os.environ)
-    build_py = os.path.join(ROOT, os.environ.get("PARTITA_BUILD_DIR", "build"), "python")
+    # PARTITA_PYTHON_DIR: a folder holding the partita package (e.g. a snapshot of a build, with
+    # its libraries on LD_LIBRARY_PATH), instead of <PARTITA_BUILD_DIR or build>/python.
+    build_py = os.environ.get("PARTITA_PYTHON_DIR") or os.path.join(
+        ROOT, os.environ.get("PARTITA_BUILD_DIR", "build"), "python")
     env["PYTHONPATH"] = build_py + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env
@@ -167,6 +170,7 @@ def main(argv=None):
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
                     help="environment variable for every child (repeatable)")
     ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--table-from", metavar="JSON", help="print the table of an earlier --json")
     # child mode
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -174,6 +178,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         return run_worker(args)
+    if args.table_from:
+        with open(args.table_from) as f:
+            data = json.load(f)
+        results = {tuple(k.split("/", 1)): v for k, v in data.items()}
+        print_table(results, args.models.split(","), args.engines.split(","))
+        return 0
 
     env = child_env(dict(kv.split("=", 1) for kv in args.env))
     engines = args.engines.split(",")
@@ -221,12 +231,16 @@ def main(argv=None):
 
 
 def print_table(results, models, engines):
-    print("\nmedian latency in ms (ratio to ONNX Runtime; max rel. error vs PyTorch reference)")
+    print("\nmedian latency in ms (ratio to ONNX Runtime's faster configuration in this run; "
+          "max rel. error vs PyTorch reference)")
     head = "| model | " + " | ".join(engines) + " |"
     print(head)
     print("|" + "---|" * (len(engines) + 1))
     for model in models:
-        ort = results.get((model, "onnxruntime"), {}).get("median_ms")
+        orts = [results.get((model, e), {}).get("median_ms")
+                for e in ("onnxruntime", "onnxruntime-nospin")]
+        orts = [m for m in orts if m is not None]
+        ort = min(orts) if orts else None
         cells = []
         for engine in engines:
             res = results.get((model, engine))

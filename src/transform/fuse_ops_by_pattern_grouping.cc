@@ -141,10 +141,14 @@ std::string NameSupply::fresh(std::string hint) {
     counts_.emplace(hint, 0);
     return hint;
   }
-  std::string name = hint;
-  while (counts_.count(name)) name = hint + std::to_string(++counts_[hint]);
-  counts_.emplace(name, 0);
-  return name;
+  int& count = it->second;
+  std::string name;
+  do {
+    name = hint;
+    name += std::to_string(++count);
+  } while (counts_.count(name));
+  counts_.emplace(std::move(name), 0);
+  return hint + std::to_string(count);
 }
 
 namespace {

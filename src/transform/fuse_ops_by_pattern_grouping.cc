@@ -838,6 +838,19 @@ class Fusor {
     PtrMap<int> var_index(n);
     for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
     std::vector<Creator> creators(G);
+    {
+      // Sized once: most groups are a handful of bindings, and growing each vector from empty
+      // cost several allocations per group.
+      std::vector<int> group_size(G, 0);
+      for (int i = 0; i < n; ++i)
+        if (bg.group_of[i] >= 0) ++group_size[bg.group_of[i]];
+      for (int g = 0; g < G; ++g) {
+        creators[g].bindings.reserve(group_size[g]);
+        creators[g].arguments.reserve(group_size[g] + 2);
+        creators[g].const_param_no.reserve(group_size[g] + 2);
+        creators[g].outputs.reserve(2);
+      }
+    }
     for (int i = 0; i < n; ++i)
       if (bg.group_of[i] >= 0) append_binding(creators[bg.group_of[i]], bindings[i], i, var_index, bg.group_of);
 

@@ -3,6 +3,7 @@
 // and name them after their backend (TVM's CompositeInliner / CompositeFunctionAnnotator).
 #include "partita/transform/merge_composite_functions.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "partita/ir/analysis.h"
@@ -73,7 +74,7 @@ class GroupsBuilder {
       for (const auto& [p, u] : uses) user_list[fill[p]++] = u;
     }
     GroupGraph graph(std::move(offsets), std::move(edges));
-    std::vector<std::string> codegen(n);  // per root; empty = host
+    std::vector<int> codegen(n, -1);  // per root: index into codegens_; -1 = host
 
     // True when the tuple bound at `t` is only read through get-items inside this block.
     auto only_get_item_users = [&](int t) {
@@ -98,8 +99,8 @@ class GroupsBuilder {
       if (!vb) continue;
       const Expr& value = vb->value;
       if (auto* call = value.as<CallNode>()) {
-        std::string cg = composite_codegen(call->op);
-        if (cg.empty()) continue;
+        int cg = composite_codegen(call->op);
+        if (cg < 0) continue;
         // Parents: argument groups of the same backend that no other argument depends on.
         std::vector<int> parents;
         for (const auto& a : call->args) {
@@ -125,8 +126,8 @@ class GroupsBuilder {
         int t = index_of(g->tuple);
         if (t < 0 || !is_flat_tensor_tuple(g->tuple) || !only_get_item_users(t)) continue;
         int r = graph.find(t);
-        if (codegen[r].empty()) continue;
-        std::string cg = codegen[r];
+        if (codegen[r] < 0) continue;
+        int cg = codegen[r];
         codegen[graph.unite(r, i)] = cg;
       } else if (auto* tup = value.as<TupleNode>()) {
         if (!is_flat_tensor_tuple(value) || !only_get_item_users(i)) continue;
@@ -138,8 +139,8 @@ class GroupsBuilder {
           if (fr < 0 || (r >= 0 && fr != r)) same = false;
           r = fr;
         }
-        if (!same || r < 0 || codegen[r].empty()) continue;
-        std::string cg = codegen[r];
+        if (!same || r < 0 || codegen[r] < 0) continue;
+        int cg = codegen[r];
         codegen[graph.unite(r, i)] = cg;
       }
     }
@@ -148,24 +149,38 @@ class GroupsBuilder {
     std::unordered_map<int, int> root_to_group;
     for (int i = 0; i < n; ++i) {
       int r = graph.find(i);
-      if (codegen[r].empty()) continue;
+      if (codegen[r] < 0) continue;
       auto [it, inserted] = root_to_group.emplace(r, int(bg.attrs.size()));
-      if (inserted) bg.attrs.push_back(DictAttrs{{"Codegen", codegen[r]}});
+      if (inserted) bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
       bg.group_of[i] = it->second;
     }
     return bg;
   }
 
  private:
-  std::string composite_codegen(const Expr& op) {
+  // The codegen (index into codegens_) of a call's callee when it is a composite, else -1;
+  // looked up once per GlobalVar node (every call of a composite shares a handful of them).
+  int composite_codegen(const Expr& op) {
     auto* gv = op.as<GlobalVarNode>();
-    if (!gv || !mod_.contains(gv->name_hint)) return "";
-    auto* f = mod_.lookup(gv->name_hint).as<FunctionNode>();
-    if (!f) return "";
-    auto name = f->attr_string("Composite");
-    return name ? codegen_name_of(*name) : "";
+    if (!gv) return -1;
+    if (const int* hit = cache_.find(gv)) return *hit;
+    int id = -1;
+    if (mod_.contains(gv->name_hint)) {
+      auto* f = mod_.lookup(gv->name_hint).as<FunctionNode>();
+      auto name = f ? f->attr_string("Composite") : std::nullopt;
+      if (name) {
+        std::string cg = codegen_name_of(*name);
+        auto it = std::find(codegens_.begin(), codegens_.end(), cg);
+        id = int(it - codegens_.begin());
+        if (it == codegens_.end()) codegens_.push_back(std::move(cg));
+      }
+    }
+    cache_.emplace(gv, id);
+    return id;
   }
   const IRModule& mod_;
+  std::vector<std::string> codegens_;
+  PtrMap<int> cache_;  // GlobalVar node -> composite_codegen (the module outlives the builder)
 };
 
 // Inlines composite functions into a merged function as local functions bound to `gv`, `gv1`,
@@ -324,6 +339,7 @@ IRModule merge_composite_functions(IRModule mod) {
   CompositeInliner inliner(original);
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> renamed;
+  PtrMap<const FunctionNode*> group_fn;  // GlobalVar node -> its group function, or null
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
@@ -337,9 +353,16 @@ IRModule merge_composite_functions(IRModule mod) {
         auto* vb = b.as<VarBindingNode>();
         auto* call = vb ? vb->value.as<CallNode>() : nullptr;
         auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-        auto* gf = gv && grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)
-                       ? grouped.lookup(gv->name_hint).as<FunctionNode>()
-                       : nullptr;
+        // Whether the callee is a new group function, decided once per GlobalVar node.
+        const FunctionNode* gf = nullptr;
+        if (gv) {
+          auto [slot, fresh] = group_fn.emplace(gv, nullptr);
+          if (fresh && grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
+            auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
+            if (f && f->attrs.count("Codegen")) *slot = f;
+          }
+          gf = *slot;
+        }
         auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
         if (!codegen) {
           bs.push_back(b);

@@ -593,7 +593,6 @@ class Fusor {
   // address; the interned objects are kept alive so addresses are never reused.
   int64_t intern(const ObjectRef& x) {
     if (!x) return -1;
-    if (const int* id = intern_cache_.find(x.get())) return *id;
     // Tensor struct info with a constant shape (the common case) by an exact key: no generic
     // structural hashing.
     if (auto* t = x.as<TensorStructInfoNode>()) {
@@ -618,15 +617,17 @@ class Fusor {
             id = rid;
             break;
           }
+        // Not cached by address: nearly every binding has its own struct info object, and the
+        // exact lookup is as cheap as the cache. Only representatives are kept alive.
         if (id < 0) {
           id = int(intern_keep_.size());
           bucket.emplace_back(t, id);
+          intern_keep_.push_back(x);
         }
-        intern_keep_.push_back(x);
-        intern_cache_.emplace(x.get(), id);
         return id;
       }
     }
+    if (const int* id = intern_cache_.find(x.get())) return *id;
     auto& bucket = intern_buckets_[structural_hash(x)];
     int id = -1;
     for (const auto& [rep, rid] : bucket)

@@ -4,36 +4,7 @@
 
 #include "common.h"
 
-namespace pybind11::detail {
-
-bool type_caster<partita::Tensor>::load(handle src, bool convert) {
-  if (!isinstance<array>(src)) {
-    if (!convert) return false;
-  }
-  array a = array::ensure(src, array::c_style);
-  if (!a) return false;
-  std::string dt = str(a.dtype()).cast<std::string>();
-  if (!partita::DataType::is_valid(dt)) return false;
-  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
-  value = partita::Tensor::from_bytes(shape, partita::DataType::parse(dt), a.data(), size_t(a.nbytes()));
-  return true;
-}
-
-handle type_caster<partita::Tensor>::cast(const partita::Tensor& t, return_value_policy, handle) {
-  if (!t.defined()) return none().release();
-  array a(pybind11::dtype(partita::python::numpy_dtype(t.dtype())), t.shape());
-  std::memcpy(a.mutable_data(), t.data(), t.nbytes());
-  return a.release();
-}
-
-}  // namespace pybind11::detail
-
 namespace partita::python {
-
-std::string numpy_dtype(DataType t) {
-  if (t == DataType::BFloat16()) throw_error("TypeError", "numpy has no bfloat16");
-  return t.str();
-}
 
 static std::vector<PrimExpr> to_dims(const py::sequence& seq) {
   std::vector<PrimExpr> dims;
@@ -128,7 +99,13 @@ static void bind_exprs(py::module_& m) {
   bind_node<DataflowVarNode, VarNode>(m, "DataflowVar")
       .def(py::init([](std::string name, StructInfo s) { return make<DataflowVarNode>(name, s); }),
            py::arg("name_hint"), py::arg("struct_info") = py::none());
-  bind_node<ConstantNode, ExprNode>(m, "Constant").def(py::init([](Tensor t) { return make<ConstantNode>(t); }));
+  // Constants own their bytes: the caster may share a numpy array's memory, which the user could
+  // change later. `data` is a read-only view so the IR cannot be modified through it.
+  bind_node<ConstantNode, ExprNode>(m, "Constant")
+      .def(py::init([](Tensor t) { return make<ConstantNode>(t.copy()); }))
+      .def_property_readonly("data", [](const ConstantNode& c) {
+        return c.data.defined() ? py::object(tensor_to_numpy(c.data, false)) : py::object(py::none());
+      });
   bind_node<PrimValueNode, ExprNode>(m, "PrimValue").def(py::init([](py::handle v) {
     return make<PrimValueNode>(to_prim(v));
   }));

@@ -38,7 +38,8 @@ struct type_caster<partita::DataType> {
   }
 };
 
-/// Tensor <-> numpy.ndarray (copies; zero-copy export arrives with the runtime's DLPack support).
+/// Tensor <-> numpy.ndarray, zero-copy where possible (rules in bind_tensor.cc). Loading also
+/// accepts partita.runtime.Tensor and other DLPack producers.
 template <>
 struct type_caster<partita::Tensor> {
   PYBIND11_TYPE_CASTER(partita::Tensor, const_name("numpy.ndarray"));
@@ -54,6 +55,15 @@ namespace py = pybind11;
 
 /// numpy dtype string for a DataType ("float32", "bool", ...).
 std::string numpy_dtype(DataType t);
+
+/// The Python object partita.runtime.Tensor (a handle sharing the tensor's buffer).
+struct TensorHandle {
+  Tensor tensor;
+};
+/// A Tensor over `a`'s memory when C-contiguous, writable and element-aligned; a copy otherwise.
+Tensor tensor_from_numpy(const py::array& a);
+/// A numpy array over `t`'s buffer (no copy); the array's base keeps the buffer alive.
+py::array tensor_to_numpy(const Tensor& t, bool writable);
 
 /// Registers a node class `T` (Python name `name`) with bases, exposing every declared field
 /// as a read-only property.
@@ -78,5 +88,6 @@ void init_transform(py::module_& m);
 void init_dpl(py::module_& m);
 void init_frontend(py::module_& m);
 void init_runtime(py::module_& m);
+void init_tensor(py::module_& m);
 
 }  // namespace partita::python

@@ -23,6 +23,7 @@ PYBIND11_MODULE(_ffi, m) {
       PyErr_SetString(type, text.c_str());
     }
   });
+  init_tensor(m);
   init_ir(m);
   init_op(m);
   init_script(m);

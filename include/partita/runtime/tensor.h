@@ -1,4 +1,5 @@
-// A dense CPU tensor: shape, dtype and a reference-counted, 64-byte aligned byte buffer.
+// A dense CPU tensor: shape, dtype and a reference-counted byte buffer, 64-byte aligned when
+// allocated here; buffers shared from numpy/DLPack (runtime/dlpack.h) are element-aligned.
 // Copies share the buffer (like NDArray); `copy()` makes a deep copy.
 #pragma once
 

@@ -552,7 +552,34 @@ std::optional<std::vector<int64_t>> NodeContext::attr_ints(const std::string& na
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-Expr NodeContext::emit(const Expr& e) const { return imp.bb.emit(e); }
+namespace {
+// Operators that only reinterpret the shape of their first argument.
+bool is_shape_view(const std::string& op) {
+  return op == "relax.reshape" || op == "relax.expand_dims" || op == "relax.squeeze" || op == "relax.flatten";
+}
+}  // namespace
+
+// Reshaping a constant (conv biases, normalization scales) happens here, once, rather than at
+// every run: the result is the same bytes under the new static shape.
+Expr NodeContext::emit(const Expr& e) const {
+  const auto* call = e.as<CallNode>();
+  const auto* op = call ? call->op.as<OpNode>() : nullptr;
+  if (op && is_shape_view(op->name) && !call->args.empty()) {
+    if (const auto* c = call->args[0].as<ConstantNode>()) {
+      Expr normalized = imp.bb.normalize(e);
+      const auto* sinfo = normalized->struct_info_.as<TensorStructInfoNode>();
+      std::vector<int64_t> shape;
+      bool is_static = sinfo && sinfo->shape;
+      for (size_t i = 0; is_static && i < sinfo->shape->size(); ++i) {
+        auto d = as_const_int((*sinfo->shape)[i]);
+        is_static = d.has_value();
+        if (d) shape.push_back(*d);
+      }
+      if (is_static) return constant(Tensor::from_buffer(shape, c->data.dtype(), c->data.buffer()));
+    }
+  }
+  return imp.bb.emit(e);
+}
 
 Expr NodeContext::scalar(double v, DataType dtype) const {
   Tensor t = Tensor::empty({}, dtype);

@@ -4,15 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(
-  cmake ninja-build g++ ccache
-  python3-dev python3-numpy python3-pytest pybind11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libfmt-dev libcli11-dev
-  libdnnl-dev libopenblas-dev libdlpack-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx libonnx-testdata
-  graphviz
-)
+# The Debian packages Partita needs (one list, shared with .ci/run).
+read -r -d '' -a packages < scripts/packages.txt || true  # whitespace-separated names
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,9 +4,15 @@ The layout mirrors Apache TVM's Python API: ``partita.ir`` (IRModule, structural
 ``partita.relax`` (Relax IR, BlockBuilder, operators, passes, pattern language),
 ``partita.tir`` (symbolic integers) and ``partita.script`` (the TVMScript text format).
 """
-from . import _ffi
-from ._ffi import PartitaError
-from . import ir, tir, transform, target, runtime, relax, script
-from .runtime import cpu
+import os as _os
+
+# oneDNN's OpenMP threads spin between operators by default; on a shared or busy machine that
+# costs 10-100x (measured in docs/benchmarks.md). libgomp reads this once, when _ffi loads it.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from . import _ffi  # noqa: E402
+from ._ffi import PartitaError  # noqa: E402
+from . import ir, tir, transform, target, runtime, relax, script  # noqa: E402
+from .runtime import cpu  # noqa: E402
 
 __all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "cpu", "PartitaError"]

@@ -53,6 +53,18 @@ StructInfo tuple_sinfo(std::vector<StructInfo> fields) { return make<TupleStruct
 StructInfo shape_sinfo(std::vector<PrimExpr> values) { return make<ShapeStructInfoNode>(std::move(values)); }
 StructInfo prim_sinfo(DataType dtype, PrimExpr value) { return make<PrimStructInfoNode>(dtype, std::move(value)); }
 
+std::optional<std::vector<int64_t>> static_shape(const StructInfo& sinfo) {
+  const auto* t = sinfo.as<TensorStructInfoNode>();
+  if (!t || !t->shape) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : *t->shape) {
+    auto c = as_const_int(d);
+    if (!c) return std::nullopt;
+    dims.push_back(*c);
+  }
+  return dims;
+}
+
 // ---- IRModule ----
 
 GlobalVar IRModule::get_global_var(const std::string& name) const {

@@ -107,4 +107,7 @@ StructInfo tuple_sinfo(std::vector<StructInfo> fields);
 StructInfo shape_sinfo(std::vector<PrimExpr> values);
 StructInfo prim_sinfo(DataType dtype, PrimExpr value = {});
 
+/// The dimensions of a tensor struct info whose shape is fully known and constant, else nullopt.
+std::optional<std::vector<int64_t>> static_shape(const StructInfo& sinfo);
+
 }  // namespace partita

@@ -5,7 +5,7 @@
 
 #include "partita/backend/cblas.h"
 #include "partita/backend/cblas_runtime.h"
-#include "partita/codegen/partition_walker.h"
+#include "partita/codegen/json_graph_builder.h"
 #include "partita/dpl/pattern.h"
 #include "partita/transform/pattern_registry.h"
 
@@ -13,23 +13,13 @@ namespace partita::backend::cblas {
 
 using codegen::CodegenFunction;
 using codegen::UnsupportedFunction;
+using codegen::static_f32_shape;
 using dpl::is_op;
 using dpl::wildcard;
 using json = nlohmann::json;
 
 namespace {
 
-std::optional<std::vector<int64_t>> static_shape(const Expr& e) {
-  auto* ti = e.defined() && e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
-  if (!ti || !ti->shape || ti->dtype != DataType::Float(32)) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto& d : *ti->shape) {
-    auto c = as_const_int(d);
-    if (!c) return std::nullopt;
-    out.push_back(*c);
-  }
-  return out;
-}
 
 std::vector<int64_t> permute_axes(const CallNode& call, size_t ndim) {
   std::vector<int64_t> axes;
@@ -55,12 +45,12 @@ bool swaps_last_two(const std::vector<int64_t>& axes) {
 std::string unsupported_reason(const CallNode& call) {
   auto* op = call.op.as<OpNode>();
   if (!op) return "a call of something other than an operator";
-  auto out = static_shape(Expr(const_cast<CallNode*>(&call)));
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return op->name + " does not produce a float32 tensor of static shape";
   for (const auto& a : call.args)
-    if (!static_shape(a)) return op->name + " has an argument that is not a float32 tensor of static shape";
+    if (!static_f32_shape(a)) return op->name + " has an argument that is not a float32 tensor of static shape";
   if (op->name == "relax.matmul") {
-    auto a = static_shape(call.args[0]), b = static_shape(call.args[1]);
+    auto a = static_f32_shape(call.args[0]), b = static_f32_shape(call.args[1]);
     if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
     if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
     if (b->size() == 3 && (*a)[0] != (*b)[0]) return "batched matmul with broadcast batch dimensions";
@@ -80,8 +70,8 @@ bool check_match(const transform::PatternCheckContext& ctx) {
     if (auto* call = value.as<CallNode>(); call && !unsupported_reason(*call).empty()) return false;
   // The bias must broadcast along the last axis only: (N), (1, N) or (1, 1, N).
   if (auto* add = ctx.matched_expr.as<CallNode>(); add && add->op.as<OpNode>()->name == "relax.add") {
-    auto out = static_shape(ctx.matched_expr);
-    auto bias = static_shape(add->args[1]);
+    auto out = static_f32_shape(ctx.matched_expr);
+    auto bias = static_f32_shape(add->args[1]);
     if (!out || !bias || bias->empty() || bias->back() != out->back() || bias->size() > out->size()) return false;
     for (size_t k = 0; k + 1 < bias->size(); ++k)
       if ((*bias)[k] != 1) return false;
@@ -97,21 +87,14 @@ transform::FusionPattern entry(const std::string& name, dpl::Pattern p) {
   return f;
 }
 
-class GraphBuilder {
+class GraphBuilder : public codegen::JsonGraphBuilder {
  public:
-  GraphBuilder(const CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names)
-      : f_(f), namer_(namer), const_names_(const_names) {}
+  using JsonGraphBuilder::JsonGraphBuilder;
 
   json build() {
     const Function& fn = f_.func;
-    json inputs = json::array();
     std::unordered_map<const VarNode*, int> env;
-    for (const auto& p : fn->params) {
-      auto shape = static_shape(p);
-      if (!shape) fail("parameter '" + p->name_hint + "' is not a float32 tensor of static shape");
-      env[p.get()] = new_value(*shape);
-      inputs.push_back(env[p.get()]);
-    }
+    json inputs = bind_params(env);
     int r = lower_body(fn, env);
     // Fold each bias add into the matmul producing its single-use first operand.
     std::vector<int> uses(values_.size(), 0);
@@ -143,32 +126,6 @@ class GraphBuilder {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const { throw UnsupportedFunction(f_.symbol, why); }
-
-  int new_value(const std::vector<int64_t>& shape) {
-    values_.push_back(shape);
-    return int(values_.size()) - 1;
-  }
-
-  int leaf(const Expr& e, std::unordered_map<const VarNode*, int>& env) {
-    if (auto* v = e.as<VarNode>()) {
-      auto it = env.find(v);
-      if (it == env.end()) fail("variable '" + v->name_hint + "' is not a tensor computed here");
-      return it->second;
-    }
-    if (auto* c = e.as<ConstantNode>()) {
-      if (c->data.dtype() != DataType::Float(32)) fail("a constant of dtype " + c->data.dtype().str());
-      std::string name = namer_.name_for(c->data, f_.symbol);
-      if (auto it = const_ids_.find(name); it != const_ids_.end()) return it->second;
-      int id = new_value(c->data.shape());
-      const_ids_[name] = id;
-      constants_.push_back({{"value", id}, {"name", name}});
-      if (std::find(const_names_.begin(), const_names_.end(), name) == const_names_.end()) const_names_.push_back(name);
-      return id;
-    }
-    fail(std::string("an argument is a ") + node_kind_name(e->kind()));
-  }
-
   int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
     const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
     if (seq.body.as<TupleNode>()) fail("it returns a tuple");
@@ -189,7 +146,7 @@ class GraphBuilder {
     std::string why = unsupported_reason(call);
     if (!why.empty()) fail(why);
     const std::string& name = call.op.as<OpNode>()->name;
-    std::vector<int64_t> shape = *static_shape(Expr(const_cast<CallNode*>(&call)));
+    std::vector<int64_t> shape = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));
     if (name == "relax.permute_dims") {
       int x = leaf(call.args[0], env);
       int out = new_value(shape);
@@ -213,11 +170,7 @@ class GraphBuilder {
     return out;
   }
 
-  const CodegenFunction& f_;
-  codegen::ConstantNamer& namer_;
-  std::vector<std::string>& const_names_;
-  json values_ = json::array(), constants_ = json::array(), nodes_ = json::array();
-  std::map<std::string, int> const_ids_;
+  json nodes_ = json::array();
   std::unordered_map<int, int> transposed_;
   std::vector<std::array<int, 3>> adds_;
 };

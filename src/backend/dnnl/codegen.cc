@@ -7,33 +7,17 @@
 
 #include "partita/backend/dnnl.h"
 #include "partita/backend/dnnl_runtime.h"
-#include "partita/codegen/partition_walker.h"
+#include "partita/codegen/json_graph_builder.h"
 #include "partita/ir/struct_info.h"
 
 namespace partita::backend::dnnl {
 
 using codegen::CodegenFunction;
 using codegen::UnsupportedFunction;
+using codegen::static_f32_shape;
 using json = nlohmann::json;
 
 namespace {
-
-const TensorStructInfoNode* tensor_info(const Expr& e) {
-  return e.defined() && e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
-}
-
-// Static float32 shape of `e`, or nullopt.
-std::optional<std::vector<int64_t>> static_shape(const Expr& e) {
-  auto* ti = tensor_info(e);
-  if (!ti || !ti->shape || ti->dtype != DataType::Float(32)) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto& d : *ti->shape) {
-    auto c = as_const_int(d);
-    if (!c) return std::nullopt;
-    out.push_back(*c);
-  }
-  return out;
-}
 
 std::string attr_str(const CallNode& call, const std::string& name, const std::string& dflt) {
   if (call.attrs.defined())
@@ -110,10 +94,10 @@ std::string unsupported_reason(const CallNode& call) {
   auto* op = call.op.as<OpNode>();
   if (!op) return "a call of something other than an operator";
   const std::string& name = op->name;
-  auto out = static_shape(Expr(const_cast<CallNode*>(&call)));
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return name + " does not produce a float32 tensor of static shape";
   for (const auto& a : call.args)
-    if (!a.as<PrimValueNode>() && !static_shape(a)) return name + " has an argument that is not a float32 tensor of static shape";
+    if (!a.as<PrimValueNode>() && !static_f32_shape(a)) return name + " has an argument that is not a float32 tensor of static shape";
   if (name == "relax.nn.conv2d") {
     if (attr_str(call, "data_layout", "NCHW") != "NCHW" || attr_str(call, "kernel_layout", "OIHW") != "OIHW" ||
         attr_str(call, "out_layout", "NCHW") != "NCHW")
@@ -131,7 +115,7 @@ std::string unsupported_reason(const CallNode& call) {
     return "";
   }
   if (name == "relax.matmul") {
-    auto a = static_shape(call.args[0]), b = static_shape(call.args[1]);
+    auto a = static_f32_shape(call.args[0]), b = static_f32_shape(call.args[1]);
     if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
     if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
     if (call.attrs.defined())
@@ -167,24 +151,14 @@ struct Node {
   bool dead = false;
 };
 
-class GraphBuilder {
+class GraphBuilder : public codegen::JsonGraphBuilder {
  public:
-  GraphBuilder(const CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names)
-      : f_(f), namer_(namer), const_names_(const_names) {}
+  using JsonGraphBuilder::JsonGraphBuilder;
 
   json build() {
     const Function& fn = f_.func;
-    auto* seq = fn->body.as<SeqExprNode>();
-    if (!seq) fail("its body is not normalized");
     std::unordered_map<const VarNode*, int> env;
-    json inputs = json::array();
-    for (const auto& p : fn->params) {
-      auto shape = static_shape(p);
-      if (!shape) fail("parameter '" + p->name_hint + "' is not a float32 tensor of static shape");
-      int id = new_value(*shape);
-      env[p.get()] = id;
-      inputs.push_back(id);
-    }
+    json inputs = bind_params(env);
     int result = lower_body(fn, env);
     std::vector<int> outputs;
     if (result >= 0) outputs.push_back(result);
@@ -210,34 +184,6 @@ class GraphBuilder {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) const { throw UnsupportedFunction(f_.symbol, why); }
-
-  int new_value(const std::vector<int64_t>& shape) {
-    values_.push_back(shape);
-    return int(values_.size()) - 1;
-  }
-
-  int leaf(const Expr& e, std::unordered_map<const VarNode*, int>& env) {
-    if (auto* v = e.as<VarNode>()) {
-      auto it = env.find(v);
-      if (it == env.end()) fail("variable '" + v->name_hint + "' is not a tensor computed here");
-      return it->second;
-    }
-    if (auto* c = e.as<ConstantNode>()) {
-      const Tensor& t = c->data;
-      if (t.dtype() != DataType::Float(32)) fail("a constant of dtype " + t.dtype().str());
-      std::string name = namer_.name_for(t, f_.symbol);
-      auto it = const_ids_.find(name);
-      if (it != const_ids_.end()) return it->second;
-      int id = new_value(t.shape());
-      const_ids_[name] = id;
-      constants_.push_back({{"value", id}, {"name", name}});
-      if (std::find(const_names_.begin(), const_names_.end(), name) == const_names_.end()) const_names_.push_back(name);
-      return id;
-    }
-    fail(std::string("an argument is a ") + node_kind_name(e->kind()));
-  }
-
   // Lowers the bindings of `fn`; returns the value id of its (tensor) body, or -1 for a tuple
   // (then tuple_outputs_ holds the fields).
   int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
@@ -275,7 +221,7 @@ class GraphBuilder {
     std::string why = unsupported_reason(call);
     if (!why.empty()) fail(why);
     const std::string& name = call.op.as<OpNode>()->name;
-    std::vector<int64_t> shape = *static_shape(Expr(const_cast<CallNode*>(&call)));
+    std::vector<int64_t> shape = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));
     std::vector<int> in;
     for (const auto& a : call.args)
       if (!a.as<PrimValueNode>()) in.push_back(leaf(a, env));
@@ -412,12 +358,6 @@ class GraphBuilder {
     }
   }
 
-  const CodegenFunction& f_;
-  codegen::ConstantNamer& namer_;
-  std::vector<std::string>& const_names_;
-  json values_ = json::array();
-  json constants_ = json::array();
-  std::map<std::string, int> const_ids_;
   std::vector<Node> nodes_;
   std::vector<int> tuple_outputs_;
 };

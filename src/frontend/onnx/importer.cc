@@ -566,16 +566,8 @@ Expr NodeContext::emit(const Expr& e) const {
   const auto* op = call ? call->op.as<OpNode>() : nullptr;
   if (op && is_shape_view(op->name) && !call->args.empty()) {
     if (const auto* c = call->args[0].as<ConstantNode>()) {
-      Expr normalized = imp.bb.normalize(e);
-      const auto* sinfo = normalized->struct_info_.as<TensorStructInfoNode>();
-      std::vector<int64_t> shape;
-      bool is_static = sinfo && sinfo->shape;
-      for (size_t i = 0; is_static && i < sinfo->shape->size(); ++i) {
-        auto d = as_const_int((*sinfo->shape)[i]);
-        is_static = d.has_value();
-        if (d) shape.push_back(*d);
-      }
-      if (is_static) return constant(Tensor::from_buffer(shape, c->data.dtype(), c->data.buffer()));
+      if (auto shape = static_shape(imp.bb.normalize(e)->struct_info_))
+        return constant(Tensor::from_buffer(*shape, c->data.dtype(), c->data.buffer()));
     }
   }
   return imp.bb.emit(e);

@@ -212,7 +212,9 @@ TEST(MarkCompilerFunctionsAsExtern, AddsExternAttribute) {
     bool dnnl = fn->attr_string("Codegen") == "dnnl";
     auto it = fn->attrs.find("Extern");
     EXPECT_EQ(it != fn->attrs.end(), dnnl) << gv->name_hint;
-    if (dnnl) EXPECT_EQ(std::get<int64_t>(it->second), 1);
+    if (dnnl) {
+      EXPECT_EQ(std::get<int64_t>(it->second), 1);
+    }
   }
   IRModule all = MarkCompilerFunctionsAsExtern()(parted);
   int marked = 0;

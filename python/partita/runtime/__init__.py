@@ -1,11 +1,6 @@
 """Running compiled models (``tvm.runtime``): executables, loading, devices."""
-from .. import _ffi
 from .._ffi import Executable, load_module
-
-# Tensors with numpy/DLPack interop (src/python/bind_tensor.cc). A build whose native module
-# predates them still imports; rebuild _ffi to get them.
-if hasattr(_ffi, "Tensor"):
-    from .._ffi import Tensor, tensor, from_dlpack, to_dlpack
+from .._ffi import Tensor, tensor, from_dlpack, to_dlpack  # numpy/DLPack interop
 
 
 class Device:
@@ -26,6 +21,4 @@ def cpu(index=0):
     return Device("cpu", index)
 
 
-__all__ = ["Executable", "load_module", "Device", "cpu"]
-if hasattr(_ffi, "Tensor"):
-    __all__ += ["Tensor", "tensor", "from_dlpack", "to_dlpack"]
+__all__ = ["Executable", "load_module", "Tensor", "tensor", "from_dlpack", "to_dlpack", "Device", "cpu"]

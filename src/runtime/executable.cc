@@ -67,10 +67,13 @@ int32_t Executable::add_constant(const Tensor& t) {
   for (size_t i = 0; i < constants.size(); ++i)
     if (constants[i].same_buffer(t) && constants[i].shape() == t.shape() && constants[i].dtype() == t.dtype())
       return int32_t(i);
+  while (constant_hashes_.size() < constants.size())
+    constant_hashes_.push_back(constants[constant_hashes_.size()].content_hash());
   size_t h = t.content_hash();
   for (size_t i = 0; i < constants.size(); ++i)
-    if (constants[i].content_hash() == h && constants[i].content_equal(t)) return int32_t(i);
+    if (constant_hashes_[i] == h && constants[i].content_equal(t)) return int32_t(i);
   constants.push_back(t);
+  constant_hashes_.push_back(h);
   return int32_t(constants.size() - 1);
 }
 

@@ -53,9 +53,18 @@ bool Tensor::content_equal(const Tensor& o) const {
 size_t Tensor::content_hash() const {
   size_t h = std::hash<DataType>()(dtype_);
   for (int64_t d : shape_) h = h * 31 + size_t(d);
-  if (defined())
-    h ^= std::hash<std::string_view>()(std::string_view(static_cast<const char*>(data()), nbytes())) + 0x9e3779b9 + (h << 6);
-  return h;
+  if (!defined()) return h;
+  const char* bytes = static_cast<const char*>(data());
+  constexpr size_t kChunk = 64, kChunks = 256;
+  size_t n = nbytes();
+  std::string sample;
+  if (n > kChunk * kChunks) {
+    sample.reserve(kChunk * kChunks);
+    size_t stride = (n - kChunk) / (kChunks - 1);  // the first and the last chunk are included
+    for (size_t i = 0; i < kChunks; ++i) sample.append(bytes + i * stride, kChunk);
+  }
+  std::string_view hashed = sample.empty() ? std::string_view(bytes, n) : std::string_view(sample);
+  return h ^ (std::hash<std::string_view>()(hashed) + 0x9e3779b9 + (h << 6) + (h >> 2));
 }
 
 }  // namespace partita

@@ -109,6 +109,11 @@ class Executable {
   void export_library(const std::string& path) const;
   /// A readable listing of the bytecode.
   std::string as_text() const;
+
+ private:
+  // content_hash of constants[i], filled by add_constant as the pool grows (the pool is only
+  // ever appended to), so deduplication hashes each tensor once.
+  std::vector<size_t> constant_hashes_;
 };
 
 /// Reads a file written by Executable::export_library.

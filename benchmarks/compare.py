@@ -7,12 +7,14 @@
     (cd benchmarks/ort && ONNXRUNTIME_NODE_INSTALL=skip npm install)
     /usr/bin/python3 benchmarks/models/export.py            # models into benchmarks/models/cache
     /usr/bin/python3 benchmarks/compare.py [--models resnet18,...] [--engines ...]
-                                           [--warmup 3] [--repeat 10] [--env KEY=VAL ...]
+                                           [--warmup 3] [--repeat 10] [--rounds 3]
+                                           [--env KEY=VAL ...]
 
 Every engine runs each model in its own child process (one after another, never concurrently),
 so thread pools and OpenMP runtimes do not interfere and environment variables (--env, applied
 to every child) take effect. Each child runs `warmup` untimed iterations, then `repeat` timed
-ones; the table shows the median, the ratio to ONNX Runtime's median (< 1 is faster than ONNX
+ones; `rounds` passes over the engines interleave them so that load from other processes is
+shared out fairly, and their latencies are pooled. The table shows the median, the ratio to ONNX Runtime's median (< 1 is faster than ONNX
 Runtime; with both onnxruntime engines in the run, to the faster of the two), and the output's error relative to PyTorch's reference saved by export.py:
 max |out - ref| / max |ref|. The Partita children also report import / partition / build
 times (no C compiler is involved for the dnnl and cblas backends).
@@ -33,11 +35,12 @@ ROOT = os.path.dirname(HERE)
 CACHE = os.path.join(HERE, "models", "cache")
 ORT_RUNNER = os.path.join(HERE, "ort", "run.js")
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer", "mlp"]
-ENGINES = ["partita-host", "partita-dnnl", "partita-dnnl+cblas", "onnxruntime", "pytorch"]
-# Not in the default set: OpenBLAS alone (dnnl+cblas leaves cblas nothing, since dnnl is
-# partitioned first and takes every matmul), and ONNX Runtime with its intra-op threads not
-# spinning between operators (its analogue of OMP_WAIT_POLICY=passive).
-EXTRA_ENGINES = ["partita-cblas", "onnxruntime-nospin"]
+# partita-<backends>: the backends joined by "+" in priority order (each is partitioned in turn,
+# so the first gets the first pick): partita-cblas+dnnl gives matmuls to OpenBLAS and the rest
+# to oneDNN; partita-dnnl+cblas would leave OpenBLAS nothing, as oneDNN matches every matmul.
+ENGINES = ["partita-host", "partita-dnnl", "partita-cblas+dnnl", "onnxruntime", "onnxruntime-nospin", "pytorch"]
+# Not in the default set: OpenBLAS alone.
+EXTRA_ENGINES = ["partita-cblas"]
 THREADS = 2
 
 
@@ -82,12 +85,12 @@ def worker_partita(engine, model, x, warmup, repeat):
     mod = from_onnx(os.path.join(CACHE, model + ".onnx"))
     lap("import")
     targets = []
-    if engine in ("partita-dnnl", "partita-dnnl+cblas"):
-        mod = partition_for_dnnl(mod)
-        targets.append(partita.target.Target("dnnl", {"num_threads": THREADS}))
-    if engine in ("partita-dnnl+cblas", "partita-cblas"):
-        mod = partition_for_cblas(mod)
-        targets.append(partita.target.Target("cblas", {"num_threads": THREADS}))
+    partitioners = {"dnnl": partition_for_dnnl, "cblas": partition_for_cblas}
+    for backend in engine[len("partita-"):].split("+"):
+        if backend == "host":
+            continue
+        mod = partitioners[backend](mod)
+        targets.append(partita.target.Target(backend, {"num_threads": THREADS}))
     lap("partition")
     ex = relax.build(mod, targets or None)
     lap("build")
@@ -169,7 +172,9 @@ def main(argv=None):
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help="from %s" % ", ".join(ENGINES + EXTRA_ENGINES))
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=10, help="timed runs per engine and round")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="passes over the engines per model; the latencies of all rounds are pooled")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per child")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
                     help="environment variable for every child (repeatable)")
@@ -194,7 +199,7 @@ def main(argv=None):
     print("date: %s" % time.strftime("%Y-%m-%d %H:%M:%S %Z"))
     print("load: %s" % open("/proc/loadavg").read().strip())
     print("env:  %s" % (" ".join(args.env) or "(none added)"))
-    print("warmup %d, repeat %d, %d threads" % (args.warmup, args.repeat, THREADS))
+    print("warmup %d, repeat %d, rounds %d, %d threads" % (args.warmup, args.repeat, args.rounds, THREADS))
     results = {}
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -204,20 +209,30 @@ def main(argv=None):
                 failures.append((model, "-", "missing %s: run benchmarks/models/export.py" % path))
                 continue
             ref = np.load(os.path.join(CACHE, model + ".ref.npy"))
-            for engine in engines:
-                t0 = time.perf_counter()
-                try:
-                    res = measure(engine, model, args, env, tmp)
-                except subprocess.TimeoutExpired:
-                    res = {"error": "timed out after %d s" % args.timeout}
-                if "error" in res:
-                    failures.append((model, engine, res["error"]))
-                else:
-                    res["rel_err"] = relative_error(res.pop("output"), ref)
-                results[(model, engine)] = res
-                print("  %-13s %-19s %s (%.0f s)" % (
-                    model, engine, "%.2f ms" % res["median_ms"] if "median_ms" in res
-                    else "FAILED", time.perf_counter() - t0), file=sys.stderr)
+            # Rounds interleave the engines, so a burst of load from other processes lands on
+            # all of them rather than on whichever happened to run then; latencies are pooled.
+            for rnd in range(args.rounds):
+                for engine in engines:
+                    if (model, engine) in results and "error" in results[(model, engine)]:
+                        continue
+                    t0 = time.perf_counter()
+                    try:
+                        res = measure(engine, model, args, env, tmp)
+                    except subprocess.TimeoutExpired:
+                        res = {"error": "timed out after %d s" % args.timeout}
+                    if "error" in res:
+                        failures.append((model, engine, res["error"]))
+                    else:
+                        res["rel_err"] = relative_error(res.pop("output"), ref)
+                    prev = results.get((model, engine))
+                    if prev is not None and "error" not in res:
+                        res["latencies_ms"] = prev["latencies_ms"] + res["latencies_ms"]
+                        res["median_ms"] = statistics.median(res["latencies_ms"])
+                        res["rel_err"] = max(res["rel_err"], prev["rel_err"])
+                    results[(model, engine)] = res
+                    print("  %-13s %-19s round %d: %s (%.0f s)" % (
+                        model, engine, rnd + 1, "%.2f ms" % res["median_ms"] if "median_ms" in res
+                        else "FAILED", time.perf_counter() - t0), file=sys.stderr)
     print("load after: %s" % open("/proc/loadavg").read().strip())
     print_table(results, args.models.split(","), engines)
     for (model, engine), res in results.items():

@@ -115,6 +115,19 @@ static void bind_vm(py::module_& m) {
         }
         return value_to_py(out);
       });
+  py::class_<runtime::ProfileEntry>(m, "ProfileEntry")
+      .def_readonly("name", &runtime::ProfileEntry::name)
+      .def_readonly("external", &runtime::ProfileEntry::external)
+      .def_readonly("calls", &runtime::ProfileEntry::calls)
+      .def_readonly("total_us", &runtime::ProfileEntry::total_us)
+      .def("__repr__", [](const runtime::ProfileEntry& e) {
+        return "ProfileEntry(" + e.name + ", calls=" + std::to_string(e.calls) + ", total_us=" + std::to_string(e.total_us) + ")";
+      });
+  py::class_<runtime::ProfileReport>(m, "ProfileReport")
+      .def_readonly("entries", &runtime::ProfileReport::entries)
+      .def_readonly("wall_us", &runtime::ProfileReport::wall_us)
+      .def("table", &runtime::ProfileReport::table)
+      .def("__str__", &runtime::ProfileReport::table);
   py::class_<VirtualMachine, std::shared_ptr<VirtualMachine>>(m, "VirtualMachine")
       .def(py::init([](std::shared_ptr<Executable> ex, py::object /*device*/) {
              return std::make_shared<VirtualMachine>(ex);
@@ -129,6 +142,17 @@ static void bind_vm(py::module_& m) {
         py::gil_scoped_release release;
         return vm.invoke(name, inputs);
       })
+      .def("profile", [](VirtualMachine& vm, const std::string& name, py::args args) {
+        std::vector<Tensor> inputs;
+        for (py::handle a : args) {
+          runtime::Value v = py_to_value(a);
+          if (v.is_tuple()) throw_error("TypeError", "profile takes tensors, not tuples");
+          inputs.push_back(v.tensor);
+        }
+        py::gil_scoped_release release;
+        return vm.profile(name, inputs);
+      }, "Runs a function once, timing every host kernel and backend call; returns a report "
+         "whose table() lists them, most expensive first.")
       .def("memory_stats", [](const VirtualMachine& vm) {
         const auto& s = vm.memory_stats();
         py::dict d;

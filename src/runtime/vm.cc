@@ -1,6 +1,9 @@
 // The bytecode interpreter. Registers 0..n-1 of a frame hold the function's parameters.
 #include "partita/runtime/vm.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 
 #include "partita/support/error.h"
@@ -21,6 +24,9 @@ struct VirtualMachine::Impl {
   // map nodes.
   std::map<size_t, std::vector<std::shared_ptr<uint8_t>>> pool;
   MemoryStats stats;
+  // Set during VirtualMachine::profile: time per kernel (index) and per external function.
+  std::vector<ProfileEntry>* kernel_profile = nullptr;
+  std::vector<ProfileEntry>* extern_profile = nullptr;
   static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
 
   Tensor alloc(std::vector<int64_t> shape, DataType dtype) {
@@ -120,6 +126,7 @@ struct VirtualMachine::Impl {
           outs.clear();
           for (int32_t a : in.args) flatten(regs[size_t(a)], ins);
           for (auto& s : in.outs) outs.push_back(alloc(shape_of(s, syms.data(), syms.size()), s.dtype));
+          auto started = kernel_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
           if (in.op == Opcode::CallKernel) {
             static const KernelAttrs kEmpty;
             const KernelAttrs* attrs = in.attrs >= 0 ? &f.attrs[size_t(in.attrs)] : &kEmpty;
@@ -136,6 +143,11 @@ struct VirtualMachine::Impl {
             }
           } else {
             externs[size_t(in.index)](ins, outs);
+          }
+          if (kernel_profile) {
+            auto& e = (in.op == Opcode::CallKernel ? *kernel_profile : *extern_profile)[size_t(in.index)];
+            e.calls++;
+            e.total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
           }
           Value& dst = regs[size_t(in.dst)];
           if (in.tuple_result) {
@@ -271,6 +283,49 @@ std::vector<Tensor> VirtualMachine::invoke(const std::string& name, const std::v
   std::vector<Tensor> out;
   Impl::flatten(v, out);
   return out;
+}
+
+ProfileReport VirtualMachine::profile(const std::string& name, const std::vector<Tensor>& inputs) {
+  std::vector<ProfileEntry> kernels(exec_->kernel_names.size()), externs(exec_->extern_symbols.size());
+  for (size_t i = 0; i < kernels.size(); ++i) kernels[i].name = exec_->kernel_names[i];
+  for (size_t i = 0; i < externs.size(); ++i) externs[i].name = exec_->extern_symbols[i], externs[i].external = true;
+  impl_->kernel_profile = &kernels;
+  impl_->extern_profile = &externs;
+  auto started = std::chrono::steady_clock::now();
+  try {
+    invoke(name, inputs);
+  } catch (...) {
+    impl_->kernel_profile = impl_->extern_profile = nullptr;
+    throw;
+  }
+  ProfileReport report;
+  report.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+  impl_->kernel_profile = impl_->extern_profile = nullptr;
+  for (auto* list : {&kernels, &externs})
+    for (auto& e : *list)
+      if (e.calls) report.entries.push_back(std::move(e));
+  std::stable_sort(report.entries.begin(), report.entries.end(),
+                   [](const ProfileEntry& a, const ProfileEntry& b) { return a.total_us > b.total_us; });
+  return report;
+}
+
+std::string ProfileReport::table() const {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-64s %8s %8s %12s %7s\n", "name", "kind", "calls", "time (us)", "share");
+  out += line;
+  double in_calls = 0;
+  for (const auto& e : entries) {
+    in_calls += e.total_us;
+    std::snprintf(line, sizeof line, "%-64s %8s %8lld %12.1f %6.1f%%\n", e.name.c_str(), e.external ? "extern" : "host",
+                  static_cast<long long>(e.calls), e.total_us, wall_us > 0 ? 100.0 * e.total_us / wall_us : 0.0);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%-64s %8s %8s %12.1f %6.1f%%\n", "(VM: allocation, views, dispatch)", "", "",
+                wall_us - in_calls, wall_us > 0 ? 100.0 * (wall_us - in_calls) / wall_us : 0.0);
+  out += line;
+  std::snprintf(line, sizeof line, "%-64s %8s %8s %12.1f\n", "total", "", "", wall_us);
+  return out + line;
 }
 
 const MemoryStats& VirtualMachine::memory_stats() const { return impl_->stats; }

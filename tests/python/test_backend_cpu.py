@@ -72,3 +72,18 @@ def test_dnnl_then_cblas_share_one_artifact(tmp_path):
     xin = np.ones((1, 8, 12, 12), "float32")
     vm = relax.VirtualMachine(partita.runtime.load_module(path))
     np.testing.assert_allclose(vm["main"](xin), _run(_conv_block(), xin), rtol=1e-4, atol=1e-5)
+
+
+def test_cblas_before_dnnl_takes_the_gemms_and_profile_shows_both():
+    mod = _mlp()
+    part = dnnl.partition_for_dnnl(cblas.partition_for_cblas(mod))
+    text = part.script()
+    assert '"Codegen": "cblas"' in text and '"Codegen": "dnnl"' not in text  # relu fused in cblas
+    vm = relax.VirtualMachine(relax.build(part, ["cblas", "dnnl"]), partita.cpu())
+    xin = np.random.default_rng(4).standard_normal((16, 64)).astype("float32")
+    np.testing.assert_allclose(vm["main"](xin), _run(mod, xin), rtol=1e-4, atol=1e-4)
+    report = vm.profile("main", xin)
+    assert [e.name for e in report.entries] and all(e.external for e in report.entries)
+    assert all(e.name.endswith("_cblas") and e.calls == 1 for e in report.entries)
+    assert sum(e.total_us for e in report.entries) <= report.wall_us
+    assert "total" in report.table()

@@ -231,3 +231,16 @@ def test_progress_redraws_in_place_on_a_terminal(model, tmp_path):
     err = b"".join(chunks).decode()
     assert "\r\x1b[K" in err  # lines are redrawn, not appended
     assert re.search(r"\* import m\.onnx\s+\d+\.\d+s\s+done", err) and "build" in err
+
+
+def test_run_profile_lists_backend_and_host_calls(model, tmp_path):
+    art = tmp_path / "p.partita"
+    assert cli("compile", model, "--backends", "cblas,dnnl", "-o", art, "-q").returncode == 0
+    res = cli("run", art, "--repeat", 1, "--profile")
+    assert res.returncode == 0, res.stderr
+    table = res.stdout.split("profile of one more run:")[1]
+    rows = {line.split()[0]: line.split() for line in table.strip().splitlines()[1:]}
+    assert any(n.endswith("_cblas") and r[1] == "extern" and r[2] == "1" for n, r in rows.items()), table
+    assert any(n.endswith("_dnnl") and r[1] == "extern" for n, r in rows.items()), table
+    assert "(VM:" in rows, table  # the flatten is a view: VM time, no kernel
+    assert "total" in rows

@@ -1,7 +1,7 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
 //   partita compile model.onnx --backends dnnl,cblas [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
-//   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR]
+//   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
 //   partita report model.onnx --backends dnnl,cblas [--svg out.svg] [--dot out.dot]
 //
@@ -190,6 +190,7 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir", ro.output_dir, "write outputs as output_<k>.npy");
   run->add_option("--function", ro.function, "function to run");
   run->add_option("--show", ro.show_values, "values printed per output");
+  run->add_flag("--profile", ro.profile, "time every kernel and backend call of one more run");
 
   std::string show_model;
   std::vector<std::string> show_backends;

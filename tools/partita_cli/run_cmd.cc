@@ -174,6 +174,7 @@ int run_command(const RunOptions& o) {
                                     : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
   std::printf("latency over %d runs (after %d warm-up): mean %.3f ms  median %.3f ms  p90 %.3f ms  min %.3f ms\n",
               o.repeat, std::max(o.warmup, 0), mean, median, pct(0.9), sorted.front());
+  if (o.profile) std::printf("\nprofile of one more run:\n%s", vm.profile(o.function, inputs).table().c_str());
   return 0;
 }
 

@@ -17,6 +17,7 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string output_dir;
   int show_values = 8;
+  bool profile = false;  // also print the time of every kernel and backend call (one extra run)
 };
 
 int run_command(const RunOptions& options);

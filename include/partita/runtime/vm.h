@@ -28,6 +28,21 @@ struct MemoryStats {
   int64_t pool_bytes = 0;        // bytes now idle in the pool
 };
 
+/// Time spent in one kernel or external function during VirtualMachine::profile.
+struct ProfileEntry {
+  std::string name;       // operator ("relax.add") or external symbol
+  bool external = false;  // an external module's function (a backend partition)
+  int64_t calls = 0;
+  double total_us = 0;
+};
+
+struct ProfileReport {
+  std::vector<ProfileEntry> entries;  // most expensive first
+  double wall_us = 0;                 // the whole call, VM overhead included
+  /// A table: one row per entry with calls, time and share of the wall time.
+  std::string table() const;
+};
+
 class VirtualMachine {
  public:
   /// Resolves kernels and external symbols; Error("KeyError") naming any that are missing.
@@ -38,6 +53,9 @@ class VirtualMachine {
   std::vector<Tensor> invoke(const std::string& name, const std::vector<Tensor>& inputs);
   Value invoke_value(const std::string& name, const std::vector<Value>& inputs);
 
+  /// Runs function `name` once, timing every kernel and external call (like TVM's
+  /// `vm.profile`); the outputs are discarded.
+  ProfileReport profile(const std::string& name, const std::vector<Tensor>& inputs);
   const MemoryStats& memory_stats() const;
   /// Drops idle pooled buffers.
   void release_pool();

@@ -1,6 +1,8 @@
 // The cblas codegen and patterns: matmul / dense (weight optionally transposed by permute_dims)
 // with an optional bias add become sgemm calls (see partita/backend/cblas.h).
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 #include <unordered_map>
 
 #include "partita/backend/cblas.h"
@@ -20,6 +22,13 @@ using json = nlohmann::json;
 
 namespace {
 
+// Activations the runtime applies to a product's rows right after sgemm (see cblas.h).
+const std::map<std::string, std::string>& activations() {
+  static const std::map<std::string, std::string> acts = {
+      {"relax.nn.relu", "relu"},       {"relax.nn.gelu", "gelu"}, {"relax.nn.gelu_tanh", "gelu_tanh"},
+      {"relax.nn.silu", "silu"},       {"relax.sigmoid", "sigmoid"}, {"relax.tanh", "tanh"}};
+  return acts;
+}
 
 std::vector<int64_t> permute_axes(const CallNode& call, size_t ndim) {
   std::vector<int64_t> axes;
@@ -60,7 +69,7 @@ std::string unsupported_reason(const CallNode& call) {
     if (!swaps_last_two(permute_axes(call, out->size()))) return "permute_dims other than a transpose of the last two axes";
     return "";
   }
-  if (op->name == "relax.add") return "";
+  if (op->name == "relax.add" || activations().count(op->name)) return "";
   return "operator " + op->name + " is not supported";
 }
 
@@ -68,10 +77,25 @@ bool check_match(const transform::PatternCheckContext& ctx) {
   if (transform::has_leaking_intermediate_variables(ctx)) return false;
   for (const auto& [var, value] : ctx.matched_bindings)
     if (auto* call = value.as<CallNode>(); call && !unsupported_reason(*call).empty()) return false;
-  // The bias must broadcast along the last axis only: (N), (1, N) or (1, 1, N).
-  if (auto* add = ctx.matched_expr.as<CallNode>(); add && add->op.as<OpNode>()->name == "relax.add") {
-    auto out = static_f32_shape(ctx.matched_expr);
-    auto bias = static_f32_shape(add->args[1]);
+  // Each add is a bias of the matmul product (either operand, add commutes), broadcast along
+  // the last axis only: (N), (1, N) or (1, 1, N).
+  auto is_product = [&](const Expr& e) {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    auto it = ctx.matched_bindings.find(Var(const_cast<VarNode*>(v)));
+    auto* call = it == ctx.matched_bindings.end() ? nullptr : it->second.as<CallNode>();
+    return call && call->op.as<OpNode>()->name == "relax.matmul";
+  };
+  std::vector<const CallNode*> calls;
+  for (const auto& [var, value] : ctx.matched_bindings)
+    if (auto* call = value.as<CallNode>()) calls.push_back(call);
+  if (auto* root = ctx.matched_expr.as<CallNode>()) calls.push_back(root);
+  for (const CallNode* add : calls) {
+    if (add->op.as<OpNode>()->name != "relax.add") continue;
+    bool first = is_product(add->args[0]);
+    if (!first && !is_product(add->args[1])) return false;
+    auto out = static_f32_shape(Expr(const_cast<CallNode*>(add)));
+    auto bias = static_f32_shape(add->args[first ? 1 : 0]);
     if (!out || !bias || bias->empty() || bias->back() != out->back() || bias->size() > out->size()) return false;
     for (size_t k = 0; k + 1 < bias->size(); ++k)
       if ((*bias)[k] != 1) return false;
@@ -102,6 +126,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       for (const char* k : {"a", "b", "bias"})
         if (n[k].get<int>() >= 0) uses[n[k].get<int>()]++;
     for (const auto& n : adds_) uses[n[0]]++, uses[n[1]]++;
+    for (const auto& [x, out, act] : acts_) uses[x]++;
     uses[r] += 2;
     for (const auto& add : adds_) {
       int x = add[0], bias = add[1], out = add[2];
@@ -113,6 +138,14 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       if (it == nodes_.end() || uses[x] != 1 || (*it)["bias"].get<int>() >= 0 || !bias_ok)
         fail("an add that is not a bias of a matmul");
       (*it)["bias"] = bias;
+      (*it)["out"] = out;
+    }
+    // Then each activation into the matmul (+ bias) producing its single-use operand.
+    for (const auto& [x, out, act] : acts_) {
+      auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == x; });
+      if (it == nodes_.end() || uses[x] != 1 || (*it)["activation"] != "none")
+        fail("an activation that does not follow a matmul");
+      (*it)["activation"] = act;
       (*it)["out"] = out;
     }
     json g;
@@ -153,8 +186,18 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       transposed_[out] = x;
       return out;
     }
+    if (auto act = activations().find(name); act != activations().end()) {
+      int x = leaf(call.args[0], env);
+      int out = new_value(shape);
+      acts_.push_back({x, out, act->second});
+      return out;
+    }
     if (name == "relax.add") {
       int a = leaf(call.args[0], env), b = leaf(call.args[1], env);
+      auto is_product = [&](int v) {
+        return std::any_of(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == v; });
+      };
+      if (!is_product(a) && is_product(b)) std::swap(a, b);  // add commutes: bias + product
       int out = new_value(shape);
       adds_.push_back({a, b, out});
       return out;
@@ -166,24 +209,28 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       tb = true;
     }
     int out = new_value(shape);
-    nodes_.push_back({{"a", a}, {"b", b}, {"bias", -1}, {"transpose_b", tb}, {"out", out}});
+    nodes_.push_back({{"a", a}, {"b", b}, {"bias", -1}, {"transpose_b", tb}, {"activation", "none"}, {"out", out}});
     return out;
   }
 
   json nodes_ = json::array();
   std::unordered_map<int, int> transposed_;
   std::vector<std::array<int, 3>> adds_;
+  std::vector<std::tuple<int, int, std::string>> acts_;  // operand, result, activation
 };
 
 }  // namespace
 
 std::vector<transform::FusionPattern> cblas_patterns() {
   std::vector<transform::FusionPattern> out;
+  // Later entries have priority: the longest chain (matmul + bias + activation) last.
   for (int with_bias = 0; with_bias < 2; ++with_bias) {
     dpl::Pattern w = is_op("relax.permute_dims")({wildcard()}) | wildcard();
     dpl::Pattern p = is_op("relax.matmul")({wildcard(), w});
-    if (with_bias) p = is_op("relax.add")({p, wildcard()});
-    out.push_back(entry(with_bias ? "matmul_bias" : "matmul", p));
+    std::string name = "matmul";
+    if (with_bias) p = is_op("relax.add")({p, wildcard()}), name += "_bias";
+    out.push_back(entry(name, p));
+    for (const auto& [op, act] : activations()) out.push_back(entry(name + "_" + act, is_op(op)({p})));
   }
   return out;
 }

@@ -1,5 +1,6 @@
-// The BLAS backend: matmul / dense (+ bias), 2-d and batched, partitioned for cblas, built and
-// run, agrees with the host VM; weights stay named constants; OpenBLAS's core is reported.
+// The BLAS backend: matmul / dense (+ bias + activation), 2-d and batched, partitioned for
+// cblas, built and run, agrees with the host VM; weights stay named constants; OpenBLAS's core
+// is reported.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,7 +71,7 @@ TEST(Cblas, MlpWithBiasAndRelu) {
   IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
     Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w1)}));
     Var a = bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b1)}));
-    Var r = bb.emit(op::make_call("relax.nn.relu", {a}));  // stays on the host
+    Var r = bb.emit(op::make_call("relax.nn.relu", {a}));
     return bb.emit(op::make_call("relax.matmul", {r, make<ConstantNode>(w2)}));
   });
   check(mod, {random_tensor({16, 32}, 4)});
@@ -98,6 +99,42 @@ TEST(Cblas, NonBiasAddIsNotOffloadedWithTheMatmul) {
     return bb.emit(op::make_call("relax.add", {m, z}));  // a full (4, 6) add: not a bias
   });
   check(mod, {random_tensor({4, 8}, 9), random_tensor({8, 6}, 10), random_tensor({4, 6}, 11)});
+}
+
+// Operators the host VM still runs after partitioning for cblas.
+std::vector<std::string> host_ops(const IRModule& mod) {
+  codegen::BuildOptions opts;
+  opts.targets.push_back(codegen::Target("cblas", {}));
+  return codegen::build(partition_for_cblas(mod), opts)->kernel_names;
+}
+
+TEST(Cblas, ActivationsAreFusedAfterTheBias) {
+  for (const char* act : {"relax.nn.relu", "relax.nn.gelu", "relax.nn.gelu_tanh", "relax.nn.silu", "relax.sigmoid",
+                          "relax.tanh"}) {
+    SCOPED_TRACE(act);
+    Tensor w = random_tensor({12, 20}, 21), b = random_tensor({20}, 22);
+    Var x = param("x", {2, 5, 12});
+    IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+      Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w)}));
+      Var a = bb.emit(op::make_call("relax.add", {make<ConstantNode>(b), m}));  // bias first: add commutes
+      return bb.emit(op::make_call(act, {a}));
+    });
+    EXPECT_TRUE(host_ops(mod).empty());
+    check(mod, {random_tensor({2, 5, 12}, 23)});
+  }
+}
+
+TEST(Cblas, ActivationWithoutBiasAndUnfusableOnesStayApart) {
+  Tensor w = random_tensor({8, 8}, 24);
+  Var x = param("x", {4, 8});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w)}));
+    Var t = bb.emit(op::make_call("relax.tanh", {m}));
+    Var e = bb.emit(op::make_call("relax.exp", {t}));  // not an epilogue: stays on the host
+    return bb.emit(op::make_call("relax.nn.relu", {e}));  // follows no matmul: stays on the host
+  });
+  EXPECT_EQ(host_ops(mod), (std::vector<std::string>{"relax.exp", "relax.nn.relu"}));
+  check(mod, {random_tensor({4, 8}, 25)});
 }
 
 TEST(Cblas, ReportsOpenBlasCore) {

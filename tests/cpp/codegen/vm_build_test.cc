@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "partita/codegen/vm_lowering.h"
@@ -281,4 +282,27 @@ TEST(VMBuild, CorruptedArtifactsGiveCleanErrors) {
       EXPECT_EQ(e.kind(), "ValueError");
     }
   }
+}
+
+TEST(VMBuild, ProfileTimesEveryKernelCall) {
+  VirtualMachine vm(build(kMlp));
+  Tensor x = random_tensor({5, 8}, 1), w1 = random_tensor({8, 16}, 2), w2 = random_tensor({16, 4}, 3);
+  ProfileReport report = vm.profile("main", {x, w1, w2});
+  ASSERT_EQ(report.entries.size(), 2u);  // relax.matmul (2 calls) and relax.nn.relu (1 call)
+  std::map<std::string, int64_t> calls;
+  double in_calls = 0;
+  for (const auto& e : report.entries) {
+    calls[e.name] = e.calls;
+    EXPECT_FALSE(e.external);
+    EXPECT_GE(e.total_us, 0);
+    in_calls += e.total_us;
+  }
+  EXPECT_EQ(calls, (std::map<std::string, int64_t>{{"relax.matmul", 2}, {"relax.nn.relu", 1}}));
+  EXPECT_LE(in_calls, report.wall_us);
+  EXPECT_GE(report.entries[0].total_us, report.entries[1].total_us);  // most expensive first
+  EXPECT_NE(report.table().find("relax.nn.relu"), std::string::npos);
+  // Profiling is off again afterwards, and a failing call leaves it off too.
+  EXPECT_THROW(vm.profile("main", {x}), Error);
+  EXPECT_EQ(vm.invoke("main", {x, w1, w2})[0].shape(), (std::vector<int64_t>{5, 4}));
+  EXPECT_THROW(vm.profile("nope", {}), Error);
 }

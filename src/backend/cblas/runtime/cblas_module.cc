@@ -1,10 +1,12 @@
 // The "cblas" runtime module: each node is one cblas_sgemm (a 3-d by 2-d product folds its
 // batch into M; 3-d by 3-d loops over the batch); a bias is broadcast into C first and
-// accumulated with beta = 1, so the epilogue costs one pass over C.
+// accumulated with beta = 1, and an activation is applied in place right after the product.
 #include <cblas.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <map>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -22,10 +24,43 @@ using json = nlohmann::json;
 constexpr uint32_t kMagic = 0x42435450;  // "PTCB"
 constexpr uint32_t kVersion = 1;
 
+enum class Activation { None, Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh };
+
+Activation parse_activation(const std::string& name, const std::string& symbol);
+
 struct Gemm {
   int a, b, bias, out;
   bool transpose_b;
+  Activation activation = Activation::None;
 };
+
+// Applied in place to the product (after the bias), one pass over C.
+void apply_activation(Activation act, float* c, int64_t n) {
+  switch (act) {
+    case Activation::None: return;
+    case Activation::Relu:
+      for (int64_t i = 0; i < n; ++i) c[i] = c[i] > 0.0f ? c[i] : 0.0f;
+      return;
+    case Activation::Gelu:
+      for (int64_t i = 0; i < n; ++i) c[i] = 0.5f * c[i] * (1.0f + std::erf(c[i] * 0.70710678118654752f));
+      return;
+    case Activation::GeluTanh:
+      for (int64_t i = 0; i < n; ++i) {
+        float v = c[i];
+        c[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+      }
+      return;
+    case Activation::Silu:
+      for (int64_t i = 0; i < n; ++i) c[i] = c[i] / (1.0f + std::exp(-c[i]));
+      return;
+    case Activation::Sigmoid:
+      for (int64_t i = 0; i < n; ++i) c[i] = 1.0f / (1.0f + std::exp(-c[i]));
+      return;
+    case Activation::Tanh:
+      for (int64_t i = 0; i < n; ++i) c[i] = std::tanh(c[i]);
+      return;
+  }
+}
 
 struct Program {
   std::string symbol;
@@ -112,7 +147,8 @@ class CblasModule : public runtime::RuntimeModule {
     for (const auto& c : f.at("constants")) p.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
     p.scratch.resize(p.dims.size());
     for (const auto& n : f.at("nodes")) {
-      Gemm g{id(n.at("a")), id(n.at("b")), n.at("bias").get<int>(), id(n.at("out")), n.at("transpose_b").get<bool>()};
+      Gemm g{id(n.at("a")), id(n.at("b")), n.at("bias").get<int>(), id(n.at("out")), n.at("transpose_b").get<bool>(),
+             parse_activation(n.value("activation", "none"), p.symbol)};
       if (g.bias >= int(p.dims.size())) fail(p.symbol, "bias id out of range");
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b], &od = p.dims[g.out];
       if (ad.size() < 2 || bd.size() < 2 || od.size() != ad.size()) fail(p.symbol, "gemm operand ranks");
@@ -176,6 +212,7 @@ class CblasModule : public runtime::RuntimeModule {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
                     blasint(k), 1.0f, a + i * m * k, blasint(k), b + (batched_b ? i * k * n : 0),
                     blasint(g.transpose_b ? k : n), beta, c + i * m * n, blasint(n));
+      apply_activation(g.activation, c, batch * m * n);
     }
     if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
   }
@@ -186,6 +223,16 @@ class CblasModule : public runtime::RuntimeModule {
   std::map<std::string, Tensor> constants_;
   std::mutex mu_;
 };
+
+Activation parse_activation(const std::string& name, const std::string& symbol) {
+  static const std::map<std::string, Activation> names = {
+      {"none", Activation::None}, {"relu", Activation::Relu},       {"gelu", Activation::Gelu},
+      {"gelu_tanh", Activation::GeluTanh}, {"silu", Activation::Silu}, {"sigmoid", Activation::Sigmoid},
+      {"tanh", Activation::Tanh}};
+  auto it = names.find(name);
+  if (it == names.end()) fail(symbol, "unknown activation '" + name + "'");
+  return it->second;
+}
 
 runtime::ModulePtr load_cblas(std::string_view bytes) {
   runtime::Reader r(bytes, "cblas module");

@@ -317,7 +317,9 @@ std::string ProfileReport::table() const {
   double in_calls = 0;
   for (const auto& e : entries) {
     in_calls += e.total_us;
-    std::snprintf(line, sizeof line, "%-64s %8s %8lld %12.1f %6.1f%%\n", e.name.c_str(), e.external ? "extern" : "host",
+    // Merged partitions are named after every operator they hold: keep the head and the tail.
+    std::string name = e.name.size() <= 64 ? e.name : e.name.substr(0, 40) + "..." + e.name.substr(e.name.size() - 21);
+    std::snprintf(line, sizeof line, "%-64s %8s %8lld %12.1f %6.1f%%\n", name.c_str(), e.external ? "extern" : "host",
                   static_cast<long long>(e.calls), e.total_us, wall_us > 0 ? 100.0 * e.total_us / wall_us : 0.0);
     out += line;
   }

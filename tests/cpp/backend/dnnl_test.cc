@@ -174,6 +174,21 @@ TEST(Dnnl, DenseBiasGeluAndMatmul3d) {
   EXPECT_TRUE(g["functions"][0]["nodes"][0]["transpose_b"].get<bool>());
 }
 
+// Non-constant operands: a 3-d by 2-d product folded into one 2-d product, its bias viewed
+// (not copied) as (1, N), then a batched 3-d by 3-d product.
+TEST(Dnnl, Matmul3dWithParameterWeightsAndBias) {
+  Var x = param("x", {4, 3, 8}), w = param("w", {8, 6}), b = param("b", {6}), y = param("y", {4, 6, 5});
+  IRModule mod = module_of({x, w, b, y}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, w}));
+    Var a = bb.emit(op::make_call("relax.add", {m, b}));
+    return bb.emit(op::make_call("relax.matmul", {a, y}));
+  });
+  json g = check_against_host(
+      mod, {random_tensor({4, 3, 8}, 31), random_tensor({8, 6}, 32), random_tensor({6}, 33), random_tensor({4, 6, 5}, 34)},
+      "matmul");
+  EXPECT_EQ(count_ops(g, "matmul"), 2);
+}
+
 TEST(Dnnl, PoolingAfterConvAndAlone) {
   Tensor w = random_tensor({8, 3, 3, 3}, 17, 0.3f);
   Var x = param("x", {2, 3, 15, 15});

@@ -274,15 +274,20 @@ class Program {
       const auto& ad = dims_[in[0]];
       auto bd = dims_[in[1]];
       if (tb) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
+      // (B, M, K) x (K, N) is one (B*M, K) x (K, N) product: oneDNN would otherwise run B
+      // broadcast products of M rows each (B GEMVs for a transformer's (seq, 1, d) layout).
+      bool fold_batch = ad.size() == 3 && bd.size() == 2;
+      dn::memory::dims a2 = ad, o2 = od;
+      if (fold_batch) a2 = {ad[0] * ad[1], ad[2]}, o2 = {od[0] * od[1], od[2]};
       dn::memory::dims bdims = bd;
-      if (ad.size() == 3 && bd.size() == 2) bdims = {1, bd[0], bd[1]};
+      if (a2.size() == 3 && bd.size() == 2) bdims = {1, bd[0], bd[1]};
       tag btag = bdims.size() == 2 ? (tb ? tag::ba : tag::ab) : (tb ? tag::acb : tag::abc);
-      dn::memory::desc a_md = plain_md(ad), dst_md = plain_md(od);
+      dn::memory::desc a_md = plain_md(a2), dst_md = plain_md(o2);
       dn::memory::desc b_plain(bdims, dt::f32, btag);
       bool b_const = is_const_.count(in[1]) > 0;
       dn::memory::desc b_md = b_const ? dn::memory::desc(bdims, dt::f32, tag::any) : b_plain;
-      dn::memory::dims biasd(od.size(), 1);
-      biasd.back() = od.back();
+      dn::memory::dims biasd(o2.size(), 1);
+      biasd.back() = o2.back();
       dn::memory::desc bias_md = plain_md(biasd);
       dn::matmul::desc d = has_bias ? dn::matmul::desc(a_md, b_md, bias_md, dst_md) : dn::matmul::desc(a_md, b_md, dst_md);
       int sum_in;
@@ -290,7 +295,7 @@ class Program {
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
       if (sum_in >= 0) fail(symbol_, "matmul with a sum post-op");
       dn::matmul::primitive_desc pd(d, attr, eng_);
-      dn::memory a = as_layout(in[0], a_md);
+      dn::memory a = reinterpret(in[0], a_md);
       dn::memory b_src = value(in[1]);
       dn::memory b_view(b_plain, eng_, DNNL_MEMORY_NONE);
       if (b_const) {
@@ -298,8 +303,13 @@ class Program {
         grouped_views_.push_back(b_view);
       }
       dn::memory b = b_const ? weights_in(in[1], b_view, pd.weights_desc()) : reinterpret(in[1], b_plain);
-      dn::memory dst(pd.dst_desc(), eng_);
-      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}};
+      // The value keeps its own (3-d) shape; the product writes through a 2-d view of it.
+      dn::memory dst(plain_md(od), eng_), dst_view = dst;
+      if (fold_batch) {
+        dst_view = dn::memory(dst_md, eng_, DNNL_MEMORY_NONE);
+        views_.push_back({dst_view, dst});
+      }
+      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst_view}};
       if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
       steps_.push_back({dn::matmul(pd), std::move(args)});
       set_output(out, dst);
@@ -427,12 +437,11 @@ class Program {
       grouped_views_.push_back(v);
       return v;
     }
-    // Not a constant: copy through a reorder (handles change per call).
-    dn::memory r(md, eng_);
-    dn::memory src_view(md, eng_, DNNL_MEMORY_NONE);
-    views_.push_back({src_view, m});
-    steps_.push_back({dn::reorder(src_view, r), {{DNNL_ARG_FROM, src_view}, {DNNL_ARG_TO, r}}});
-    return r;
+    // Not a constant: a view whose handle follows `m`'s, set at the start of every call
+    // (after the inputs' and outputs' handles), so reshaping copies nothing.
+    dn::memory v(md, eng_, DNNL_MEMORY_NONE);
+    views_.push_back({v, m});
+    return v;
   }
 
   dn::engine& eng_;

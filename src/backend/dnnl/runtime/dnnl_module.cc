@@ -6,6 +6,9 @@
 // one reorder (cached per value and layout), so consecutive convolutions, pools, eltwise and
 // binary ops stay blocked and only partition outputs are reordered back to plain (NCHW).
 // Constant weights are reordered into the primitive's preferred layout once, at build.
+//
+// Memory: intermediates share one arena, planned from their lifetimes (runtime/memory_plan.h),
+// so a partition's working set stays small and warm in cache; reshapes are views, not copies.
 #include <dlfcn.h>
 
 #include <mutex>
@@ -16,6 +19,7 @@
 #include <unordered_map>
 
 #include "partita/backend/dnnl_runtime.h"
+#include "partita/runtime/memory_plan.h"
 #include "partita/runtime/serialize.h"
 #include "partita/support/error.h"
 
@@ -121,6 +125,7 @@ class Program {
         out_reorder_.push_back(dn::reorder(mem_[id], out_mem_.back()));
       }
     }
+    place_scratch();
   }
 
   void run(dn::stream& s, std::span<const Tensor> in, std::span<Tensor> out) {
@@ -170,7 +175,7 @@ class Program {
     if (m.get_desc() == md) return m;
     for (auto& [desc, cached] : layouts_[id])
       if (desc == md) return cached;
-    dn::memory r(md, eng_);
+    dn::memory r = is_const_.count(id) ? dn::memory(md, eng_) : scratch(md);
     if (is_const_.count(id)) {
       dn::stream s(eng_);
       dn::reorder(m, r).execute(s, m, r);
@@ -258,7 +263,7 @@ class Program {
         w_plain = wg;
       }
       dn::memory w = weights_in(in[1], w_plain, pd.weights_desc());
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
       if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
       if (sum_in >= 0) {
@@ -304,7 +309,7 @@ class Program {
       }
       dn::memory b = b_const ? weights_in(in[1], b_view, pd.weights_desc()) : reinterpret(in[1], b_plain);
       // The value keeps its own (3-d) shape; the product writes through a 2-d view of it.
-      dn::memory dst(plain_md(od), eng_), dst_view = dst;
+      dn::memory dst = scratch(plain_md(od)), dst_view = dst;
       if (fold_batch) {
         dst_view = dn::memory(dst_md, eng_, DNNL_MEMORY_NONE);
         views_.push_back({dst_view, dst});
@@ -330,7 +335,7 @@ class Program {
       dn::pooling_forward::desc d(dn::prop_kind::forward_inference, a, src.get_desc(),
                                   dn::memory::desc(od, dt::f32, tag::any), strides, kernel, {pad[0], pad[1]}, pr);
       dn::pooling_forward::primitive_desc pd(d, eng_);
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       steps_.push_back({dn::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "eltwise") {
@@ -339,7 +344,7 @@ class Program {
       dn::eltwise_forward::desc d(dn::prop_kind::forward_inference, eltwise_alg(n.at("alg").get<std::string>()),
                                   src.get_desc(), n.at("alpha").get<float>(), n.at("beta").get<float>());
       dn::eltwise_forward::primitive_desc pd(d, eng_);
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       steps_.push_back({dn::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "binary") {
@@ -360,7 +365,7 @@ class Program {
       dn::binary::desc d(alg == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul, a_md, b.get_desc(),
                          a_md);
       dn::binary::primitive_desc pd(d, eng_);
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       steps_.push_back({dn::binary(pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "softmax") {
@@ -369,7 +374,7 @@ class Program {
       dn::memory src = as_layout(in[0], md);
       dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, n.at("axis").get<int>());
       dn::softmax_forward::primitive_desc pd(d, eng_);
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "layer_norm") {
@@ -382,13 +387,13 @@ class Program {
       dn::layer_normalization_forward::desc d(dn::prop_kind::forward_inference, md, n.at("eps").get<float>(), flags);
       dn::layer_normalization_forward::primitive_desc pd(d, eng_);
       dn::memory src = as_layout(in[0], md);
-      dn::memory dst(pd.dst_desc(), eng_);
+      dn::memory dst = scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
       dn::memory::desc cmd = plain_md({od.back()});
       if (scale) args[DNNL_ARG_SCALE] = value_plain_as(in[1], cmd);
       if (shift) args[DNNL_ARG_SHIFT] = value_plain_as(in[2], cmd);
-      if (pd.mean_desc().get_size()) args[DNNL_ARG_MEAN] = dn::memory(pd.mean_desc(), eng_);
-      if (pd.variance_desc().get_size()) args[DNNL_ARG_VARIANCE] = dn::memory(pd.variance_desc(), eng_);
+      if (pd.mean_desc().get_size()) args[DNNL_ARG_MEAN] = scratch(pd.mean_desc());
+      if (pd.variance_desc().get_size()) args[DNNL_ARG_VARIANCE] = scratch(pd.variance_desc());
       steps_.push_back({dn::layer_normalization_forward(pd), std::move(args)});
       set_output(out, dst);
     } else if (op == "permute") {
@@ -400,7 +405,7 @@ class Program {
       for (size_t k = 0; k < axes.size(); ++k) perm.at(size_t(axes[k])) = int(k);
       dn::memory src = as_layout(in[0], plain_md(xd));
       dn::memory view(src.get_desc().permute_axes(perm), eng_, DNNL_MEMORY_NONE);
-      dn::memory dst(plain_md(od), eng_);
+      dn::memory dst = scratch(plain_md(od));
       // The view shares src's buffer: a reorder from the permuted view to plain transposes.
       dn::reorder r(view, dst);
       views_.push_back({view, src});
@@ -414,7 +419,7 @@ class Program {
   // Constant weights: reordered into `md` once. Others: a reorder step per call.
   dn::memory weights_in(int id, const dn::memory& plain, const dn::memory::desc& md) {
     if (plain.get_desc() == md) return plain;
-    dn::memory r(md, eng_);
+    dn::memory r = is_const_.count(id) ? dn::memory(md, eng_) : scratch(md);
     if (is_const_.count(id)) {
       dn::stream s(eng_);
       dn::reorder(plain, r).execute(s, const_cast<dn::memory&>(plain), r);
@@ -444,6 +449,53 @@ class Program {
     return v;
   }
 
+  // Memory for an intermediate: placed in the arena by place_scratch once the graph is built.
+  dn::memory scratch(const dn::memory::desc& md) {
+    dn::memory m(md, eng_, DNNL_MEMORY_NONE);
+    scratch_.push_back(m);
+    return m;
+  }
+
+  // Gives every intermediate a place in one arena, sharing bytes between those whose lifetimes
+  // (first to last step that uses them or a view of them) do not overlap. Outputs the caller's
+  // buffers receive directly are not intermediates; other outputs live to the end.
+  void place_scratch() {
+    std::unordered_map<dnnl_memory_t, size_t> index;
+    for (size_t i = 0; i < scratch_.size(); ++i) index[scratch_[i].get()] = i;
+    std::unordered_map<dnnl_memory_t, dnnl_memory_t> base_of;  // views are created after their bases
+    for (auto& [view, base] : views_) {
+      auto it = base_of.find(base.get());
+      base_of[view.get()] = it == base_of.end() ? base.get() : it->second;
+    }
+    const int64_t end = int64_t(steps_.size());
+    std::vector<runtime::BufferLifetime> life(scratch_.size(), {0, end, -1});
+    auto touch = [&](const dn::memory& m, int64_t step) {
+      dnnl_memory_t h = m.get();
+      if (auto b = base_of.find(h); b != base_of.end()) h = b->second;
+      if (auto it = index.find(h); it != index.end()) {
+        life[it->second].first = std::min(life[it->second].first, step);
+        life[it->second].last = std::max(life[it->second].last, step);
+      }
+    };
+    for (int64_t s = 0; s < end; ++s)
+      for (const auto& [arg, m] : steps_[size_t(s)].args) touch(m, s);
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (out_copy_[k]) touch(mem_[outputs_[k]], end);
+    std::set<dnnl_memory_t> direct;
+    for (size_t k = 0; k < outputs_.size(); ++k)
+      if (!out_copy_[k]) direct.insert(out_mem_[k].get());
+    for (size_t i = 0; i < scratch_.size(); ++i) {
+      life[i].bytes = direct.count(scratch_[i].get()) ? 0 : scratch_[i].get_desc().get_size();
+      if (life[i].last < life[i].first) life[i] = {life[i].bytes, 0, end};  // never used: keep apart
+    }
+    runtime::ArenaPlan plan = runtime::plan_arena(life);
+    arena_ = Tensor::empty({int64_t(plan.total / sizeof(float)) + 16}, DataType::Float(32));
+    auto* base = static_cast<uint8_t*>(arena_.data());
+    base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
+    for (size_t i = 0; i < scratch_.size(); ++i)
+      if (life[i].bytes) scratch_[i].set_data_handle(base + plan.offsets[i]);
+  }
+
   dn::engine& eng_;
   int num_threads_;
   std::string symbol_;
@@ -460,6 +512,8 @@ class Program {
   // Views over non-constant memories (reshapes, permutations) take their base's handle at
   // each call.
   std::vector<std::pair<dn::memory, dn::memory>> views_;
+  std::vector<dn::memory> scratch_;  // intermediates, placed in arena_
+  Tensor arena_;
 };
 
 class DnnlModule : public runtime::RuntimeModule {

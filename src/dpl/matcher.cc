@@ -50,19 +50,28 @@ bool shape_equal(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b)
   return true;
 }
 
+// The memo is a vector of (pattern, expression) in the order the matches were made: patterns are
+// small, so a linear search beats hashing, and undoing a failed branch is a truncation. (A hash
+// map here allocated a node per matched sub-pattern on every attempt.)
 class Matcher {
  public:
-  explicit Matcher(const VarBindings* bindings) : bindings_(bindings) {}
-  explicit Matcher(const BindingLookup* lookup) : bindings_(nullptr), lookup_(lookup) {}
+  Matcher(const VarBindings* bindings, MatchList& memo) : bindings_(bindings), memo_(memo) {}
+  Matcher(const BindingLookup* lookup, MatchList& memo) : bindings_(nullptr), lookup_(lookup), memo_(memo) {}
 
   bool run(const Pattern& p, const Expr& e) {
     memo_.clear();
-    order_.clear();
-    return visit(p, e);
+    bool ok = visit(p, e);
+    if (!ok) memo_.clear();
+    return ok;
   }
-  MatchMap take() { return std::move(memo_); }
 
  private:
+  const Expr* memo_find(const PatternNode* p) const {
+    for (const auto& [q, e] : memo_)
+      if (q->get() == p) return &e;
+    return nullptr;
+  }
+
   Expr jump(const Expr& e) const {
     if (lookup_) {
       if (auto* v = e.as<VarNode>())
@@ -78,10 +87,7 @@ class Matcher {
     return e;
   }
 
-  void rollback(size_t mark) {
-    for (size_t i = mark; i < order_.size(); ++i) memo_.erase(order_[i]);
-    order_.resize(mark);
-  }
+  void rollback(size_t mark) { memo_.resize(mark); }
 
   bool visit(const Pattern& p, const Expr& e0) {
     if (!p) throw_error("ValueError", "dpl: undefined pattern in match");
@@ -89,20 +95,16 @@ class Matcher {
     // Variable patterns look at the variable itself; everything else at its bound value.
     bool var_kind = p->kind == PatternKind::Var || p->kind == PatternKind::DataflowVar;
     Expr e = var_kind ? e0 : jump(e0);
-    if (auto it = memo_.find(p); it != memo_.end()) return it->second == e;
-    size_t mark = order_.size();
+    if (const Expr* seen = memo_find(p.get())) return *seen == e;
+    size_t mark = memo_.size();
     bool ok = dispatch(*p, e);
-    if (ok) {
-      memo_[p] = e;
-      order_.push_back(p);
-    } else {
-      rollback(mark);
-    }
+    if (ok) memo_.emplace_back(&p, std::move(e));
+    else rollback(mark);
     return ok;
   }
 
   bool match_args(const std::vector<Pattern>& ps, const std::vector<Expr>& es, bool reversed) {
-    size_t mark = order_.size();
+    size_t mark = memo_.size();
     size_t n = ps.size();
     for (size_t i = 0; i < n; ++i) {
       const Expr& e = reversed ? es[es.size() - 1 - i] : es[i];
@@ -119,7 +121,7 @@ class Matcher {
     if (idx == ps.size()) return true;
     for (size_t i = 0; i < es.size(); ++i) {
       if (used[i]) continue;
-      size_t mark = order_.size();
+      size_t mark = memo_.size();
       if (visit(ps[idx], es[i])) {
         used[i] = true;
         if (unordered(ps, es, idx + 1, used)) return true;
@@ -194,7 +196,7 @@ class Matcher {
       case PatternKind::Or: return visit(p.inner, e) || visit(p.other, e);
       case PatternKind::And: return visit(p.inner, e) && visit(p.other, e);
       case PatternKind::Not: {
-        size_t mark = order_.size();
+        size_t mark = memo_.size();
         bool matched = visit(p.inner, e);
         rollback(mark);
         return !matched;
@@ -239,9 +241,9 @@ class Matcher {
         const auto* mine = tensor_shape(e);
         if (!mine) return false;
         for (const auto& q : p.args) {
-          auto it = memo_.find(q);
-          if (it == memo_.end()) return false;  // the other pattern must be matched first
-          const auto* theirs = tensor_shape(it->second);
+          const Expr* other = memo_find(q.get());
+          if (!other) return false;  // the other pattern must be matched first
+          const auto* theirs = tensor_shape(*other);
           if (!theirs || !shape_equal(*mine, *theirs)) return false;
         }
         return true;
@@ -252,9 +254,14 @@ class Matcher {
 
   const VarBindings* bindings_;
   const BindingLookup* lookup_ = nullptr;
-  MatchMap memo_;
-  std::vector<Pattern> order_;
+  MatchList& memo_;
 };
+
+MatchMap to_map(const MatchList& list) {
+  MatchMap out(list.size());
+  for (const auto& [p, e] : list) out.emplace(*p, e);
+  return out;
+}
 
 void collect_used_vars(const Expr& e, std::vector<Var>& out) {
   if (!e) return;
@@ -271,21 +278,25 @@ void collect_used_vars(const Expr& e, std::vector<Var>& out) {
 
 std::optional<MatchMap> extract_matched_expr(const Pattern& pattern, const Expr& expr,
                                              const VarBindings* bindings) {
-  Matcher m(bindings);
-  if (!m.run(pattern, expr)) return std::nullopt;
-  return m.take();
+  MatchList memo;
+  if (!Matcher(bindings, memo).run(pattern, expr)) return std::nullopt;
+  return to_map(memo);
 }
 
 std::optional<MatchMap> extract_matched_expr_with_lookup(const Pattern& pattern, const Expr& expr,
                                                          const BindingLookup& lookup) {
-  Matcher m(&lookup);
-  if (!m.run(pattern, expr)) return std::nullopt;
-  return m.take();
+  MatchList memo;
+  if (!Matcher(&lookup, memo).run(pattern, expr)) return std::nullopt;
+  return to_map(memo);
+}
+
+bool match_with_lookup(const Pattern& pattern, const Expr& expr, const BindingLookup& lookup, MatchList& out) {
+  return Matcher(&lookup, out).run(pattern, expr);
 }
 
 bool match_expr(const Pattern& pattern, const Expr& expr, const VarBindings* bindings) {
-  Matcher m(bindings);
-  return m.run(pattern, expr);
+  MatchList memo;
+  return Matcher(bindings, memo).run(pattern, expr);
 }
 
 VarBindings collect_bindings(const BindingBlock& block) {

@@ -96,15 +96,17 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
   GroupGraph graph(std::move(offsets), std::move(edges));
   std::vector<char> composite(n, 0);  // per root: formed by a match
   std::vector<int> matched;
+  dpl::MatchList m;  // reused by every match attempt
   std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs;
 
-  auto make_context = [&](const Expr& root, const dpl::MatchMap& m) {
+  auto make_context = [&](const Expr& root, const dpl::MatchList& m) {
     PatternCheckContext ctx;
     ctx.matched_expr = root;
     for (const auto& [name, p] : pat.annotation_patterns)
-      if (auto it = m.find(p); it != m.end()) ctx.annotated_expr[name] = it->second;
+      for (const auto& [q, e] : m)
+        if (q->get() == p.get()) ctx.annotated_expr[name] = e;
     for (const auto& [p, e] : m) {
-      if (!is_group_pattern(p)) continue;
+      if (!is_group_pattern(*p)) continue;
       if (const int* at = value_index.find(e.get())) ctx.matched_bindings[bindings[*at]->var] = e;
     }
     for (int i = 0; i < n; ++i) {
@@ -129,13 +131,12 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       auto* op = call->op.as<OpNode>();
       if (!op || (op != root_op && op->name != root_op->name)) continue;
     }
-    auto m = dpl::extract_matched_expr_with_lookup(pat.pattern, vb->value, lookup);
-    if (!m) continue;
+    if (!dpl::match_with_lookup(pat.pattern, vb->value, lookup, m)) continue;
     // The bindings the match covers: the root and every call / get-item matched below it.
     matched.assign(1, i);
     bool ok = true;
-    for (const auto& [p, e] : *m) {
-      if (!is_group_pattern(p) || e == vb->value) continue;
+    for (const auto& [p, e] : m) {
+      if (!is_group_pattern(*p) || e == vb->value) continue;
       const int* at = value_index.find(e.get());
       if (!at || *at > i) {
         ok = false;  // not bound in this block before the root: cannot be grouped
@@ -145,7 +146,7 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
     }
     if (!ok) continue;
     if (pat.check) {
-      PatternCheckContext ctx = make_context(vb->value, *m);
+      PatternCheckContext ctx = make_context(vb->value, m);
       if (!pat.check(ctx)) continue;
     }
     // An earlier match may only be absorbed whole.
@@ -166,7 +167,7 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
     composite[graph.find(root)] = 1;
     // Attributes live on the group's output binding index (resolved below).
     if (pat.attrs_getter) {
-      PatternCheckContext ctx = make_context(vb->value, *m);
+      PatternCheckContext ctx = make_context(vb->value, m);
       auto extra = pat.attrs_getter(ctx.annotated_expr);
       extra_attrs.emplace_back(i, std::move(extra));
     }

@@ -6,6 +6,8 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "partita/dpl/pattern.h"
 #include "partita/ir/module.h"
@@ -28,6 +30,12 @@ using BindingLookup = std::function<const Expr*(const VarNode*)>;
 /// extract_matched_expr following the bindings that `lookup` reports.
 std::optional<MatchMap> extract_matched_expr_with_lookup(const Pattern& pattern, const Expr& expr,
                                                          const BindingLookup& lookup);
+/// The matches of extract_matched_expr_with_lookup as (sub-pattern, expression) pairs in the order
+/// they were made, without building a map: for callers that try a pattern on many expressions and
+/// reuse one list. The Pattern pointers point into `pattern`'s tree (valid while it lives).
+using MatchList = std::vector<std::pair<const Pattern*, Expr>>;
+/// Fills `out` (cleared first; left empty on failure); true when `pattern` matches `expr`.
+bool match_with_lookup(const Pattern& pattern, const Expr& expr, const BindingLookup& lookup, MatchList& out);
 /// True when `pattern` matches `expr`.
 bool match_expr(const Pattern& pattern, const Expr& expr, const VarBindings* bindings = nullptr);
 

@@ -189,6 +189,36 @@ TEST(Dnnl, Matmul3dWithParameterWeightsAndBias) {
   EXPECT_EQ(count_ops(g, "matmul"), 2);
 }
 
+// Channel counts that are not multiples of oneDNN's block (8) leave padding in blocked
+// layouts; intermediates share arena memory, so stale bytes must never leak into results.
+// One VM, several different inputs.
+TEST(Dnnl, ArenaSharedIntermediatesWithPaddedBlockedLayouts) {
+  Tensor w1 = random_tensor({12, 5, 3, 3}, 41, 0.3f), b1 = random_tensor({1, 12, 1, 1}, 42);
+  Tensor w2 = random_tensor({12, 12, 3, 3}, 43, 0.2f), w3 = random_tensor({5, 12, 1, 1}, 44, 0.3f);
+  Var x = param("x", {1, 5, 9, 9});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    auto conv = [&](Expr in, Tensor w, int64_t pad) {
+      return bb.emit(op::make_call("relax.nn.conv2d", {in, cst(w)}, {{"padding", std::vector<int64_t>{pad, pad, pad, pad}}}));
+    };
+    Var c1 = conv(x, w1, 1);
+    Var r1 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c1, cst(b1)}))}));
+    Var c2 = conv(r1, w2, 1);
+    Var r2 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c2, r1}))}));
+    Var c3 = conv(r2, w3, 0);
+    Var s = bb.emit(op::make_call("relax.add", {c3, x}));
+    return bb.emit(op::make_call("relax.nn.max_pool2d", {s}, {{"pool_size", std::vector<int64_t>{2, 2}},
+                                                               {"strides", std::vector<int64_t>{2, 2}}}));
+  });
+  IRModule parted = partition_for_dnnl(mod);
+  codegen::BuildOptions opts;
+  opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}}));
+  runtime::VirtualMachine host(codegen::build(mod)), vm(codegen::build(parted, opts));
+  for (uint32_t seed : {51u, 52u, 53u}) {
+    Tensor in = random_tensor({1, 5, 9, 9}, seed);
+    expect_close(vm.invoke("main", {in})[0], host.invoke("main", {in})[0], "seed " + std::to_string(seed));
+  }
+}
+
 TEST(Dnnl, PoolingAfterConvAndAlone) {
   Tensor w = random_tensor({8, 3, 3, 3}, 17, 0.3f);
   Var x = param("x", {2, 3, 15, 15});

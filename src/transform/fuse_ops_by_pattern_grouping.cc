@@ -747,9 +747,9 @@ class Fusor {
   void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
     c.has_outputs = true;
-    // Composites repeat (one per match of a pattern); merged groups rarely do, so only
-    // composites are fingerprinted.
-    if (attrs.count("Composite")) c.fingerprint = fingerprint_of(c, bindings, attrs);
+    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
+    // layers: a known fingerprint skips building and comparing the function.
+    c.fingerprint = fingerprint_of(c, bindings, attrs);
     // Built (or found already made) when the group is emitted, in order.
   }
 

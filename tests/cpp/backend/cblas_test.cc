@@ -137,6 +137,23 @@ TEST(Cblas, ActivationWithoutBiasAndUnfusableOnesStayApart) {
   check(mod, {random_tensor({4, 8}, 25)});
 }
 
+// A single row runs as a matrix-vector product: weight stored (K, N) and transposed (N, K).
+TEST(Cblas, SingleRowClassifier) {
+  Tensor w = random_tensor({40, 24}, 26), wt = random_tensor({24, 40}, 27), b = random_tensor({24}, 28);
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed);
+    Var x = param("x", {1, 40});
+    IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+      Expr weight = transposed ? Expr(bb.emit(op::make_call("relax.permute_dims", {make<ConstantNode>(wt)})))
+                               : Expr(make<ConstantNode>(w));
+      Var m = bb.emit(op::make_call("relax.matmul", {x, weight}));
+      return bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b)}))}));
+    });
+    EXPECT_TRUE(host_ops(mod).empty());
+    check(mod, {random_tensor({1, 40}, 29)});
+  }
+}
+
 TEST(Cblas, ReportsOpenBlasCore) {
   std::string core;
   std::string warning = openblas_core_warning(&core);

@@ -208,6 +208,16 @@ class CblasModule : public runtime::RuntimeModule {
         for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * n, bias, sizeof(float) * size_t(n));
         beta = 1.0f;
       }
+      if (m == 1 && batch == 1) {
+        // One row (a classifier's (1, K) x (K, N)): a matrix-vector product. sgemm would pack
+        // the whole weight first; sgemv streams it once.
+        if (g.transpose_b)
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, b, blasint(k), a, 1, beta, c, 1);
+        else
+          cblas_sgemv(CblasRowMajor, CblasTrans, blasint(k), blasint(n), 1.0f, b, blasint(n), a, 1, beta, c, 1);
+        apply_activation(g.activation, c, n);
+        continue;
+      }
       for (int64_t i = 0; i < batch; ++i)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
                     blasint(k), 1.0f, a + i * m * k, blasint(k), b + (batched_b ? i * k * n : 0),

@@ -1,0 +1,699 @@
+// Internal to FuseOpsByPattern / MergeCompositeFunctions: turning groups of bindings into
+// functions (TVM's OperatorFusor / FunctionCreator). Shared by make_grouped_functions
+// (fuse_ops_by_pattern_grouping.cc) and the one-sweep FuseOpsByPattern driver
+// (fuse_ops_by_pattern_sweep.cc), so both make exactly the same functions, names and calls.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
+#include "partita/ir/ptr_map.h"
+#include "partita/ir/structural_equal.h"
+#include "partita/support/error.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::transform::detail {
+
+using NodeRemap = PtrMap<Expr>;
+
+/// `e` with variables replaced per `remap`, rebuilding only what changes (same for a binding,
+/// whose variable is replaced too when `remap` maps it to a variable).
+Expr subst(const Expr& e, const NodeRemap& remap);
+Binding subst_binding(const Binding& b, const NodeRemap& remap);
+
+inline void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
+  if (auto* v = value.as<VarNode>()) {
+    out.push_back(v);
+    return;
+  }
+  // Calls, tuples and get-items (the common case) without the generic visitor's overhead.
+  if (auto* c = value.as<CallNode>()) {
+    for (const auto& a : c->args) used_vars(a, out);
+    if (c->op.as<VarNode>()) out.push_back(c->op.as<VarNode>());
+    return;
+  }
+  if (auto* t = value.as<TupleNode>()) {
+    for (const auto& f : t->fields) used_vars(f, out);
+    return;
+  }
+  if (auto* g = value.as<TupleGetItemNode>()) {
+    used_vars(g->tuple, out);
+    return;
+  }
+  if (value.as<ConstantNode>() || value.as<ShapeExprNode>() || value.as<PrimValueNode>() ||
+      value.as<OpNode>() || value.as<GlobalVarNode>() || value.as<StringImmNode>() ||
+      value.as<DataTypeImmNode>() || value.as<ExternFuncNode>())
+    return;
+  post_order_visit(value, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>()) out.push_back(v);
+  });
+}
+
+inline bool is_inlinable(const Expr& e) {
+  if (auto* t = e.as<TupleNode>())
+    return std::all_of(t->fields.begin(), t->fields.end(), [](const Expr& f) { return is_inlinable(f); });
+  if (auto* p = e.as<PrimValueNode>()) return prim_vars_of(p->value).empty();
+  if (auto* s = e.as<ShapeExprNode>())
+    return std::all_of(s->values.begin(), s->values.end(), [](const PrimExpr& v) { return prim_vars_of(v).empty(); });
+  return e.as<StringImmNode>() || e.as<DataTypeImmNode>() || e.as<GlobalVarNode>() ||
+         e.as<OpNode>() || e.as<ExternFuncNode>();
+}
+
+// One group's function being made. Most groups are small composites whose function already
+// exists (found by fingerprint), so parameters and the name are only made when it is built, and
+// the lookup tables are plain scans until a group grows large.
+struct Creator {
+  static constexpr size_t kScan = 16;
+  std::vector<int> bindings;
+  std::vector<Expr> arguments;
+  std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
+  PtrMap<char> argument_set;  // filled once there are more than kScan arguments
+  std::vector<const VarNode*> outputs;
+  PtrMap<int> output_at;  // filled once there are more than kScan outputs
+  int n_param_for_const = 0;
+  Function func;
+  bool has_outputs = false;
+  std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
+
+  int output_index(const VarNode* v) const {
+    if (outputs.size() <= kScan) {
+      for (size_t k = 0; k < outputs.size(); ++k)
+        if (outputs[k] == v) return int(k);
+      return -1;
+    }
+    const int* i = output_at.find(v);
+    return i ? *i : -1;
+  }
+  int append_output(const VarNode* v) {
+    int i = output_index(v);
+    if (i >= 0) return i;
+    outputs.push_back(v);
+    if (outputs.size() == kScan + 1) {
+      output_at.reserve(2 * outputs.size());
+      for (size_t k = 0; k < outputs.size(); ++k) output_at.emplace(outputs[k], int(k));
+    } else if (outputs.size() > kScan + 1) {
+      output_at.emplace(v, int(outputs.size() - 1));
+    }
+    return int(outputs.size() - 1);
+  }
+  bool is_argument(const Object* e) const {
+    if (arguments.size() <= kScan) {
+      for (const auto& a : arguments)
+        if (a.get() == e) return true;
+      return false;
+    }
+    return argument_set.contains(e);
+  }
+  // `defined_here`: `e` is a variable bound earlier in this group.
+  void check_def(const Expr& e, bool defined_here, bool lift_constants) {
+    if (is_argument(e.get())) return;
+    auto* var = e.as<VarNode>();
+    if (var && defined_here) return;
+    if (!lift_constants && e.as<ConstantNode>()) return;
+    // The counter advances for every non-variable candidate, inlinable or not (names depend on it).
+    int no = var ? -1 : n_param_for_const++;
+    if (is_inlinable(e)) return;
+    arguments.push_back(e);
+    const_param_no.push_back(no);
+    if (arguments.size() == kScan + 1) {
+      argument_set.reserve(2 * arguments.size());
+      for (const auto& a : arguments) argument_set.emplace(a.get(), 1);
+    } else if (arguments.size() > kScan + 1) {
+      argument_set.emplace(e.get(), 1);
+    }
+  }
+  std::vector<Var> make_params() const {
+    std::vector<Var> params;
+    params.reserve(arguments.size());
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      const Expr& a = arguments[k];
+      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint : "param_" + std::to_string(const_param_no[k]);
+      params.push_back(make<VarNode>(std::move(pname), a->struct_info_));
+    }
+    return params;
+  }
+};
+
+// c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
+inline void append_name_part(std::string& name, const CallNode& call) {
+  if (auto* op = call.op.as<OpNode>()) {
+    if (op->name.empty()) return;
+    name += '_';
+    name += op->name;
+  } else if (auto* gv = call.op.as<GlobalVarNode>()) {
+    const std::string& n = gv->name_hint;
+    size_t skip = n.rfind("fused_", 0) == 0 ? 6 : 0;
+    if (n.size() == skip) return;
+    name += '_';
+    name.append(n, skip, std::string::npos);
+  }
+}
+
+class Fusor {
+ public:
+  Fusor(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
+
+  Function transform(const Function& func, const std::unordered_map<const BindingBlockNode*, BlockGroups>& groups) {
+    auto* seq = func->body.as<SeqExprNode>();
+    if (!seq) return func;
+    NodeRemap remap;
+    std::vector<BindingBlock> blocks;
+    bool changed = false;
+    for (const auto& blk : seq->blocks) {
+      auto it = groups.find(blk.get());
+      BindingBlock nb;
+      if (blk->is_dataflow && it != groups.end() && !it->second.attrs.empty()) {
+        nb = fuse_block(blk, it->second, remap);
+      } else {
+        std::vector<Binding> bs;
+        bool bchanged = false;
+        for (const auto& b : blk->bindings) {
+          bs.push_back(subst_binding(b, remap));
+          bchanged = bchanged || !(bs.back() == b);
+        }
+        nb = bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk;
+      }
+      changed = changed || !(nb == blk);
+      blocks.push_back(nb);
+    }
+    if (!changed) return func;
+    auto* ns = copy_node(Ref<SeqExprNode>(seq));
+    ns->blocks = std::move(blocks);
+    ns->body = subst(seq->body, remap);
+    auto* nf = copy_node(func);
+    nf->body = Ref<SeqExprNode>(ns);
+    return Function(nf);
+  }
+
+  IRModule& mod() { return mod_; }
+
+  // ---- one group at a time (fuse_block, and the one-sweep FuseOpsByPattern driver) ----
+
+  // Bindings are appended in block order, so a variable is bound earlier in the group of
+  // binding `index` iff its binding is in that group and comes before `index`.
+  bool defined_in_group(const Expr& e, const PtrMap<int>& var_index, const std::vector<int>& group_of,
+                        int index) const {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    const int* at = var_index.find(v);
+    return at && *at < index && group_of[*at] == group_of[index];
+  }
+
+  /// Adds binding `b` (number `index`) to group `c`; a group's bindings are added in block
+  /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
+  template <class DefinedHere>
+  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here) {
+    auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
+    if (auto* vb = b.as<VarBindingNode>()) {
+      if (auto* call = vb->value.as<CallNode>()) {
+        for (const auto& a : call->args) check(a);
+      } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
+        check(tgi->tuple);
+      } else {
+        std::vector<const VarNode*> vs;
+        used_vars(vb->value, vs);
+        for (auto* v : vs) check(Var(v));
+      }
+    } else {
+      std::vector<const VarNode*> vs;
+      used_vars(binding_value(*b), vs);
+      for (auto* v : vs) check(Var(v));
+    }
+    if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
+    c.bindings.push_back(index);
+  }
+
+ private:
+  // A cheap key for de-duplication, equal for structurally equal functions: the struct info of
+  // the parameters and result, the attributes and the called operators. Hashing whole functions
+  // dominated partitioning; candidates with equal keys are still compared structurally.
+  static size_t dedup_key(const Function& func) {
+    size_t h = structural_hash(func->ret_struct_info) * 31 + func->params.size();
+    for (const auto& p : func->params) h = h * 1000003 ^ structural_hash(p->struct_info_);
+    for (const auto& [k, v] : func->attrs) h = h * 31 ^ std::hash<std::string>()(k);
+    if (auto* seq = func->body.as<SeqExprNode>()) {
+      for (const auto& blk : seq->blocks) {
+        h = h * 31 + blk->bindings.size();
+        for (const auto& b : blk->bindings) {
+          auto* vb = b.as<VarBindingNode>();
+          auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+          h = h * 31 ^ size_t(vb && !call ? vb->value->kind() : b->kind());
+          if (!call) continue;
+          h = h * 31 + call->args.size();
+          if (auto* op = call->op.as<OpNode>()) h = h * 31 ^ std::hash<std::string>()(op->name);
+          if (auto* gv = call->op.as<GlobalVarNode>()) h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
+        }
+      }
+    }
+    return h;
+  }
+
+  GlobalVar add_function(const Function& func, const std::string& hint) {
+    if (!dedup_seeded_) {
+      dedup_seeded_ = true;
+      for (const auto& [name, entry] : mod_->functions) {
+        auto* f = entry.second.as<FunctionNode>();
+        if (f && f->attrs.count("Primitive")) dedup_.emplace(dedup_key(Function(f)), entry.first);
+      }
+    }
+    size_t h = dedup_key(func);
+    auto range = dedup_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+      if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
+        return it->second;
+    std::string name = names_.fresh(hint);
+    while (mod_.contains(name)) name = names_.fresh(hint);
+    GlobalVar gv = make<GlobalVarNode>(name);
+    gv->struct_info_ = func->struct_info_;
+    mod_.add(gv, func);
+    dedup_.emplace(h, gv);
+    return gv;
+  }
+
+  // "fused" + "_" + the operator (or function) name of each call of the group.
+  static std::string group_name(const Creator& c, const std::vector<Binding>& bindings) {
+    std::string name = "fused";
+    for (int i : c.bindings) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) append_name_part(name, *call);
+    }
+    return name;
+  }
+
+  // Both tensor struct infos have constant (IntImm) shapes or none.
+  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a, const TensorStructInfoNode& b) {
+    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value()) return false;
+    if (!a.shape) return true;
+    if (a.shape->size() != b.shape->size()) return false;
+    for (size_t k = 0; k < a.shape->size(); ++k) {
+      auto* x = (*a.shape)[k].as<IntImmNode>();
+      auto* y = (*b.shape)[k].as<IntImmNode>();
+      if (x->value != y->value || !(x->dtype == y->dtype)) return false;
+    }
+    return true;
+  }
+
+  // An id per structurally distinct object (free variables compared by identity), cached by
+  // address; the interned objects are kept alive so addresses are never reused.
+  int64_t intern(const ObjectRef& x) {
+    if (!x) return -1;
+    // Tensor struct info with a constant shape (the common case) by an exact key: no generic
+    // structural hashing.
+    if (auto* t = x.as<TensorStructInfoNode>()) {
+      bool exact = true;
+      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 + size_t(t->dtype.lanes()) +
+                 size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
+      if (t->shape) {
+        for (const auto& d : *t->shape) {
+          auto* imm = d.as<IntImmNode>();
+          if (!imm) {
+            exact = false;
+            break;
+          }
+          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
+        }
+      }
+      if (exact) {
+        auto& bucket = tensor_sinfo_ids_[h];
+        int id = -1;
+        for (const auto& [rep, rid] : bucket)
+          if (same_constant_tensor_sinfo(*rep, *t)) {
+            id = rid;
+            break;
+          }
+        // Not cached by address: nearly every binding has its own struct info object, and the
+        // exact lookup is as cheap as the cache. Only representatives are kept alive.
+        if (id < 0) {
+          id = int(intern_keep_.size());
+          bucket.emplace_back(t, id);
+          intern_keep_.push_back(x);
+        }
+        return id;
+      }
+    }
+    if (const int* id = intern_cache_.find(x.get())) return *id;
+    auto& bucket = intern_buckets_[structural_hash(x)];
+    int id = -1;
+    for (const auto& [rep, rid] : bucket)
+      if (structural_equal(rep, x, /*map_free_vars=*/false)) {
+        id = rid;
+        break;
+      }
+    if (id < 0) {
+      id = int(intern_keep_.size());
+      bucket.emplace_back(x, id);
+    }
+    intern_keep_.push_back(x);
+    intern_cache_.emplace(x.get(), id);
+    return id;
+  }
+
+  // A description of the function `create_function` would build, equal only for structurally
+  // equal functions: lets a group reuse an earlier identical function without building it.
+  // Empty when the group holds something it does not describe (the function is then built and
+  // compared as before).
+  std::vector<int64_t> fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
+                                      const DictAttrs& attrs) {
+    std::vector<int64_t> fp;
+    int64_t attrs_id = -1;
+    for (size_t k = 0; k < fattrs_seen_.size(); ++k)
+      if (fattrs_seen_[k] == attrs) attrs_id = int64_t(k);
+    if (attrs_id < 0) {
+      attrs_id = int64_t(fattrs_seen_.size());
+      fattrs_seen_.push_back(attrs);
+    }
+    fp.push_back(attrs_id);
+    fp.push_back(int64_t(c.arguments.size()));
+    // Composites are small: positions are found by scanning (no table to allocate).
+    if (c.bindings.size() > 64 || c.arguments.size() > 64) return {};
+    fp.reserve(8 + 3 * c.arguments.size() + 12 * c.bindings.size());
+    std::vector<const Object*> locals;
+    locals.reserve(c.bindings.size());
+    auto index_in = [](const auto& xs, const Object* p) -> int {
+      for (size_t k = 0; k < xs.size(); ++k)
+        if (xs[k].get() == p) return int(k);
+      return -1;
+    };
+    auto local_index = [&](const Object* p) -> int {
+      for (size_t k = 0; k < locals.size(); ++k)
+        if (locals[k] == p) return int(k);
+      return -1;
+    };
+    for (size_t k = 0; k < c.arguments.size(); ++k) fp.push_back(intern(c.arguments[k]->struct_info_));
+    fp.push_back(int64_t(c.bindings.size()));
+    enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
+    auto arg_token = [&](const Expr& a) -> bool {
+      if (int k = index_in(c.arguments, a.get()); k >= 0) {
+        fp.push_back(kParam);
+        fp.push_back(k);
+        return true;
+      }
+      if (a.as<VarNode>()) {
+        int l = local_index(a.get());
+        if (l < 0) return false;
+        fp.push_back(kLocal);
+        fp.push_back(l);
+        return true;
+      }
+      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() || a.as<OpNode>() ||
+          a.as<GlobalVarNode>() || a.as<StringImmNode>() || a.as<DataTypeImmNode>() ||
+          a.as<ExternFuncNode>()) {
+        fp.push_back(kLeaf);
+        fp.push_back(int64_t(a->kind()));
+        fp.push_back(intern(a));
+        return true;
+      }
+      return false;
+    };
+    for (size_t li = 0; li < c.bindings.size(); ++li) {
+      const Binding& b = bindings[c.bindings[li]];
+      auto* vb = b.as<VarBindingNode>();
+      if (!vb) return {};
+      fp.push_back(c.output_index(b->var.get()));
+      fp.push_back(int64_t(b->var->kind()));
+      fp.push_back(intern(b->var->struct_info_));
+      if (auto* call = vb->value.as<CallNode>()) {
+        if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return {};
+        fp.push_back(kCall);
+        fp.push_back(intern(call->op));
+        fp.push_back(intern(call->attrs));
+        fp.push_back(int64_t(call->sinfo_args.size()));
+        for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
+        fp.push_back(int64_t(call->args.size()));
+        for (const auto& a : call->args)
+          if (!arg_token(a)) return {};
+      } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
+        fp.push_back(kGetItem);
+        fp.push_back(g->index);
+        if (!arg_token(g->tuple)) return {};
+      } else {
+        return {};
+      }
+      locals.push_back(b->var.get());
+    }
+    fp.push_back(int64_t(c.outputs.size()));
+    for (auto* o : c.outputs) {
+      int l = local_index(o);
+      if (l < 0) return {};
+      fp.push_back(l);
+    }
+    return fp;
+  }
+
+  struct FingerprintHash {
+    size_t operator()(const std::vector<int64_t>& v) const {
+      size_t h = v.size();
+      for (int64_t x : v) h = (h ^ size_t(x)) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+
+ public:
+  /// Once every binding and output of `c` is known: notes whether the group is used at all and
+  /// takes its fingerprint.
+  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    if (c.outputs.empty()) return;  // dead code: nothing of the group is used
+    c.has_outputs = true;
+    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
+    // layers: a known fingerprint skips building and comparing the function.
+    c.fingerprint = fingerprint_of(c, bindings, attrs);
+    // Built (or found already made) when the group is emitted, in order.
+  }
+
+  void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    NameSupply local;
+    NodeRemap remap(c.arguments.size() + c.outputs.size());
+    std::vector<Var> params = c.make_params();
+    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), params[k]);
+    std::vector<Expr> outputs(c.outputs.size());
+    std::vector<Binding> out;
+    for (int i : c.bindings) {
+      const Binding& b = bindings[i];
+      int idx = c.output_index(b->var.get());
+      if (idx >= 0) {
+        Var nv = make<VarNode>(local.fresh("gv"), b->var->struct_info_);
+        Expr value = subst(binding_value(*b), remap);
+        if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(nv, value, mc->struct_info));
+        else out.push_back(make<VarBindingNode>(nv, value));
+        remap[b->var.get()] = nv;
+        outputs[idx] = nv;
+      } else {
+        out.push_back(subst_binding(b, remap));
+      }
+    }
+    Expr body;
+    if (outputs.size() == 1) {
+      body = outputs[0];
+    } else {
+      std::vector<StructInfo> fs;
+      for (const auto& o : outputs) fs.push_back(o->struct_info_);
+      body = make<TupleNode>(outputs);
+      body->struct_info_ = tuple_sinfo(fs);
+    }
+    Expr seq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
+    seq->struct_info_ = body->struct_info_;
+    DictAttrs fattrs = attrs;
+    fattrs["Primitive"] = int64_t(1);
+    Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
+    f->struct_info_ = func_struct_info_of(*f);
+    c.func = f;
+  }
+
+  // True when `s` mentions no symbolic variable: a call's result is then the callee's declared
+  // result whatever the (already matching) arguments are.
+  static bool is_static_sinfo(const StructInfo& s) {
+    if (!s) return false;
+    if (auto* t = s.as<TensorStructInfoNode>()) {
+      if (!t->shape) return true;
+      for (const auto& d : *t->shape)
+        if (!d.as<IntImmNode>()) return false;
+      return true;
+    }
+    if (auto* u = s.as<TupleStructInfoNode>()) {
+      for (const auto& f : u->fields)
+        if (!is_static_sinfo(f)) return false;
+      return true;
+    }
+    return s.as<ObjectStructInfoNode>() != nullptr;
+  }
+
+  // The struct info of a call of the group function `gv` (made from `c`). The arguments carry
+  // exactly the parameters' struct info (parameters are made from them, shared functions are
+  // structurally equal), so for static signatures the derivation is done once per function.
+  StructInfo call_ret_sinfo(const GlobalVar& gv, const Creator& c, const CallNode& call) {
+    if (const StructInfo* hit = ret_sinfo_cache_.find(gv.get())) return *hit;
+    StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
+    auto finfo = fsinfo.as_ref<FuncStructInfoNode>();
+    StructInfo ret = derive_call_ret_struct_info(finfo, call);
+    bool cacheable = finfo->params.has_value() && is_static_sinfo(finfo->ret);
+    if (cacheable)
+      for (const auto& p : *finfo->params) cacheable = cacheable && is_static_sinfo(p);
+    if (cacheable) ret_sinfo_cache_.emplace(gv.get(), ret);
+    return ret;
+  }
+
+  /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
+  /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
+  Var emit_var(const Var& like, const Expr& value) {
+    Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(names_.fresh("lv"), value->struct_info_))
+                                        : make<VarNode>(names_.fresh("gv"), value->struct_info_);
+    return v;
+  }
+
+  /// The function group `c` calls: the one an earlier group with the same fingerprint became,
+  /// else built and added (or found structurally equal to one already in the module).
+  GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    GlobalVar gv;
+    if (!c.fingerprint.empty()) {
+      auto it = by_fingerprint_.find(c.fingerprint);
+      if (it != by_fingerprint_.end()) gv = it->second;
+    }
+    if (!gv.defined()) {
+      if (!c.func) build_function(c, bindings, attrs);
+      gv = add_function(c.func, group_name(c, bindings));
+      if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
+    }
+    return gv;
+  }
+
+ private:
+
+  BindingBlock fuse_block(const BindingBlock& blk, const BlockGroups& bg, NodeRemap& remap) {
+    const auto& bindings = blk->bindings;
+    int n = int(bindings.size());
+    int G = int(bg.attrs.size());
+    PARTITA_ICHECK(int(bg.group_of.size()) == n);
+    PtrMap<int> var_index(n);
+    for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
+    std::vector<Creator> creators(G);
+    {
+      // Sized once: most groups are a handful of bindings, and growing each vector from empty
+      // cost several allocations per group.
+      std::vector<int> group_size(G, 0);
+      for (int i = 0; i < n; ++i)
+        if (bg.group_of[i] >= 0) ++group_size[bg.group_of[i]];
+      for (int g = 0; g < G; ++g) {
+        creators[g].bindings.reserve(group_size[g]);
+        creators[g].arguments.reserve(group_size[g] + 2);
+        creators[g].const_param_no.reserve(group_size[g] + 2);
+        creators[g].outputs.reserve(2);
+      }
+    }
+    for (int i = 0; i < n; ++i)
+      if (bg.group_of[i] >= 0)
+        append_binding(creators[bg.group_of[i]], bindings[i], i,
+                       [&](const Expr& e) { return defined_in_group(e, var_index, bg.group_of, i); });
+
+    auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
+    // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below.
+    std::vector<std::pair<int, int>> dep_pairs;
+    dep_pairs.reserve(2 * n);
+    std::vector<const VarNode*> vs;
+    for (int i = 0; i < n; ++i) {
+      int cur = unit(i);
+      vs.clear();
+      used_vars(binding_value(*bindings[i]), vs);
+      int last = -1;
+      for (auto* v : vs) {
+        const int* at = var_index.find(v);
+        if (!at || *at >= i) continue;
+        int j = *at, prod = unit(j);
+        if (prod == cur) continue;
+        if (prod != last) dep_pairs.emplace_back(cur, prod);
+        last = prod;
+        if (bg.group_of[j] >= 0) creators[bg.group_of[j]].append_output(v);
+      }
+    }
+    std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
+    for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
+    for (int u = 0; u < G + n; ++u) dep_off[u + 1] += dep_off[u];
+    {
+      std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
+      for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
+    }
+    for (int g = 0; g < G; ++g) create_function(creators[g], bindings, bg.attrs[g]);
+
+    // Topological order of units, visiting them in order of first appearance (TVM's
+    // TopoSortByGroupDep), iteratively so long chains do not overflow the stack.
+    std::vector<int> order;
+    order.reserve(G + n);
+    std::vector<char> state(G + n, 0);  // 0 new, 1 open, 2 done
+    std::vector<std::pair<int, int>> stack;
+    for (int i = 0; i < n; ++i) {
+      int u0 = unit(i);
+      if (state[u0]) continue;
+      stack.push_back({u0, 0});
+      state[u0] = 1;
+      while (!stack.empty()) {
+        auto& [u, k] = stack.back();
+        if (dep_off[u] + k < dep_off[u + 1]) {
+          int d = dep_edges[dep_off[u] + k++];
+          if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
+          if (state[d] == 0) {
+            state[d] = 1;
+            stack.push_back({d, 0});
+          }
+          continue;
+        }
+        state[u] = 2;
+        order.push_back(u);
+        stack.pop_back();
+      }
+    }
+
+    std::vector<Binding> out;
+    out.reserve(n);
+    for (int u : order) {
+      if (u >= G) {
+        out.push_back(subst_binding(bindings[u - G], remap));
+        continue;
+      }
+      Creator& c = creators[u];
+      if (!c.has_outputs) continue;
+      GlobalVar gv = group_function(c, bindings, bg.attrs[u]);
+      std::vector<Expr> args;
+      args.reserve(c.arguments.size());
+      for (const auto& a : c.arguments) args.push_back(subst(a, remap));
+      Call call = make<CallNode>(gv, std::move(args));
+      call->struct_info_ = call_ret_sinfo(gv, c, *call);
+      const Var& last = bindings[c.bindings.back()]->var;
+      Var nv = emit_var(last, call);
+      out.push_back(make<VarBindingNode>(nv, call));
+      if (c.outputs.size() == 1) {
+        remap[c.outputs[0]] = nv;
+        continue;
+      }
+      auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+      for (int i : c.bindings) {
+        int idx = c.output_index(bindings[i]->var.get());
+        if (idx < 0) continue;
+        Expr item = make<TupleGetItemNode>(nv, idx);
+        item->struct_info_ = tinfo ? tinfo->fields[idx] : bindings[i]->var->struct_info_;
+        Var iv = emit_var(bindings[i]->var, item);
+        out.push_back(make<VarBindingNode>(iv, item));
+        remap[bindings[i]->var.get()] = iv;
+      }
+    }
+    return make<BindingBlockNode>(std::move(out), true);
+  }
+
+  IRModule mod_;
+  bool lift_constants_;
+  NameSupply names_;
+  bool dedup_seeded_ = false;
+  std::unordered_multimap<size_t, GlobalVar> dedup_;
+  // Fingerprint -> the function a group with that fingerprint became (added or found equal).
+  std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;
+  PtrMap<int> intern_cache_;
+  PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
+  std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
+  std::vector<ObjectRef> intern_keep_;
+  std::unordered_map<size_t, std::vector<std::pair<const TensorStructInfoNode*, int>>> tensor_sinfo_ids_;
+  std::vector<DictAttrs> fattrs_seen_;
+};
+
+}  // namespace partita::transform::detail

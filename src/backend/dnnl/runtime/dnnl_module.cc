@@ -107,7 +107,20 @@ class Program {
       mem_[id] = dn::memory(plain_md(dims_[id]), eng_, t.data());
       is_const_.insert(id);
     }
-    for (const auto& n : f.at("nodes")) build_node(n);
+    // The last node reading each value (outputs: past the end), for in-place accumulation.
+    last_use_.assign(dims_.size(), -1);
+    const json& nodes = f.at("nodes");
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      for (const auto& v : nodes[k].at("in")) last_use_[checked(v.get<int>())] = int64_t(k);
+      if (nodes[k].contains("post"))
+        for (const auto& p : nodes[k]["post"])
+          if (p.contains("in")) last_use_[checked(p["in"].get<int>())] = int64_t(k);
+    }
+    for (const auto& v : f.at("outputs")) last_use_[checked(v.get<int>())] = int64_t(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      node_index_ = int64_t(k);
+      build_node(nodes[k]);
+    }
     for (const auto& v : f.at("outputs")) {
       int id = checked(v.get<int>());
       if (!mem_[id]) fail(symbol_, "output value " + std::to_string(id) + " is never computed");
@@ -263,10 +276,15 @@ class Program {
         w_plain = wg;
       }
       dn::memory w = weights_in(in[1], w_plain, pd.weights_desc());
-      dn::memory dst = scratch(pd.dst_desc());
+      // The sum post-op accumulates into dst, which must hold the residual first: when this is
+      // the residual's last use, it is an intermediate in dst's layout and not also read by
+      // this convolution, accumulate in place.
+      bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) &&
+                      std::find(in.begin(), in.end(), sum_in) == in.end() && value(sum_in).get_desc() == pd.dst_desc();
+      dn::memory dst = in_place ? value(sum_in) : scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
       if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
-      if (sum_in >= 0) {
+      if (sum_in >= 0 && !in_place) {
         dn::memory r = value(sum_in);
         steps_.push_back({dn::reorder(r, dst), {{DNNL_ARG_FROM, r}, {DNNL_ARG_TO, dst}}});
       }
@@ -513,6 +531,8 @@ class Program {
   // each call.
   std::vector<std::pair<dn::memory, dn::memory>> views_;
   std::vector<dn::memory> scratch_;  // intermediates, placed in arena_
+  std::vector<int64_t> last_use_;    // per value: the last node that reads it
+  int64_t node_index_ = 0;           // the node being built
   Tensor arena_;
 };
 

@@ -15,7 +15,8 @@
 //                          {"kind": "sum", "in": id}]}]}]}
 // conv2d: strides, dilation, padding [t, l, b, r], groups, has_bias (in = [src, w, (bias)]);
 // matmul: transpose_b, has_bias; pool: alg (max | avg_include | avg_exclude), kernel,
-// strides, padding [t, l, b, r]; softmax: axis; layer_norm: eps, scale, shift (in = [x, g, b]);
+// strides, padding [t, l, b, r] (adaptive average pooling becomes a pool whose windows tile the
+// input); softmax: axis; layer_norm: eps, scale, shift (in = [x, g, b]);
 // eltwise: alg, alpha, beta; binary: alg (add | mul); permute: axes.
 #pragma once
 

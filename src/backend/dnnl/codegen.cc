@@ -114,6 +114,14 @@ std::string unsupported_reason(const CallNode& call) {
       return "avg pooling with ceil_mode and count_include_pad";
     return "";
   }
+  if (name == "relax.nn.adaptive_avg_pool2d") {
+    if (attr_str(call, "layout", "NCHW") != "NCHW" || attr_str(call, "out_layout", "NCHW") != "NCHW")
+      return "pooling layout other than NCHW";
+    auto in = static_f32_shape(call.args[0]);
+    if (in->size() != 4 || (*in)[2] % (*out)[2] != 0 || (*in)[3] % (*out)[3] != 0)
+      return "adaptive pooling whose output size does not divide the input size";
+    return "";
+  }
   if (name == "relax.matmul") {
     auto a = static_f32_shape(call.args[0]), b = static_f32_shape(call.args[1]);
     if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
@@ -240,6 +248,15 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["kernel"] = pair2(attr_ints(call, "pool_size", {1, 1}));
       j["strides"] = pair2(attr_ints(call, "strides", {1, 1}));
       j["padding"] = padding4(attr_ints(call, "padding", {0}));
+    } else if (name == "relax.nn.adaptive_avg_pool2d") {
+      // An output size dividing the input: plain average pooling with windows of in / out.
+      auto in = *static_f32_shape(call.args[0]), out = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+      std::vector<int64_t> window = {in[2] / out[2], in[3] / out[3]};
+      j["op"] = "pool";
+      j["alg"] = "avg_exclude";
+      j["kernel"] = window;
+      j["strides"] = window;
+      j["padding"] = std::vector<int64_t>{0, 0, 0, 0};
     } else if (name == "relax.matmul") {
       j["op"] = "matmul";
       j["transpose_b"] = false;

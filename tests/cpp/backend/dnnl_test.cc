@@ -238,6 +238,24 @@ TEST(Dnnl, PoolingAfterConvAndAlone) {
   EXPECT_EQ(count_ops(g, "pool"), 2);
 }
 
+// Global average pooling (a CNN's head) and any output size dividing the input are offloaded;
+// others stay on the host.
+TEST(Dnnl, AdaptiveAveragePooling) {
+  Var x = param("x", {1, 6, 12, 8});
+  for (auto [size, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+    IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+      Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+      return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {r}, {{"output_size", size}}));
+    });
+    if (offloaded) {
+      json g = check_against_host(mod, {random_tensor({1, 6, 12, 8}, 35)}, "adaptive pooling");
+      EXPECT_EQ(count_ops(g, "pool"), 1);
+    } else {
+      EXPECT_EQ(partition_for_dnnl(mod)->functions.size(), 2u);  // main + the relu alone
+    }
+  }
+}
+
 TEST(Dnnl, SoftmaxLayerNormEltwiseBinary) {
   Tensor gamma = random_tensor({16}, 19), beta = random_tensor({16}, 20), bias = random_tensor({16}, 21);
   Var x = param("x", {4, 16});

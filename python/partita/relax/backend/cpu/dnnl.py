@@ -1,6 +1,7 @@
 """The oneDNN backend's pattern table (``dnnl.*``): conv2d (+ bias, residual add, activation
 fused as post-ops; depthwise when groups == channels), matmul / dense (+ bias + activation),
-max / avg pooling, softmax, layer_norm, eltwise unary ops and binary add / multiply."""
+max / avg / adaptive avg pooling, softmax, layer_norm, eltwise unary ops and binary add /
+multiply."""
 from .._partition import partition_for
 
 

@@ -15,9 +15,9 @@ mkdir -p "$out"
 model=models/mobilenet_v2_small
 
 echo "== real model: $model.onnx"
-./build/partita report "$model.onnx" --backends dnnl,cblas --svg "$out/mobilenet_v2_small.svg"
-./build/partita compile "$model.onnx" --backends dnnl,cblas -o "$out/mobilenet_v2_small.partita"
-./build/partita run "$out/mobilenet_v2_small.partita" --input "input=$model.input.npy" --repeat 50 \
+./build/partita report "$model.onnx" --backends cblas,dnnl --svg "$out/mobilenet_v2_small.svg"
+./build/partita compile "$model.onnx" --backends cblas,dnnl -o "$out/mobilenet_v2_small.partita"
+./build/partita run "$out/mobilenet_v2_small.partita" --input "input=$model.input.npy" --repeat 50 --profile \
   --output-dir "$out/mobilenet_v2_small.out"
 /usr/bin/python3 - "$out/mobilenet_v2_small.out/output_0.npy" "$model.ref.npy" <<'PY'
 import sys

@@ -1,9 +1,9 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
-//   partita compile model.onnx --backends dnnl,cblas [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
+//   partita compile model.onnx --backends cblas,dnnl [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
-//   partita report model.onnx --backends dnnl,cblas [--svg out.svg] [--dot out.dot]
+//   partita report model.onnx --backends cblas,dnnl [--svg out.svg] [--dot out.dot]
 //
 // Every error is one line `partita: error: ...` on stderr and exit status 1.
 #include <CLI/CLI.hpp>
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   CompileArgs ca;
   CLI::App* compile = app.add_subcommand("compile", "import a model, partition it for backends, build and export it");
   compile->add_option("model", ca.model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
-  compile->add_option("--backends,-b", ca.backends, "backends in priority order, e.g. dnnl,cblas")->delimiter(',');
+  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl")->delimiter(',');
   compile->add_option("--path", ca.path, "1: one function per composite; 2: merged partitions")
       ->check(CLI::IsMember({1, 2}));
   compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");

@@ -1,6 +1,6 @@
 // The "cblas" runtime module: each node is one cblas_sgemm (a 3-d by 2-d product folds its
-// batch into M; 3-d by 3-d loops over the batch); a bias is broadcast into C first and
-// accumulated with beta = 1, and an activation is applied in place right after the product.
+// batch into M; 3-d by 3-d loops over the batch; a single row is one sgemv); the bias add and
+// the activation follow in one pass over the product.
 #include <cblas.h>
 
 #include <algorithm>
@@ -34,31 +34,34 @@ struct Gemm {
   Activation activation = Activation::None;
 };
 
-// Applied in place to the product (after the bias), one pass over C.
-void apply_activation(Activation act, float* c, int64_t n) {
+// The epilogue, one pass over the product C (rows x n) while it is still in cache: adds the
+// bias row (if any) and applies the activation.
+template <class F>
+void for_each_output(float* c, const float* bias, int64_t rows, int64_t n, F act) {
+  for (int64_t r = 0; r < rows; ++r, c += n)
+    if (bias)
+      for (int64_t j = 0; j < n; ++j) c[j] = act(c[j] + bias[j]);
+    else
+      for (int64_t j = 0; j < n; ++j) c[j] = act(c[j]);
+}
+
+void epilogue(Activation act, float* c, const float* bias, int64_t rows, int64_t n) {
   switch (act) {
-    case Activation::None: return;
-    case Activation::Relu:
-      for (int64_t i = 0; i < n; ++i) c[i] = c[i] > 0.0f ? c[i] : 0.0f;
+    case Activation::None:
+      if (bias) for_each_output(c, bias, rows, n, [](float v) { return v; });
       return;
+    case Activation::Relu: return for_each_output(c, bias, rows, n, [](float v) { return v > 0.0f ? v : 0.0f; });
     case Activation::Gelu:
-      for (int64_t i = 0; i < n; ++i) c[i] = 0.5f * c[i] * (1.0f + std::erf(c[i] * 0.70710678118654752f));
-      return;
+      return for_each_output(c, bias, rows, n,
+                             [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
     case Activation::GeluTanh:
-      for (int64_t i = 0; i < n; ++i) {
-        float v = c[i];
-        c[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-      }
-      return;
-    case Activation::Silu:
-      for (int64_t i = 0; i < n; ++i) c[i] = c[i] / (1.0f + std::exp(-c[i]));
-      return;
+      return for_each_output(c, bias, rows, n, [](float v) {
+        return 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+      });
+    case Activation::Silu: return for_each_output(c, bias, rows, n, [](float v) { return v / (1.0f + std::exp(-v)); });
     case Activation::Sigmoid:
-      for (int64_t i = 0; i < n; ++i) c[i] = 1.0f / (1.0f + std::exp(-c[i]));
-      return;
-    case Activation::Tanh:
-      for (int64_t i = 0; i < n; ++i) c[i] = std::tanh(c[i]);
-      return;
+      return for_each_output(c, bias, rows, n, [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+    case Activation::Tanh: return for_each_output(c, bias, rows, n, [](float v) { return std::tanh(v); });
   }
 }
 
@@ -201,28 +204,21 @@ class CblasModule : public runtime::RuntimeModule {
       int64_t m = ad[ad.size() - 2], batch = ad.size() == 3 ? ad[0] : 1;
       bool batched_b = bd.size() == 3;
       if (!batched_b) m *= batch, batch = 1;  // (B, M, K) x (K, N): one gemm of B*M rows
-      float beta = 0.0f;
-      if (g.bias >= 0) {
-        const float* bias = data[g.bias];
-        int64_t rows = m * batch;
-        for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * n, bias, sizeof(float) * size_t(n));
-        beta = 1.0f;
-      }
+      const float* bias = g.bias >= 0 ? data[g.bias] : nullptr;
       if (m == 1 && batch == 1) {
         // One row (a classifier's (1, K) x (K, N)): a matrix-vector product. sgemm would pack
         // the whole weight first; sgemv streams it once.
         if (g.transpose_b)
-          cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, b, blasint(k), a, 1, beta, c, 1);
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, b, blasint(k), a, 1, 0.0f, c, 1);
         else
-          cblas_sgemv(CblasRowMajor, CblasTrans, blasint(k), blasint(n), 1.0f, b, blasint(n), a, 1, beta, c, 1);
-        apply_activation(g.activation, c, n);
-        continue;
+          cblas_sgemv(CblasRowMajor, CblasTrans, blasint(k), blasint(n), 1.0f, b, blasint(n), a, 1, 0.0f, c, 1);
+      } else {
+        for (int64_t i = 0; i < batch; ++i)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
+                      blasint(k), 1.0f, a + i * m * k, blasint(k), b + (batched_b ? i * k * n : 0),
+                      blasint(g.transpose_b ? k : n), 0.0f, c + i * m * n, blasint(n));
       }
-      for (int64_t i = 0; i < batch; ++i)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(n),
-                    blasint(k), 1.0f, a + i * m * k, blasint(k), b + (batched_b ? i * k * n : 0),
-                    blasint(g.transpose_b ? k : n), beta, c + i * m * n, blasint(n));
-      apply_activation(g.activation, c, batch * m * n);
+      epilogue(g.activation, c, bias, batch * m, n);
     }
     if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
   }

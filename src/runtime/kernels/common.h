@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "partita/runtime/half.h"
 #include "partita/runtime/kernel.h"
 #include "partita/support/error.h"
 
@@ -16,7 +17,8 @@ namespace partita::runtime::kernels {
   throw_error("TypeError", std::string(op) + ": dtype " + dt.str() + " is not supported on the host");
 }
 
-/// Calls f(T{}) with the C++ type of `dt`. bool and uint8 are both uint8_t.
+/// Calls f(T{}) with the C++ type of `dt`. bool and uint8 are both uint8_t. Only types with C++
+/// arithmetic: float16/bfloat16 are not here (see dispatch_with_float16).
 template <class F>
 void dispatch(DataType dt, const char* op, F&& f) {
   if (dt.lanes() != 1) unsupported(op, dt);
@@ -33,12 +35,22 @@ void dispatch(DataType dt, const char* op, F&& f) {
       break;
     case DataType::Code::UInt:
       if (dt.bits() == 1 || dt.bits() == 8) return f(uint8_t{});
+      if (dt.bits() == 16) return f(uint16_t{});
       if (dt.bits() == 32) return f(uint32_t{});
       if (dt.bits() == 64) return f(uint64_t{});
       break;
     default: break;
   }
   unsupported(op, dt);
+}
+
+/// Like dispatch, plus float16 and bfloat16 as the storage types Half and BFloat16. They have
+/// no arithmetic, so only kernels written for them (converting through float) use this.
+template <class F>
+void dispatch_with_float16(DataType dt, const char* op, F&& f) {
+  if (dt == DataType::Float(16)) return f(Half{});
+  if (dt == DataType::BFloat16()) return f(BFloat16{});
+  dispatch(dt, op, f);
 }
 
 /// Like dispatch, floats only.

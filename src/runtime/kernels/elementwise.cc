@@ -82,8 +82,26 @@ ARITH_KERNEL(k_multiply, T(a * b))
 ARITH_KERNEL(k_divide, div_t<T>(a, b))
 ARITH_KERNEL(k_floor_divide, floordiv_t<T>(a, b))
 ARITH_KERNEL(k_power, power_t<T>(a, b))
-ARITH_KERNEL(k_maximum, std::max(a, b))
-ARITH_KERNEL(k_minimum, std::min(a, b))
+
+// maximum/minimum also take float16 and bfloat16, compared as float; the chosen operand is
+// exactly representable, so converting it back is exact (NaN payloads included).
+template <class Pick>
+void minmax(const char* name, std::span<const Tensor> in, std::span<Tensor> out, Pick pick) {
+  check_binary(name, in);
+  dispatch_with_float16(in[0].dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float16_storage_v<T>)
+      binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) { return T::from(pick(a.to_float(), b.to_float())); });
+    else
+      binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) -> T { return pick(a, b); });
+  });
+}
+void k_maximum(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  minmax("k_maximum", in, out, [](auto a, auto b) { return std::max(a, b); });
+}
+void k_minimum(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  minmax("k_minimum", in, out, [](auto a, auto b) { return std::min(a, b); });
+}
 
 #define CMP_KERNEL(NAME, EXPR)                                                                   \
   void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {             \
@@ -200,21 +218,39 @@ void k_dropout(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tenso
     });
 }
 
+/// One element of `A` as a `B`: the plain C++ conversion between types with arithmetic, and
+/// through float for float16/bfloat16 (rounded once, to nearest even, when narrowing to them).
+template <class B, class A>
+B convert_element(A x) {
+  if constexpr (std::is_same_v<A, B>) return x;
+  else if constexpr (is_float16_storage_v<A>) return convert_element<B>(x.to_float());
+  else if constexpr (is_float16_storage_v<B>) return B::from(x);
+  else return B(x);
+}
+
+template <class T>
+bool is_nonzero(T x) {
+  if constexpr (is_float16_storage_v<T>) return x.to_float() != 0.0f;
+  else return x != T(0);
+}
+
 }  // namespace
 
 void convert(const Tensor& in, Tensor& out) {
-  dispatch(in.dtype(), "astype", [&](auto tin) {
+  dispatch_with_float16(in.dtype(), "astype", [&](auto tin) {
     using A = decltype(tin);
-    dispatch(out.dtype(), "astype", [&](auto tout) {
+    dispatch_with_float16(out.dtype(), "astype", [&](auto tout) {
       using B = decltype(tout);
       const A* x = in.data_as<A>();
       B* y = out.data_as<B>();
       int64_t n = in.numel();
-      if (out.dtype().is_bool()) {
-        for (int64_t i = 0; i < n; ++i) y[i] = B(x[i] != A(0));
-      } else {
-        for (int64_t i = 0; i < n; ++i) y[i] = B(x[i]);
+      if constexpr (std::is_same_v<B, uint8_t>) {
+        if (out.dtype().is_bool()) {
+          for (int64_t i = 0; i < n; ++i) y[i] = B(is_nonzero(x[i]));
+          return;
+        }
       }
+      for (int64_t i = 0; i < n; ++i) y[i] = convert_element<B>(x[i]);
     });
   });
 }

@@ -2,6 +2,8 @@
 // composite functions, and the optional codegen annotation (CompositeFunctionAnnotator).
 #include "partita/transform/fuse_ops_by_pattern.h"
 
+#include "fuse_ops_by_pattern_deferred.h"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -280,18 +282,10 @@ IRModule annotate_composites(IRModule mod) {
 
 }  // namespace
 
-IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModule mod,
-                             bool bind_constants, bool annotate_codegen,
-                             const std::vector<std::string>& entry_functions) {
-  for (const auto& pat : patterns) {
-    if (!pat.pattern) throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
-    if (pat.name.empty()) throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
-    if (annotate_codegen) codegen_name_of(pat.name);
-  }
-  for (const auto& name : entry_functions) {
-    if (!mod.lookup(name).as<FunctionNode>())
-      throw_error("ValueError", "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
-  }
+namespace detail {
+
+IRModule fuse_patterns_one_by_one(const std::vector<FusionPattern>& patterns, IRModule mod,
+                                  bool lift_constants, const std::vector<std::string>& entry_functions) {
   for (const auto& pat : patterns) {
     std::vector<std::string> entries = entry_functions;
     if (entries.empty()) {
@@ -312,8 +306,30 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
         if (!bg.attrs.empty()) groups[name][blk.get()] = std::move(bg);
       }
     }
-    if (!groups.empty()) mod = make_grouped_functions(mod, groups, /*lift_constants=*/!bind_constants);
+    if (!groups.empty()) mod = make_grouped_functions(mod, groups, lift_constants);
   }
+  return mod;
+}
+
+}  // namespace detail
+
+IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModule mod,
+                             bool bind_constants, bool annotate_codegen,
+                             const std::vector<std::string>& entry_functions) {
+  for (const auto& pat : patterns) {
+    if (!pat.pattern) throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
+    if (pat.name.empty()) throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
+    if (annotate_codegen) codegen_name_of(pat.name);
+  }
+  for (const auto& name : entry_functions) {
+    if (!mod.lookup(name).as<FunctionNode>())
+      throw_error("ValueError", "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
+  }
+  // Both paths give the same module; the deferred one handles the common cases much faster.
+  if (auto fast = detail::fuse_patterns_deferred(patterns, mod, !bind_constants, entry_functions))
+    mod = std::move(*fast);
+  else
+    mod = detail::fuse_patterns_one_by_one(patterns, std::move(mod), !bind_constants, entry_functions);
   if (annotate_codegen) return annotate_composites(mod);
   return mod;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +79,20 @@ struct Creator {
   Function func;
   bool has_outputs = false;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
+
+  /// Empty again, keeping the vectors' storage (one Creator can serve group after group).
+  void reset() {
+    bindings.clear();
+    arguments.clear();
+    const_param_no.clear();
+    if (!argument_set.empty()) argument_set = PtrMap<char>();
+    outputs.clear();
+    if (!output_at.empty()) output_at = PtrMap<int>();
+    n_param_for_const = 0;
+    func = Function();
+    has_outputs = false;
+    fingerprint.clear();
+  }
 
   int output_index(const VarNode* v) const {
     if (outputs.size() <= kScan) {
@@ -297,6 +312,41 @@ class Fusor {
     return true;
   }
 
+  // Hash and equality of call attributes with structural_equal's rules (doubles: NaN equals NaN).
+  static size_t attr_value_hash(const AttrValue& v) {
+    size_t h = v.index() * 0x9e3779b97f4a7c15ULL;
+    if (auto* b = std::get_if<bool>(&v)) return h ^ size_t(*b);
+    if (auto* i = std::get_if<int64_t>(&v)) return h ^ std::hash<int64_t>()(*i);
+    if (auto* d = std::get_if<double>(&v)) return h ^ (*d == 0 || std::isnan(*d) ? 0 : std::hash<double>()(*d));
+    if (auto* s = std::get_if<std::string>(&v)) return h ^ std::hash<std::string>()(*s);
+    if (auto* t = std::get_if<DataType>(&v)) return h ^ (size_t(t->code()) * 131 + size_t(t->bits()) * 17 + size_t(t->lanes()));
+    if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t x : *xs) h = (h ^ size_t(x)) * 0x100000001b3ULL;
+    return h;
+  }
+  // The values only: hashing every key and type key was most of the cost, and equal attributes
+  // still hash equal.
+  static size_t attrs_hash(const AttrsNode& a) {
+    size_t h = a.values.size();
+    for (const auto& kv : a.values) h = (h * 1000003) ^ attr_value_hash(kv.second);
+    return h;
+  }
+  static bool same_attr_value(const AttrValue& a, const AttrValue& b) {
+    if (a.index() != b.index()) return false;
+    if (auto* x = std::get_if<double>(&a)) {
+      double y = std::get<double>(b);
+      return *x == y || (std::isnan(*x) && std::isnan(y));
+    }
+    return a == b;
+  }
+  static bool same_attrs(const AttrsNode& a, const AttrsNode& b) {
+    if (a.type_key != b.type_key || a.values.size() != b.values.size()) return false;
+    for (size_t k = 0; k < a.values.size(); ++k)
+      if (a.values[k].first != b.values[k].first || !same_attr_value(a.values[k].second, b.values[k].second))
+        return false;
+    return true;
+  }
+
   // An id per structurally distinct object (free variables compared by identity), cached by
   // address; the interned objects are kept alive so addresses are never reused.
   int64_t intern(const ObjectRef& x) {
@@ -335,6 +385,17 @@ class Fusor {
         return id;
       }
     }
+    // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
+    // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
+    if (auto* a = x.as<AttrsNode>()) {
+      auto& bucket = attrs_ids_[attrs_hash(*a)];
+      for (const auto& [rep, rid] : bucket)
+        if (same_attrs(*rep, *a)) return rid;
+      int id = int(intern_keep_.size());
+      bucket.emplace_back(a, id);
+      intern_keep_.push_back(x);
+      return id;
+    }
     if (const int* id = intern_cache_.find(x.get())) return *id;
     auto& bucket = intern_buckets_[structural_hash(x)];
     int id = -1;
@@ -356,9 +417,10 @@ class Fusor {
   // equal functions: lets a group reuse an earlier identical function without building it.
   // Empty when the group holds something it does not describe (the function is then built and
   // compared as before).
-  std::vector<int64_t> fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
-                                      const DictAttrs& attrs) {
-    std::vector<int64_t> fp;
+  // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
+  bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
+                      std::vector<int64_t>& fp) {
+    fp.clear();
     int64_t attrs_id = -1;
     for (size_t k = 0; k < fattrs_seen_.size(); ++k)
       if (fattrs_seen_[k] == attrs) attrs_id = int64_t(k);
@@ -366,13 +428,23 @@ class Fusor {
       attrs_id = int64_t(fattrs_seen_.size());
       fattrs_seen_.push_back(attrs);
     }
-    fp.push_back(attrs_id);
-    fp.push_back(int64_t(c.arguments.size()));
     // Composites are small: positions are found by scanning (no table to allocate).
-    if (c.bindings.size() > 64 || c.arguments.size() > 64) return {};
-    fp.reserve(8 + 3 * c.arguments.size() + 12 * c.bindings.size());
-    std::vector<const Object*> locals;
-    locals.reserve(c.bindings.size());
+    if (c.bindings.size() > 64 || c.arguments.size() > 64) return false;
+    // Written through a pointer into storage sized for the longest description (this runs once
+    // per group; growing the vector element by element cost more than the rest).
+    size_t bound = 4 + c.arguments.size() + c.outputs.size();
+    for (int i : c.bindings) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      bound += 12 + (call ? call->sinfo_args.size() + 3 * call->args.size() : 0);
+    }
+    fp.resize(bound);
+    int64_t* w = fp.data();
+    auto put = [&w](int64_t x) { *w++ = x; };
+    put(attrs_id);
+    put(int64_t(c.arguments.size()));
+    std::vector<const Object*>& locals = locals_;
+    locals.clear();
     auto index_in = [](const auto& xs, const Object* p) -> int {
       for (size_t k = 0; k < xs.size(); ++k)
         if (xs[k].get() == p) return int(k);
@@ -383,28 +455,28 @@ class Fusor {
         if (locals[k] == p) return int(k);
       return -1;
     };
-    for (size_t k = 0; k < c.arguments.size(); ++k) fp.push_back(intern(c.arguments[k]->struct_info_));
-    fp.push_back(int64_t(c.bindings.size()));
+    for (size_t k = 0; k < c.arguments.size(); ++k) put(intern(c.arguments[k]->struct_info_));
+    put(int64_t(c.bindings.size()));
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
     auto arg_token = [&](const Expr& a) -> bool {
       if (int k = index_in(c.arguments, a.get()); k >= 0) {
-        fp.push_back(kParam);
-        fp.push_back(k);
+        put(kParam);
+        put(k);
         return true;
       }
       if (a.as<VarNode>()) {
         int l = local_index(a.get());
         if (l < 0) return false;
-        fp.push_back(kLocal);
-        fp.push_back(l);
+        put(kLocal);
+        put(l);
         return true;
       }
       if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() || a.as<OpNode>() ||
           a.as<GlobalVarNode>() || a.as<StringImmNode>() || a.as<DataTypeImmNode>() ||
           a.as<ExternFuncNode>()) {
-        fp.push_back(kLeaf);
-        fp.push_back(int64_t(a->kind()));
-        fp.push_back(intern(a));
+        put(kLeaf);
+        put(int64_t(a->kind()));
+        put(intern(a));
         return true;
       }
       return false;
@@ -412,36 +484,37 @@ class Fusor {
     for (size_t li = 0; li < c.bindings.size(); ++li) {
       const Binding& b = bindings[c.bindings[li]];
       auto* vb = b.as<VarBindingNode>();
-      if (!vb) return {};
-      fp.push_back(c.output_index(b->var.get()));
-      fp.push_back(int64_t(b->var->kind()));
-      fp.push_back(intern(b->var->struct_info_));
+      if (!vb) return false;
+      put(c.output_index(b->var.get()));
+      put(int64_t(b->var->kind()));
+      put(intern(b->var->struct_info_));
       if (auto* call = vb->value.as<CallNode>()) {
-        if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return {};
-        fp.push_back(kCall);
-        fp.push_back(intern(call->op));
-        fp.push_back(intern(call->attrs));
-        fp.push_back(int64_t(call->sinfo_args.size()));
-        for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
-        fp.push_back(int64_t(call->args.size()));
+        if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
+        put(kCall);
+        put(intern(call->op));
+        put(intern(call->attrs));
+        put(int64_t(call->sinfo_args.size()));
+        for (const auto& si : call->sinfo_args) put(intern(si));
+        put(int64_t(call->args.size()));
         for (const auto& a : call->args)
-          if (!arg_token(a)) return {};
+          if (!arg_token(a)) return false;
       } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
-        fp.push_back(kGetItem);
-        fp.push_back(g->index);
-        if (!arg_token(g->tuple)) return {};
+        put(kGetItem);
+        put(g->index);
+        if (!arg_token(g->tuple)) return false;
       } else {
-        return {};
+        return false;
       }
       locals.push_back(b->var.get());
     }
-    fp.push_back(int64_t(c.outputs.size()));
+    put(int64_t(c.outputs.size()));
     for (auto* o : c.outputs) {
       int l = local_index(o);
-      if (l < 0) return {};
-      fp.push_back(l);
+      if (l < 0) return false;
+      put(l);
     }
-    return fp;
+    fp.resize(size_t(w - fp.data()));
+    return true;
   }
 
   struct FingerprintHash {
@@ -460,7 +533,7 @@ class Fusor {
     c.has_outputs = true;
     // Composites repeat (one per match of a pattern), and so do merged groups of repeated
     // layers: a known fingerprint skips building and comparing the function.
-    c.fingerprint = fingerprint_of(c, bindings, attrs);
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
     // Built (or found already made) when the group is emitted, in order.
   }
 
@@ -693,7 +766,9 @@ class Fusor {
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
   std::unordered_map<size_t, std::vector<std::pair<const TensorStructInfoNode*, int>>> tensor_sinfo_ids_;
+  std::unordered_map<size_t, std::vector<std::pair<const AttrsNode*, int>>> attrs_ids_;
   std::vector<DictAttrs> fattrs_seen_;
+  std::vector<const Object*> locals_;  // fingerprint_of's scratch
 };
 
 }  // namespace partita::transform::detail

@@ -1,0 +1,585 @@
+// FuseOpsByPattern with the entry functions rebuilt once instead of once per pattern.
+//
+// The reference (fuse_patterns_one_by_one) partitions the entry functions with the first
+// pattern, rebuilds them (every group becomes a call), then does the same with the next pattern
+// on the result, and so on. On large graphs each rebuild walks and reallocates every binding,
+// and most of the time went there. Here each dataflow block is a list of slots (a binding of the
+// input, or a group call / get-item made by an earlier pattern) in the order the reference's
+// block would have, and each pattern runs the reference's partitioning and grouping on integer
+// positions. A variable absorbed into a group is not substituted where it is used: its slot
+// points to the slot standing for it now. Bindings are brought up to date only where it matters:
+// those going into a group (the function is made from them), and every binding at the end.
+//
+// What the matcher sees differs from the reference only in which variable an argument names
+// (the absorbed one rather than its replacement); following it leads to the same value. So the
+// patterns allowed here are those that look only at values (no Var / DataflowVar / Function
+// patterns, no expressions holding variables, no check function, which sees variables).
+#include "fuse_ops_by_pattern_deferred.h"
+
+#include <unordered_set>
+
+#include "fuse_ops_by_pattern_fusor.h"
+#include "partita/dpl/matcher.h"
+
+namespace partita::transform::detail {
+namespace {
+
+// ---- what this path handles ----------------------------------------------------------------
+
+bool pattern_supported(const dpl::Pattern& p, std::unordered_set<const dpl::PatternNode*>& seen) {
+  using K = dpl::PatternKind;
+  if (!p) return false;  // the matcher reports it; leave that to the reference
+  if (!seen.insert(p.get()).second) return true;
+  const dpl::PatternNode& n = *p;
+  switch (n.kind) {
+    case K::Var:
+    case K::DataflowVar:
+    case K::Function: return false;
+    case K::Expr: {
+      if (!n.expr) return false;
+      bool has_var = false;
+      post_order_visit(n.expr, [&](const Expr& x) { has_var = has_var || x.as<VarNode>(); });
+      if (has_var) return false;
+      break;
+    }
+    default: break;
+  }
+  bool needs_inner = n.kind == K::TupleGetItem || n.kind == K::Or || n.kind == K::And || n.kind == K::Not ||
+                     n.kind == K::Attr || n.kind == K::DataType || n.kind == K::Shape ||
+                     n.kind == K::StructInfo || n.kind == K::SameShapeAs;
+  if (n.kind == K::Call && !pattern_supported(n.op, seen)) return false;
+  if (needs_inner && !pattern_supported(n.inner, seen)) return false;
+  if ((n.kind == K::Or || n.kind == K::And) && !pattern_supported(n.other, seen)) return false;
+  if (n.kind == K::Call || n.kind == K::Tuple || n.kind == K::UnorderedTuple)
+    for (const auto& a : n.args)
+      if (!pattern_supported(a, seen)) return false;
+  return true;
+}
+
+// A leaf, a variable, or a tuple of such: never a call or get-item the matcher could report
+// other than as a bound value.
+bool is_flat_operand(const Expr& e) {
+  if (auto* t = e.as<TupleNode>()) {
+    for (const auto& f : t->fields)
+      if (!is_flat_operand(f)) return false;
+    return true;
+  }
+  return e.as<VarNode>() || e.as<ConstantNode>() || e.as<ShapeExprNode>() || e.as<PrimValueNode>() ||
+         e.as<StringImmNode>() || e.as<DataTypeImmNode>() || e.as<OpNode>() || e.as<GlobalVarNode>() ||
+         e.as<ExternFuncNode>();
+}
+
+bool value_supported(const Expr& v) {
+  if (auto* c = v.as<CallNode>()) {
+    if (!(c->op.as<OpNode>() || c->op.as<GlobalVarNode>() || c->op.as<ExternFuncNode>())) return false;
+    for (const auto& a : c->args)
+      if (!is_flat_operand(a)) return false;
+    return true;
+  }
+  if (auto* g = v.as<TupleGetItemNode>()) return is_flat_operand(g->tuple);
+  return is_flat_operand(v);
+}
+
+bool is_group_pattern(const dpl::PatternNode& p) {
+  return p.kind == dpl::PatternKind::Call || p.kind == dpl::PatternKind::TupleGetItem;
+}
+
+// ---- the slots of one entry function's dataflow block ----------------------------------------
+
+struct Slot {
+  Var var;
+  Expr value;       // what the matcher sees: the value as bound when the slot was made
+  Binding binding;  // the input's binding, or the group call / get-item made by a pattern
+  const OpNode* op = nullptr;  // the callee when the value calls an operator
+  bool is_call = false;
+  int in_begin = 0, in_end = 0;  // producer slots of the value's variables, in `ins`
+  int rep = -1;                  // for an absorbed group output: the slot standing for it now
+};
+
+class BlockSlots {
+ public:
+  std::string name;
+  Function func;
+  size_t block_index = 0;
+  std::vector<Slot> slots;
+  std::vector<int> ins;
+  std::vector<int> order;  // the block's bindings, as slot numbers
+  PtrMap<int> var_slot, value_slot;
+  bool changed = false;
+
+  // False when the block holds something this path does not handle.
+  bool init(const Function& f, const SeqExprNode& seq, size_t bi) {
+    func = f;
+    block_index = bi;
+    const auto& bindings = seq.blocks[bi]->bindings;
+    size_t n = bindings.size();
+    slots.reserve(n + n / 2);
+    ins.reserve(2 * n);
+    order.reserve(n);
+    var_slot.reserve(n + n / 2);
+    value_slot.reserve(n + n / 2);
+    // Every variable bound once in the whole function (parameters included).
+    PtrMap<char> defined(n + f->params.size());
+    for (const auto& p : f->params)
+      if (!defined.emplace(p.get(), 1).second) return false;
+    for (size_t b = 0; b < seq.blocks.size(); ++b) {
+      if (b == bi) continue;
+      for (const auto& x : seq.blocks[b]->bindings)
+        if (!defined.emplace(x->var.get(), 1).second) return false;
+    }
+    std::vector<const VarNode*> vs;
+    for (const auto& b : bindings) {
+      auto* vb = b.as<VarBindingNode>();
+      if (!vb || !value_supported(vb->value)) return false;
+      if (!defined.emplace(b->var.get(), 1).second) return false;
+      int s = int(slots.size());
+      // Only calls and get-items are looked up by value (what a match covers).
+      bool by_value = vb->value.as<CallNode>() || vb->value.as<TupleGetItemNode>();
+      if (by_value && !value_slot.emplace(vb->value.get(), s).second) return false;
+      Slot slot;
+      slot.var = b->var;
+      slot.value = vb->value;
+      slot.binding = b;
+      if (auto* call = vb->value.as<CallNode>()) {
+        slot.is_call = true;
+        slot.op = call->op.as<OpNode>();
+      }
+      vs.clear();
+      used_vars(vb->value, vs);
+      slot.in_begin = int(ins.size());
+      for (auto* v : vs)
+        if (const int* at = var_slot.find(v)) ins.push_back(*at);
+      slot.in_end = int(ins.size());
+      var_slot.emplace(b->var.get(), s);
+      slots.push_back(std::move(slot));
+      order.push_back(s);
+    }
+    return true;
+  }
+
+  int resolve(int s) {
+    int r = s;
+    while (slots[r].rep >= 0) r = slots[r].rep;
+    while (slots[s].rep >= 0 && slots[s].rep != r) {  // shorten the chain for the next time
+      int next = slots[s].rep;
+      slots[s].rep = r;
+      s = next;
+    }
+    return r;
+  }
+
+  // `e` with every absorbed variable replaced by the one standing for it now: what the
+  // reference's substitutions would have made of it (same rebuilding rules as subst).
+  Expr current(const Expr& e) {
+    if (auto* v = e.as<VarNode>()) {
+      const int* s = var_slot.find(v);
+      if (!s) return e;
+      int r = resolve(*s);
+      return r == *s ? e : Expr(slots[r].var);
+    }
+    if (auto* c = e.as<CallNode>()) {
+      std::vector<Expr> args;
+      if (!current_list(c->args, args)) return e;
+      auto* n = copy_node(Ref<CallNode>(c));
+      n->args = std::move(args);
+      return Ref<CallNode>(n);
+    }
+    if (auto* t = e.as<TupleNode>()) {
+      std::vector<Expr> fields;
+      if (!current_list(t->fields, fields)) return e;
+      auto* n = copy_node(Ref<TupleNode>(t));
+      n->fields = std::move(fields);
+      return Ref<TupleNode>(n);
+    }
+    if (auto* g = e.as<TupleGetItemNode>()) {
+      Expr tuple = current(g->tuple);
+      if (tuple == g->tuple) return e;
+      auto* n = copy_node(Ref<TupleGetItemNode>(g));
+      n->tuple = tuple;
+      return Ref<TupleGetItemNode>(n);
+    }
+    return e;
+  }
+
+  Binding current_binding(int s) {
+    const Binding& b = slots[s].binding;
+    auto* vb = b.as<VarBindingNode>();
+    Expr value = current(vb->value);
+    if (value == vb->value) return b;
+    return make<VarBindingNode>(vb->var, value);
+  }
+
+  int add_slot(const Var& var, const Expr& value) {
+    int s = int(slots.size());
+    Slot slot;
+    slot.var = var;
+    slot.value = value;
+    slot.binding = make<VarBindingNode>(var, value);
+    slot.is_call = value.as<CallNode>() != nullptr;
+    std::vector<const VarNode*>& vs = scratch_vars_;
+    vs.clear();
+    used_vars(value, vs);
+    slot.in_begin = int(ins.size());
+    for (auto* v : vs)
+      if (const int* at = var_slot.find(v)) ins.push_back(*at);
+    slot.in_end = int(ins.size());
+    var_slot.emplace(var.get(), s);
+    value_slot.emplace(value.get(), s);
+    slots.push_back(std::move(slot));
+    return s;
+  }
+
+ private:
+  std::vector<const VarNode*> scratch_vars_;
+
+  bool current_list(const std::vector<Expr>& xs, std::vector<Expr>& out) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      Expr y = current(xs[k]);
+      if (out.empty() && y == xs[k]) continue;
+      if (out.empty()) {
+        out.reserve(xs.size());
+        out.insert(out.end(), xs.begin(), xs.begin() + std::ptrdiff_t(k));
+      }
+      out.push_back(std::move(y));
+    }
+    return !out.empty();
+  }
+};
+
+// ---- one pattern over one block (the reference's partition_block and fuse_block) -------------
+
+class PatternPass {
+ public:
+  PatternPass(const FusionPattern& pat, Fusor& fusor) : pat_(pat), fusor_(fusor) {
+    if (pat.pattern->kind == dpl::PatternKind::Call && pat.pattern->op->kind == dpl::PatternKind::Expr)
+      root_op_ = pat.pattern->op->expr.as<OpNode>();
+  }
+
+  void run(BlockSlots& blk) {
+    if (!has_candidate(blk)) return;
+    int m = int(blk.order.size());
+    pos_.assign(blk.slots.size(), -1);
+    for (int i = 0; i < m; ++i) pos_[blk.order[i]] = i;
+    BlockGroups bg = partition(blk);
+    if (bg.attrs.empty()) return;
+    fuse(blk, bg);
+  }
+
+ private:
+  bool candidate(const Slot& s) const {
+    if (!s.is_call) return false;
+    if (!root_op_) return true;
+    return s.op && (s.op == root_op_ || s.op->name == root_op_->name);
+  }
+  bool has_candidate(const BlockSlots& blk) const {
+    for (int s : blk.order)
+      if (candidate(blk.slots[s])) return true;
+    return false;
+  }
+
+  // Position (in the current order) of the producer slot behind ins[k].
+  int producer_pos(BlockSlots& blk, int k) { return pos_[blk.resolve(blk.ins[k])]; }
+
+  BlockGroups partition(BlockSlots& blk) {
+    int n = int(blk.order.size());
+    std::vector<int> offsets{0}, edges;
+    offsets.reserve(n + 1);
+    edges.reserve(blk.ins.size());
+    for (int i = 0; i < n; ++i) {
+      const Slot& s = blk.slots[blk.order[i]];
+      for (int k = s.in_begin; k < s.in_end; ++k) {
+        int j = producer_pos(blk, k);
+        PARTITA_ICHECK(j >= 0 && j < i);
+        if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+      }
+      offsets.push_back(int(edges.size()));
+    }
+    dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
+      const int* s = blk.var_slot.find(v);
+      if (!s) return nullptr;
+      int r = blk.resolve(*s);
+      return pos_[r] < 0 ? nullptr : &blk.slots[r].value;
+    };
+    GroupGraph graph(std::move(offsets), std::move(edges));
+    std::vector<char> composite(n, 0);  // per root: formed by a match
+    std::vector<int> matched;
+    for (int i = 0; i < n; ++i) {
+      const Slot& s = blk.slots[blk.order[i]];
+      if (!candidate(s)) continue;
+      if (!dpl::match_with_lookup(pat_.pattern, s.value, lookup, match_)) continue;
+      matched.assign(1, i);
+      bool ok = true;
+      for (const auto& [p, e] : match_) {
+        if (!is_group_pattern(**p) || e == s.value) continue;
+        const int* at = blk.value_slot.find(e.get());
+        int j = at ? pos_[*at] : -1;
+        if (j < 0 || j > i) {
+          ok = false;  // not bound in this block before the root: cannot be grouped
+          break;
+        }
+        matched.push_back(j);
+      }
+      if (!ok) continue;
+      // An earlier match may only be absorbed whole.
+      for (int j : matched) {
+        int r = graph.find(j);
+        if (!composite[r]) continue;
+        graph.for_each_member(r, [&](int mem) {
+          ok = ok && std::find(matched.begin(), matched.end(), mem) != matched.end();
+        });
+      }
+      if (!ok || graph.merge_creates_cycle(matched)) continue;
+      int root = i;
+      for (int j : matched) {
+        composite[graph.find(j)] = 0;
+        root = graph.unite(root, j);
+      }
+      composite[graph.find(root)] = 1;
+    }
+    BlockGroups bg;
+    bg.group_of.assign(n, -1);
+    std::vector<int> root_to_group(n, -1);
+    for (int i = 0; i < n; ++i) {
+      int r = graph.find(i);
+      if (!composite[r]) continue;
+      if (root_to_group[r] < 0) {
+        root_to_group[r] = int(bg.attrs.size());
+        DictAttrs attrs;
+        attrs["Composite"] = pat_.name;
+        bg.attrs.push_back(std::move(attrs));
+      }
+      bg.group_of[i] = root_to_group[r];
+    }
+    return bg;
+  }
+
+  void fuse(BlockSlots& blk, const BlockGroups& bg) {
+    int n = int(blk.order.size());
+    int G = int(bg.attrs.size());
+    // The members' bindings as the reference's block holds them when this pattern starts (the
+    // groups' functions are made from them), and the members of each group in block order.
+    cur_.assign(n, Binding());
+    std::vector<int> mem_off(G + 1, 0), members;
+    for (int i = 0; i < n; ++i) {
+      int g = bg.group_of[i];
+      if (g < 0) continue;
+      cur_[i] = blk.current_binding(blk.order[i]);
+      ++mem_off[g + 1];
+    }
+    for (int g = 0; g < G; ++g) mem_off[g + 1] += mem_off[g];
+    members.resize(mem_off[G]);
+    {
+      std::vector<int> fill(mem_off.begin(), mem_off.end() - 1);
+      for (int i = 0; i < n; ++i)
+        if (bg.group_of[i] >= 0) members[fill[bg.group_of[i]]++] = i;
+    }
+    // Dependencies between units, and the uses that make a member's variable a group output
+    // (recorded per group in the order fuse_block meets them).
+    auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
+    std::vector<std::pair<int, int>> dep_pairs;
+    dep_pairs.reserve(blk.ins.size());
+    std::vector<std::pair<int, const VarNode*>> uses;  // (group, variable used outside it)
+    for (int i = 0; i < n; ++i) {
+      int u = unit(i);
+      const Slot& s = blk.slots[blk.order[i]];
+      int last = -1;
+      for (int k = s.in_begin; k < s.in_end; ++k) {
+        int r = blk.resolve(blk.ins[k]);
+        int j = pos_[r];
+        int prod = unit(j);
+        if (prod == u) continue;
+        if (prod != last) dep_pairs.emplace_back(u, prod);
+        last = prod;
+        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], blk.slots[r].var.get());
+      }
+    }
+    std::vector<int> use_off(G + 1, 0);
+    std::vector<const VarNode*> use_vars(uses.size());
+    for (const auto& [g, v] : uses) ++use_off[g + 1];
+    for (int g = 0; g < G; ++g) use_off[g + 1] += use_off[g];
+    {
+      std::vector<int> fill(use_off.begin(), use_off.end() - 1);
+      for (const auto& [g, v] : uses) use_vars[fill[g]++] = v;
+    }
+    std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
+    for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
+    for (int u = 0; u < G + n; ++u) dep_off[u + 1] += dep_off[u];
+    {
+      std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
+      for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
+    }
+
+    // Topological order of units by first appearance (as fuse_block).
+    std::vector<int> units;
+    units.reserve(G + n);
+    std::vector<char> state(G + n, 0);
+    std::vector<std::pair<int, int>> stack;
+    for (int i = 0; i < n; ++i) {
+      int u0 = unit(i);
+      if (state[u0]) continue;
+      stack.push_back({u0, 0});
+      state[u0] = 1;
+      while (!stack.empty()) {
+        auto& [u, k] = stack.back();
+        if (dep_off[u] + k < dep_off[u + 1]) {
+          int d = dep_edges[dep_off[u] + k++];
+          if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
+          if (state[d] == 0) {
+            state[d] = 1;
+            stack.push_back({d, 0});
+          }
+          continue;
+        }
+        state[u] = 2;
+        units.push_back(u);
+        stack.pop_back();
+      }
+    }
+
+    // Emission. One Creator serves every group: a group's function description is made when
+    // it is emitted (fuse_block makes them all first; the result is the same, as only the
+    // order of fingerprint ids differs).
+    std::vector<int> order;
+    order.reserve(n);
+    Creator& c = creator_;
+    for (int u : units) {
+      if (u >= G) {
+        order.push_back(blk.order[u - G]);
+        continue;
+      }
+      c.reset();
+      for (int m = mem_off[u]; m < mem_off[u + 1]; ++m) {
+        int i = members[m];
+        fusor_.append_binding(c, cur_[i], i, [&](const Expr& e) {
+          auto* v = e.as<VarNode>();
+          const int* s = v ? blk.var_slot.find(v) : nullptr;
+          int at = s ? pos_[*s] : -1;
+          return at >= 0 && at < i && bg.group_of[at] == u;
+        });
+      }
+      for (int k = use_off[u]; k < use_off[u + 1]; ++k) c.append_output(use_vars[k]);
+      fusor_.create_function(c, cur_, bg.attrs[u]);
+      if (!c.has_outputs) continue;
+      GlobalVar gv = fusor_.group_function(c, cur_, bg.attrs[u]);
+      std::vector<Expr> args;
+      args.reserve(c.arguments.size());
+      for (const auto& a : c.arguments) args.push_back(blk.current(a));
+      Call call = make<CallNode>(gv, std::move(args));
+      call->struct_info_ = fusor_.call_ret_sinfo(gv, c, *call);
+      Var nv = fusor_.emit_var(cur_[c.bindings.back()]->var, call);
+      int cs = blk.add_slot(nv, call);
+      order.push_back(cs);
+      if (c.outputs.size() == 1) {
+        blk.slots[*blk.var_slot.find(c.outputs[0])].rep = cs;
+        continue;
+      }
+      auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+      for (int i : c.bindings) {
+        const Var& var = cur_[i]->var;
+        int idx = c.output_index(var.get());
+        if (idx < 0) continue;
+        Expr item = make<TupleGetItemNode>(nv, idx);
+        item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+        Var iv = fusor_.emit_var(var, item);
+        int ts = blk.add_slot(iv, item);
+        order.push_back(ts);
+        blk.slots[blk.order[i]].rep = ts;
+      }
+    }
+    blk.order = std::move(order);
+    blk.changed = true;
+    cur_.clear();
+  }
+
+  const FusionPattern& pat_;
+  Fusor& fusor_;
+  const OpNode* root_op_ = nullptr;
+  std::vector<int> pos_;
+  dpl::MatchList match_;
+  std::vector<Binding> cur_;
+  Creator creator_;
+};
+
+// The function with its dataflow block made of the slots, and the later blocks and the result
+// brought up to date.
+Function rebuild(BlockSlots& blk) {
+  auto* seq = blk.func->body.as<SeqExprNode>();
+  std::vector<Binding> bindings;
+  bindings.reserve(blk.order.size());
+  for (int s : blk.order) bindings.push_back(blk.current_binding(s));
+  std::vector<BindingBlock> blocks(seq->blocks.begin(), seq->blocks.end());
+  blocks[blk.block_index] = make<BindingBlockNode>(std::move(bindings), true);
+  NodeRemap remap;
+  for (int s = 0; s < int(blk.slots.size()); ++s)
+    if (blk.slots[s].rep >= 0) remap.emplace(blk.slots[s].var.get(), Expr(blk.slots[blk.resolve(s)].var));
+  // Blocks before the dataflow block cannot use its variables (the reference leaves them as
+  // they are); later ones and the result are substituted as the reference does pattern by
+  // pattern.
+  for (size_t b = blk.block_index + 1; b < blocks.size(); ++b) {
+    std::vector<Binding> bs;
+    bool bchanged = false;
+    for (const auto& x : blocks[b]->bindings) {
+      bs.push_back(subst_binding(x, remap));
+      bchanged = bchanged || !(bs.back() == x);
+    }
+    if (bchanged) blocks[b] = make<BindingBlockNode>(std::move(bs), blocks[b]->is_dataflow);
+  }
+  auto* ns = copy_node(Ref<SeqExprNode>(seq));
+  ns->blocks = std::move(blocks);
+  ns->body = subst(seq->body, remap);
+  auto* nf = copy_node(blk.func);
+  nf->body = Ref<SeqExprNode>(ns);
+  return Function(nf);
+}
+
+}  // namespace
+
+std::optional<IRModule> fuse_patterns_deferred(const std::vector<FusionPattern>& patterns,
+                                               const IRModule& mod, bool lift_constants,
+                                               const std::vector<std::string>& entry_functions) {
+  std::unordered_set<const dpl::PatternNode*> seen;
+  for (const auto& pat : patterns)
+    if (pat.check || pat.attrs_getter || !pattern_supported(pat.pattern, seen)) return std::nullopt;
+  // The entry functions, in name order (the order the reference rebuilds them in). Functions
+  // the patterns add are Primitive, so the implicit list is the same for every pattern.
+  std::vector<std::string> entries = entry_functions;
+  if (entries.empty()) {
+    for (const auto& [name, entry] : mod->functions) {
+      auto* f = entry.second.as<FunctionNode>();
+      if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
+      entries.push_back(name);
+    }
+  }
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  std::vector<BlockSlots> blocks;
+  blocks.reserve(entries.size());
+  for (const auto& name : entries) {
+    Function f = mod.lookup(name).as_ref<FunctionNode>();
+    auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
+    if (!seq) continue;
+    // An entry that is itself Primitive would take part in de-duplication with its body as
+    // each pattern leaves it.
+    if (f->attrs.count("Primitive")) return std::nullopt;
+    std::vector<size_t> dataflow;
+    for (size_t b = 0; b < seq->blocks.size(); ++b)
+      if (seq->blocks[b]->is_dataflow) dataflow.push_back(b);
+    if (dataflow.empty()) continue;
+    if (dataflow.size() > 1) return std::nullopt;
+    blocks.emplace_back();
+    blocks.back().name = name;
+    if (!blocks.back().init(f, *seq, dataflow[0])) return std::nullopt;
+  }
+  IRModule out = mod;
+  for (const auto& pat : patterns) {
+    Fusor fusor(out, lift_constants);
+    PatternPass pass(pat, fusor);
+    for (auto& blk : blocks) pass.run(blk);
+    out = fusor.mod();
+  }
+  for (auto& blk : blocks)
+    if (blk.changed) out.update(out.get_global_var(blk.name), rebuild(blk));
+  return out;
+}
+
+}  // namespace partita::transform::detail

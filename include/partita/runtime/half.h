@@ -82,7 +82,7 @@ constexpr float bfloat16_bits_to_float(uint16_t b) { return std::bit_cast<float>
 /// fewer significant bits than float (binary16, bfloat16) gives exactly the correctly rounded
 /// value of `d`, which rounding to nearest float first would not (ties would be made twice).
 inline float round_to_odd_float(double d) {
-  if (std::isnan(d)) return static_cast<float>(d);
+  if (!std::isfinite(d)) return static_cast<float>(d);  // inf and NaN carry over
   // Beyond FLT_MAX: FLT_MAX (odd) still rounds to inf in every narrower format.
   if (std::fabs(d) > double(FLT_MAX)) return std::signbit(d) ? -FLT_MAX : FLT_MAX;
   float f = static_cast<float>(d);

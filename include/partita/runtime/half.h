@@ -75,7 +75,9 @@ constexpr uint16_t float_to_bfloat16_bits(float f) {
 }
 
 /// bfloat16 bits -> float, exact.
-constexpr float bfloat16_bits_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+constexpr float bfloat16_bits_to_float(uint16_t b) {
+  return std::bit_cast<float>(uint32_t(b) << 16);
+}
 
 /// Rounds `d` to float "to odd": truncate toward zero, and if anything was dropped set the
 /// lowest mantissa bit. Rounding that result to nearest even into any format with at least two

@@ -90,10 +90,12 @@ void minmax(const char* name, std::span<const Tensor> in, std::span<Tensor> out,
   check_binary(name, in);
   dispatch_with_float16(in[0].dtype(), name, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (is_float16_storage_v<T>)
-      binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) { return T::from(pick(a.to_float(), b.to_float())); });
-    else
+    if constexpr (is_float16_storage_v<T>) {
+      binary_typed<T, T>(in[0], in[1], out[0],
+                         [&](T a, T b) { return T::from(pick(a.to_float(), b.to_float())); });
+    } else {
       binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) -> T { return pick(a, b); });
+    }
   });
 }
 void k_maximum(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {

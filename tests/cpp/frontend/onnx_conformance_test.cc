@@ -46,14 +46,15 @@ Tensor as_declared(const Tensor& t, int elem_type) {
 // shape (3, 4) but stored one element; the data is what the expected output was computed from.
 // Where a graph input's declared static shape contradicts its data file, declare the data's
 // shape.
-void declare_data_shapes(onnx::ModelProto& model, const std::set<std::string>& inits, const fs::path& data) {
+void declare_data_shapes(onnx::ModelProto& model, const std::set<std::string>& inits,
+                         const fs::path& data) {
   for (int k = 0, j = 0; k < model.graph().input_size(); ++k) {
     auto* vi = model.mutable_graph()->mutable_input(k);
     if (inits.count(vi->name())) continue;
     fs::path file = data / ("input_" + std::to_string(j++) + ".pb");
     onnx::TensorProto t;
-    if (!vi->type().has_tensor_type() || !vi->type().tensor_type().has_shape() || !fs::exists(file) ||
-        !t.ParseFromString(read_file(file)))
+    if (!vi->type().has_tensor_type() || !vi->type().tensor_type().has_shape() ||
+        !fs::exists(file) || !t.ParseFromString(read_file(file)))
       continue;
     const auto& shape = vi->type().tensor_type().shape();
     bool agrees = shape.dim_size() == t.dims_size();
@@ -200,13 +201,13 @@ TEST(OnnxConformance, SingleOperatorModels) {
     std::vector<Tensor> inputs, expected;
     try {
       for (int k : input_ids)
-        inputs.push_back(as_declared(
-            frontend::onnx_tensor_from_bytes(read_file(data / ("input_" + std::to_string(k) + ".pb"))),
-            input_elem_types[size_t(k)]));
+        inputs.push_back(as_declared(frontend::onnx_tensor_from_bytes(read_file(
+                                         data / ("input_" + std::to_string(k) + ".pb"))),
+                                     input_elem_types[size_t(k)]));
       for (int k = 0; k < model.graph().output_size(); ++k)
-        expected.push_back(as_declared(
-            frontend::onnx_tensor_from_bytes(read_file(data / ("output_" + std::to_string(k) + ".pb"))),
-            model.graph().output(k).type().tensor_type().elem_type()));
+        expected.push_back(as_declared(frontend::onnx_tensor_from_bytes(read_file(
+                                           data / ("output_" + std::to_string(k) + ".pb"))),
+                                       model.graph().output(k).type().tensor_type().elem_type()));
     } catch (const Error& e) {
       continue;  // data we cannot read (e.g. string tensors): not compared
     }

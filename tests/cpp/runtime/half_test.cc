@@ -22,7 +22,8 @@ float float_of(uint32_t b) { return std::bit_cast<float>(b); }
 /// The value of a finite binary16 pattern, from the format's definition.
 double half_reference_value(uint16_t h) {
   const int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  const double magnitude = exp == 0 ? std::ldexp(double(man), -24) : std::ldexp(double(1024 + man), exp - 25);
+  const double magnitude =
+      exp == 0 ? std::ldexp(double(man), -24) : std::ldexp(double(1024 + man), exp - 25);
   return (h & 0x8000) ? -magnitude : magnitude;
 }
 
@@ -63,7 +64,8 @@ TEST(Half, EveryTieRoundsToEvenAndEveryNeighbourToNearest) {
     for (float sign : {1.0f, -1.0f}) {
       const uint16_t s = sign < 0 ? 0x8000 : 0;
       ASSERT_EQ(float_to_half_bits(sign * mid), s | even) << std::hex << h;
-      ASSERT_EQ(float_to_half_bits(sign * std::nextafter(mid, INFINITY)), s | uint16_t(h + 1)) << std::hex << h;
+      ASSERT_EQ(float_to_half_bits(sign * std::nextafter(mid, INFINITY)), s | uint16_t(h + 1))
+          << std::hex << h;
       ASSERT_EQ(float_to_half_bits(sign * std::nextafter(mid, 0.0f)), s | h) << std::hex << h;
       // From double, just either side of the tie: one rounding, not float's then binary16's.
       const double above = (lo + hi) / 2 * (1 + 0x1p-40), below = (lo + hi) / 2 * (1 - 0x1p-40);
@@ -85,9 +87,9 @@ TEST(Half, OverflowUnderflowAndSpecialValues) {
   EXPECT_EQ(float_to_half_bits(-INFINITY), 0xfc00);
   EXPECT_EQ(float_to_half_bits(0.0f), 0x0000);
   EXPECT_EQ(float_to_half_bits(-0.0f), 0x8000);
-  EXPECT_EQ(float_to_half_bits(0x1p-14f), 0x0400);   // smallest normal
-  EXPECT_EQ(float_to_half_bits(0x1p-24f), 0x0001);   // smallest subnormal
-  EXPECT_EQ(float_to_half_bits(0x1p-25f), 0x0000);   // half of it: tie to even (zero)
+  EXPECT_EQ(float_to_half_bits(0x1p-14f), 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_half_bits(0x1p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half_bits(0x1p-25f), 0x0000);  // half of it: tie to even (zero)
   EXPECT_EQ(float_to_half_bits(-0x1p-25f), 0x8000);
   EXPECT_EQ(float_to_half_bits(0x1.000002p-25f), 0x0001);
   EXPECT_EQ(float_to_half_bits(0x1p-26f), 0x0000);
@@ -140,7 +142,8 @@ uint16_t bfloat16_reference(float f) {
   const double v = std::fabs(double(f));
   const double vlo = std::fabs(double(bfloat16_bits_to_float(lo)));
   // The candidate above the largest finite value is inf; its rounding boundary is 2^128.
-  const double vhi = (hi & 0x7fff) == 0x7f80 ? 0x1p128 : std::fabs(double(bfloat16_bits_to_float(hi)));
+  const double vhi =
+      (hi & 0x7fff) == 0x7f80 ? 0x1p128 : std::fabs(double(bfloat16_bits_to_float(hi)));
   if (v - vlo < vhi - v) return lo;
   if (v - vlo > vhi - v) return hi;
   return (lo & 1) ? hi : lo;
@@ -191,7 +194,8 @@ TEST(BFloat16, OverflowUnderflowAndSpecialValues) {
   EXPECT_EQ(float_to_bfloat16_bits(float_of(0x00008000)), 0x0000);  // tie: even
   EXPECT_EQ(float_to_bfloat16_bits(float_of(0x00018000)), 0x0002);  // tie: even
   EXPECT_EQ(float_to_bfloat16_bits(float_of(0x80008001)), 0x8001);
-  EXPECT_EQ(float_to_bfloat16_bits(float_of(0x007fffff)), 0x0080);  // carries to the smallest normal
+  // The largest float subnormal carries into the smallest normal.
+  EXPECT_EQ(float_to_bfloat16_bits(float_of(0x007fffff)), 0x0080);
   // NaN: sign and leading payload kept, never turned into inf.
   EXPECT_EQ(float_to_bfloat16_bits(float_of(0x7fc00000)), 0x7fc0);
   EXPECT_EQ(float_to_bfloat16_bits(float_of(0xffc00000)), 0xffc0);
@@ -210,15 +214,15 @@ TEST(BFloat16, FromDoubleAndIntegersRoundOnce) {
   EXPECT_EQ(BFloat16::from(-1e300).bits, 0xff80);
   EXPECT_EQ(BFloat16::from(1e-300).bits, 0x0000);
   EXPECT_EQ(BFloat16::from(-1e-300).bits, 0x8000);
-  EXPECT_EQ(BFloat16::from(0x1p-133).bits, 0x0001);         // smallest subnormal
+  EXPECT_EQ(BFloat16::from(0x1p-133).bits, 0x0001);                  // smallest subnormal
   EXPECT_EQ(BFloat16::from(0x1p-134 * (1 + 0x1p-30)).bits, 0x0001);  // just over its half
-  EXPECT_EQ(BFloat16::from(0x1p-134).bits, 0x0000);         // exactly its half: even
+  EXPECT_EQ(BFloat16::from(0x1p-134).bits, 0x0000);                  // exactly its half: even
 
   const int64_t p60 = int64_t(1) << 60, p52 = int64_t(1) << 52, p53 = int64_t(1) << 53;
   EXPECT_EQ(BFloat16::from(p60 + p52 + 1).to_float(), float(p60 + p53));  // above the tie
   EXPECT_EQ(BFloat16::from(p60 + p52).to_float(), float(p60));            // the tie: even
   EXPECT_EQ(BFloat16::from(-(p60 + p52 + 1)).to_float(), -float(p60 + p53));
-  EXPECT_EQ(BFloat16::from(std::numeric_limits<int64_t>::min()).bits, 0xdf00);  // -2^63, exact
+  EXPECT_EQ(BFloat16::from(std::numeric_limits<int64_t>::min()).bits, 0xdf00);   // -2^63, exact
   EXPECT_EQ(BFloat16::from(std::numeric_limits<uint64_t>::max()).bits, 0x5f80);  // 2^64
   EXPECT_EQ(BFloat16::from(int32_t(257)).bits, 0x4380);  // tie between 256 and 258: even
   EXPECT_EQ(BFloat16::from(int32_t(259)).bits, 0x4382);  // tie: even (260)

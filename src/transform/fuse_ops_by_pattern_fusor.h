@@ -642,29 +642,24 @@ class Fusor {
     PARTITA_ICHECK(int(bg.group_of.size()) == n);
     PtrMap<int> var_index(n);
     for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
-    std::vector<Creator> creators(G);
-    {
-      // Sized once: most groups are a handful of bindings, and growing each vector from empty
-      // cost several allocations per group.
-      std::vector<int> group_size(G, 0);
-      for (int i = 0; i < n; ++i)
-        if (bg.group_of[i] >= 0) ++group_size[bg.group_of[i]];
-      for (int g = 0; g < G; ++g) {
-        creators[g].bindings.reserve(group_size[g]);
-        creators[g].arguments.reserve(group_size[g] + 2);
-        creators[g].const_param_no.reserve(group_size[g] + 2);
-        creators[g].outputs.reserve(2);
-      }
-    }
+    // The members of each group, in block order (CSR).
+    std::vector<int> mem_off(G + 1, 0), members;
     for (int i = 0; i < n; ++i)
-      if (bg.group_of[i] >= 0)
-        append_binding(creators[bg.group_of[i]], bindings[i], i,
-                       [&](const Expr& e) { return defined_in_group(e, var_index, bg.group_of, i); });
+      if (bg.group_of[i] >= 0) ++mem_off[bg.group_of[i] + 1];
+    for (int g = 0; g < G; ++g) mem_off[g + 1] += mem_off[g];
+    members.resize(mem_off[G]);
+    {
+      std::vector<int> fill(mem_off.begin(), mem_off.end() - 1);
+      for (int i = 0; i < n; ++i)
+        if (bg.group_of[i] >= 0) members[fill[bg.group_of[i]]++] = i;
+    }
 
     auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
-    // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below.
+    // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below, and
+    // the uses that make a member's variable an output of its group, in the order met.
     std::vector<std::pair<int, int>> dep_pairs;
     dep_pairs.reserve(2 * n);
+    std::vector<std::pair<int, const VarNode*>> uses;  // (group, variable used outside it)
     std::vector<const VarNode*> vs;
     for (int i = 0; i < n; ++i) {
       int cur = unit(i);
@@ -678,8 +673,16 @@ class Fusor {
         if (prod == cur) continue;
         if (prod != last) dep_pairs.emplace_back(cur, prod);
         last = prod;
-        if (bg.group_of[j] >= 0) creators[bg.group_of[j]].append_output(v);
+        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], v);
       }
+    }
+    std::vector<int> use_off(G + 1, 0);
+    std::vector<const VarNode*> use_vars(uses.size());
+    for (const auto& [g, v] : uses) ++use_off[g + 1];
+    for (int g = 0; g < G; ++g) use_off[g + 1] += use_off[g];
+    {
+      std::vector<int> fill(use_off.begin(), use_off.end() - 1);
+      for (const auto& [g, v] : uses) use_vars[fill[g]++] = v;
     }
     std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
     for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
@@ -688,7 +691,6 @@ class Fusor {
       std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
       for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
     }
-    for (int g = 0; g < G; ++g) create_function(creators[g], bindings, bg.attrs[g]);
 
     // Topological order of units, visiting them in order of first appearance (TVM's
     // TopoSortByGroupDep), iteratively so long chains do not overflow the stack.
@@ -718,14 +720,23 @@ class Fusor {
       }
     }
 
+    // Emission. One Creator serves every group, described when it is emitted: its bindings in
+    // block order (non-DataflowVar ones are outputs), then the outputs the uses found.
     std::vector<Binding> out;
     out.reserve(n);
+    Creator& c = creator_;
     for (int u : order) {
       if (u >= G) {
         out.push_back(subst_binding(bindings[u - G], remap));
         continue;
       }
-      Creator& c = creators[u];
+      c.reset();
+      for (int m = mem_off[u]; m < mem_off[u + 1]; ++m) {
+        int i = members[m];
+        append_binding(c, bindings[i], i, [&](const Expr& e) { return defined_in_group(e, var_index, bg.group_of, i); });
+      }
+      for (int k = use_off[u]; k < use_off[u + 1]; ++k) c.append_output(use_vars[k]);
+      create_function(c, bindings, bg.attrs[u]);
       if (!c.has_outputs) continue;
       GlobalVar gv = group_function(c, bindings, bg.attrs[u]);
       std::vector<Expr> args;
@@ -769,6 +780,7 @@ class Fusor {
   std::unordered_map<size_t, std::vector<std::pair<const AttrsNode*, int>>> attrs_ids_;
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
+  Creator creator_;                      // fuse_block's, reset for each group
 };
 
 }  // namespace partita::transform::detail

@@ -61,7 +61,8 @@ bool GroupGraph::is_ancestor(int anc_root, int node) {
   if (start == anc_root) return false;
   ++epoch_;
   int lo = min_pos_[anc_root];
-  std::vector<int> stack{start};
+  std::vector<int>& stack = stack_;
+  stack.assign(1, start);
   visited_[start] = epoch_;
   size_t budget = kSearchBudget;
   while (!stack.empty()) {
@@ -88,7 +89,8 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   ++epoch_;
   uint32_t in_set = epoch_;
   int lo = size();
-  std::vector<int> roots;
+  std::vector<int>& roots = roots_;
+  roots.clear();
   for (int n : nodes) {
     int r = find(n);
     if (mark_[r] == in_set) continue;
@@ -100,7 +102,8 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   // backwards from every outside input of the set for a member of the set.
   ++epoch_;
   uint32_t seen = epoch_;
-  std::vector<int> stack;
+  std::vector<int>& stack = stack_;
+  stack.clear();
   for (int r : roots) {
     for (int m = head_[r]; m >= 0; m = next_[m]) {
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
@@ -144,12 +147,11 @@ std::string NameSupply::fresh(std::string hint) {
   }
   int& count = it->second;
   std::string name;
-  do {
+  for (;;) {
     name = hint;
     name += std::to_string(++count);
-  } while (counts_.count(name));
-  counts_.emplace(std::move(name), 0);
-  return hint + std::to_string(count);
+    if (counts_.try_emplace(name, 0).second) return name;
+  }
 }
 
 namespace detail {

@@ -189,7 +189,9 @@ class CompositeInliner {
  public:
   explicit CompositeInliner(const IRModule& original) : original_(original) {}
 
-  Function run(const Function& func) {
+  // `func` (a new group function) as the public function `global_symbol`: composites inlined,
+  // "Primitive" dropped.
+  Function run(const Function& func, const std::string& global_symbol) {
     auto* seq = func->body.as<SeqExprNode>();
     PARTITA_ICHECK(seq);
     // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
@@ -199,7 +201,7 @@ class CompositeInliner {
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
         if (b->var.as<DataflowVarNode>()) to_plain[b->var.get()] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
-    std::unordered_map<std::string, Var> local;  // composite name -> local function var
+    PtrMap<Var> local;  // composite function -> its local function var here
     std::vector<Binding> out;
     out.reserve(n_bindings + 8);
     for (const auto& blk : seq->blocks) {
@@ -210,21 +212,17 @@ class CompositeInliner {
         Expr value;
         if (auto* call = value0.as<CallNode>()) {
           if (auto* gv = call->op.as<GlobalVarNode>()) {
-            auto* f = original_.contains(gv->name_hint) ? original_.lookup(gv->name_hint).as<FunctionNode>() : nullptr;
-            if (f && f->attrs.count("Composite")) {
-              auto lit = local.find(gv->name_hint);
-              if (lit == local.end()) {
-                Function copy = copy_with_new_vars(Function(f));
-                auto* cn = copy_node(copy);
-                cn->attrs.erase("Primitive");
-                Function inner(cn);
-                Var lv = make<VarNode>(names_.fresh("gv"), inner->struct_info_);
-                out.push_back(make<VarBindingNode>(lv, inner));
-                lit = local.emplace(gv->name_hint, lv).first;
+            if (const FunctionNode* f = composite_of(gv)) {
+              Var* lv = local.find(f);
+              if (!lv) {
+                Function inner = inline_copy(*f);
+                Var v = make<VarNode>(names_.fresh("gv"), inner->struct_info_);
+                out.push_back(make<VarBindingNode>(v, inner));
+                lv = local.emplace(f, v).first;
               }
               // One new call: the composite's local variable as the callee, arguments renamed.
               auto* nc = copy_node(Ref<CallNode>(call));
-              nc->op = lit->second;
+              nc->op = *lv;
               for (auto& a : nc->args) a = substitute_vars(a, to_plain);
               value = Call(nc);
             }
@@ -240,12 +238,56 @@ class CompositeInliner {
     nseq->struct_info_ = seq->struct_info_;
     auto* nf = copy_node(func);
     nf->body = nseq;
+    nf->attrs.erase("Primitive");
+    nf->attrs["global_symbol"] = global_symbol;
     return Function(nf);
   }
 
  private:
+  // The composite function a call's callee names in the original module, else null (looked up
+  // by name once per GlobalVar node).
+  const FunctionNode* composite_of(const GlobalVarNode* gv) {
+    if (const FunctionNode* const* hit = composite_of_.find(gv)) return *hit;
+    const FunctionNode* f = nullptr;
+    if (original_.contains(gv->name_hint)) {
+      f = original_.lookup(gv->name_hint).as<FunctionNode>();
+      if (f && !f->attrs.count("Composite")) f = nullptr;
+    }
+    composite_of_.emplace(gv, f);
+    return f;
+  }
+
+  // `f` with fresh parameters and binding variables and without "Primitive": the local function
+  // a merged function calls (copy_with_new_vars, then the attribute dropped, in one copy).
+  static Function inline_copy(const FunctionNode& f) {
+    auto* seq = f.body.as<SeqExprNode>();
+    size_t n = f.params.size();
+    if (seq)
+      for (const auto& blk : seq->blocks) n += blk->bindings.size();
+    PtrMap<Expr> remap(n);
+    auto fresh = [](const Var& v) -> Var {
+      if (v.as<DataflowVarNode>()) return make<DataflowVarNode>(v->name_hint, v->struct_info_);
+      return make<VarNode>(v->name_hint, v->struct_info_);
+    };
+    std::vector<Var> params;
+    params.reserve(f.params.size());
+    for (const auto& p : f.params) {
+      params.push_back(fresh(p));
+      remap.emplace(p.get(), params.back());
+    }
+    if (seq)
+      for (const auto& blk : seq->blocks)
+        for (const auto& b : blk->bindings) remap.emplace(b->var.get(), fresh(b->var));
+    auto* n_f = copy_node(Function(&f));
+    n_f->params = std::move(params);
+    n_f->body = substitute_vars(f.body, remap);
+    n_f->attrs.erase("Primitive");
+    return Function(n_f);
+  }
+
   const IRModule& original_;
   NameSupply names_;
+  PtrMap<const FunctionNode*> composite_of_;  // keyed by GlobalVar node (the module keeps them)
 };
 
 std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {
@@ -269,7 +311,9 @@ IRModule remove_unreachable(IRModule mod) {
       stack.push_back(name);
     }
   }
+  PtrMap<char> seen;  // GlobalVar nodes already visited (a name is looked up once per node)
   auto visit = [&](const GlobalVar& gv) {
+    if (!seen.emplace(gv.get(), 1).second) return;
     if (mod.contains(gv->name_hint) && live.insert(gv->name_hint).second) stack.push_back(gv->name_hint);
   };
   while (!stack.empty()) {
@@ -339,7 +383,9 @@ IRModule merge_composite_functions(IRModule mod) {
   CompositeInliner inliner(original);
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> renamed;
-  PtrMap<const FunctionNode*> group_fn;  // GlobalVar node -> its group function, or null
+  // GlobalVar node -> the renamed function its calls now call, or null when the callee is not a
+  // new group function (decided once per node: names are long, and there is a call per group).
+  PtrMap<GlobalVar> callee_of;
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
@@ -353,38 +399,40 @@ IRModule merge_composite_functions(IRModule mod) {
         auto* vb = b.as<VarBindingNode>();
         auto* call = vb ? vb->value.as<CallNode>() : nullptr;
         auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-        // Whether the callee is a new group function, decided once per GlobalVar node.
-        const FunctionNode* gf = nullptr;
-        if (gv) {
-          auto [slot, fresh] = group_fn.emplace(gv, nullptr);
-          if (fresh && grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
-            auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
-            if (f && f->attrs.count("Codegen")) *slot = f;
-          }
-          gf = *slot;
-        }
-        auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
-        if (!codegen) {
+        if (!gv) {
           bs.push_back(b);
           continue;
         }
-        auto it = renamed.find(gv->name_hint);
-        if (it == renamed.end()) {
-          result.remove(gv->name_hint);
-          std::string hint = gv->name_hint + "_" + *codegen;
-          std::string name = names.fresh(hint);
-          while (result.contains(name)) name = names.fresh(hint);
-          Function nf = inliner.run(Function(gf));
-          auto* n = copy_node(nf);
-          n->attrs.erase("Primitive");
-          n->attrs["global_symbol"] = name;
-          GlobalVar ngv = make<GlobalVarNode>(name);
-          ngv->struct_info_ = n->struct_info_;
-          result.add(ngv, Function(n));
-          it = renamed.emplace(gv->name_hint, ngv).first;
+        auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
+        if (fresh) {
+          const FunctionNode* gf = nullptr;
+          if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
+            auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
+            if (f && f->attrs.count("Codegen")) gf = f;
+          }
+          auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
+          if (codegen) {
+            auto it = renamed.find(gv->name_hint);
+            if (it == renamed.end()) {
+              result.remove(gv->name_hint);
+              std::string hint = gv->name_hint + "_" + *codegen;
+              std::string name = names.fresh(hint);
+              while (result.contains(name)) name = names.fresh(hint);
+              Function nf = inliner.run(Function(gf), name);
+              GlobalVar ngv = make<GlobalVarNode>(name);
+              ngv->struct_info_ = nf->struct_info_;
+              result.add(ngv, nf);
+              it = renamed.emplace(gv->name_hint, ngv).first;
+            }
+            *callee = it->second;
+          }
+        }
+        if (!callee->defined()) {
+          bs.push_back(b);
+          continue;
         }
         auto* nc = copy_node(Ref<CallNode>(call));
-        nc->op = it->second;
+        nc->op = *callee;
         bs.push_back(make<VarBindingNode>(b->var, Expr(Call(nc))));
         bchanged = true;
       }

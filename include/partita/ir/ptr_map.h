@@ -22,7 +22,10 @@ class PtrMap {
 
   /// Makes room for `n` entries without rehashing.
   void reserve(size_t n) {
-    if (n <= kLinear) return;
+    if (n <= kLinear) {
+      if (mask_ == 0) slots_.reserve(n);  // small maps: no regrowth of the scan list either
+      return;
+    }
     size_t cap = 16;
     while (cap * 3 < n * 4 + 4) cap <<= 1;  // load factor at most 3/4
     if (cap > capacity()) rehash(cap);

@@ -99,6 +99,7 @@ class GroupGraph {
   std::vector<int> head_, tail_, next_;  // member lists, linked through next_
   std::vector<uint32_t> mark_, visited_;
   uint32_t epoch_ = 0;
+  std::vector<int> stack_, roots_;  // search scratch, kept between queries (no allocation each)
 };
 
 /// For one dataflow block: the group of each binding (-1: left as it is) and each group's

@@ -104,7 +104,7 @@ class BlockSlots {
   std::vector<Slot> slots;
   std::vector<int> ins;
   std::vector<int> order;  // the block's bindings, as slot numbers
-  PtrMap<int> var_slot, value_slot;
+  PtrMap<int> var_slot;
   bool changed = false;
 
   // False when the block holds something this path does not handle.
@@ -117,25 +117,16 @@ class BlockSlots {
     ins.reserve(2 * n);
     order.reserve(n);
     var_slot.reserve(n + n / 2);
-    value_slot.reserve(n + n / 2);
-    // Every variable bound once in the whole function (parameters included).
-    PtrMap<char> defined(n + f->params.size());
-    for (const auto& p : f->params)
-      if (!defined.emplace(p.get(), 1).second) return false;
-    for (size_t b = 0; b < seq.blocks.size(); ++b) {
-      if (b == bi) continue;
-      for (const auto& x : seq.blocks[b]->bindings)
-        if (!defined.emplace(x->var.get(), 1).second) return false;
-    }
-    std::vector<const VarNode*> vs;
+    // A call or get-item held only by its binding is bound once; others are checked by address.
+    PtrMap<char> shared_values;
+    std::vector<const VarNode*> vs, outside;  // outside: variables not bound (before) in the block
     for (const auto& b : bindings) {
       auto* vb = b.as<VarBindingNode>();
       if (!vb || !value_supported(vb->value)) return false;
-      if (!defined.emplace(b->var.get(), 1).second) return false;
       int s = int(slots.size());
-      // Only calls and get-items are looked up by value (what a match covers).
+      if (!var_slot.emplace(b->var.get(), s).second) return false;
       bool by_value = vb->value.as<CallNode>() || vb->value.as<TupleGetItemNode>();
-      if (by_value && !value_slot.emplace(vb->value.get(), s).second) return false;
+      if (by_value && vb->value->use_count() > 1 && !shared_values.emplace(vb->value.get(), 1).second) return false;
       Slot slot;
       slot.var = b->var;
       slot.value = vb->value;
@@ -147,13 +138,26 @@ class BlockSlots {
       vs.clear();
       used_vars(vb->value, vs);
       slot.in_begin = int(ins.size());
-      for (auto* v : vs)
-        if (const int* at = var_slot.find(v)) ins.push_back(*at);
+      for (auto* v : vs) {
+        const int* at = var_slot.find(v);
+        if (at && *at != s) ins.push_back(*at);
+        else if (!at && (outside.empty() || outside.back() != v)) outside.push_back(v);
+        else if (at) return false;  // uses its own variable
+      }
       slot.in_end = int(ins.size());
-      var_slot.emplace(b->var.get(), s);
       slots.push_back(std::move(slot));
       order.push_back(s);
     }
+    // No use before the binding (the bindings' producers are then exactly `ins`), and no
+    // variable of the block bound again elsewhere in the function.
+    for (auto* v : outside)
+      if (var_slot.find(v)) return false;
+    for (const auto& p : f->params)
+      if (var_slot.find(p.get())) return false;
+    for (size_t b = 0; b < seq.blocks.size(); ++b)
+      if (b != bi)
+        for (const auto& x : seq.blocks[b]->bindings)
+          if (var_slot.find(x->var.get())) return false;
     return true;
   }
 
@@ -203,6 +207,10 @@ class BlockSlots {
 
   Binding current_binding(int s) {
     const Binding& b = slots[s].binding;
+    // Its producers are `ins`: unchanged unless one of them was absorbed.
+    bool stale = false;
+    for (int k = slots[s].in_begin; k < slots[s].in_end && !stale; ++k) stale = slots[ins[k]].rep >= 0;
+    if (!stale) return b;
     auto* vb = b.as<VarBindingNode>();
     Expr value = current(vb->value);
     if (value == vb->value) return b;
@@ -224,7 +232,6 @@ class BlockSlots {
       if (const int* at = var_slot.find(v)) ins.push_back(*at);
     slot.in_end = int(ins.size());
     var_slot.emplace(var.get(), s);
-    value_slot.emplace(value.get(), s);
     slots.push_back(std::move(slot));
     return s;
   }
@@ -294,11 +301,17 @@ class PatternPass {
       }
       offsets.push_back(int(edges.size()));
     }
+    // The values the matcher reaches through variables, with their slots: every call or get-item
+    // a match covers besides its root is one of them (operands are flat), so this stands for a
+    // value -> binding table.
+    std::vector<std::pair<const Object*, int>> jumped;
     dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
       const int* s = blk.var_slot.find(v);
       if (!s) return nullptr;
       int r = blk.resolve(*s);
-      return pos_[r] < 0 ? nullptr : &blk.slots[r].value;
+      if (pos_[r] < 0) return nullptr;
+      jumped.emplace_back(blk.slots[r].value.get(), r);
+      return &blk.slots[r].value;
     };
     GroupGraph graph(std::move(offsets), std::move(edges));
     std::vector<char> composite(n, 0);  // per root: formed by a match
@@ -306,13 +319,15 @@ class PatternPass {
     for (int i = 0; i < n; ++i) {
       const Slot& s = blk.slots[blk.order[i]];
       if (!candidate(s)) continue;
+      jumped.clear();
       if (!dpl::match_with_lookup(pat_.pattern, s.value, lookup, match_)) continue;
       matched.assign(1, i);
       bool ok = true;
       for (const auto& [p, e] : match_) {
         if (!is_group_pattern(**p) || e == s.value) continue;
-        const int* at = blk.value_slot.find(e.get());
-        int j = at ? pos_[*at] : -1;
+        int j = -1;
+        for (const auto& [value, slot] : jumped)
+          if (value == e.get()) j = pos_[slot];
         if (j < 0 || j > i) {
           ok = false;  // not bound in this block before the root: cannot be grouped
           break;
@@ -450,11 +465,18 @@ class PatternPass {
       c.reset();
       for (int m = mem_off[u]; m < mem_off[u + 1]; ++m) {
         int i = members[m];
+        // The member's operands bound in the block are its producers (`ins`), now standing as
+        // the slots they resolve to.
+        const Slot& ms = blk.slots[blk.order[i]];
+        producers_.clear();
+        for (int k = ms.in_begin; k < ms.in_end; ++k) {
+          int r = blk.resolve(blk.ins[k]);
+          producers_.emplace_back(blk.slots[r].var.get(), pos_[r]);
+        }
         fusor_.append_binding(c, cur_[i], i, [&](const Expr& e) {
-          auto* v = e.as<VarNode>();
-          const int* s = v ? blk.var_slot.find(v) : nullptr;
-          int at = s ? pos_[*s] : -1;
-          return at >= 0 && at < i && bg.group_of[at] == u;
+          for (const auto& [v, at] : producers_)
+            if (v == e.get()) return at < i && bg.group_of[at] == u;
+          return false;
         });
       }
       for (int k = use_off[u]; k < use_off[u + 1]; ++k) c.append_output(use_vars[k]);
@@ -470,7 +492,8 @@ class PatternPass {
       int cs = blk.add_slot(nv, call);
       order.push_back(cs);
       if (c.outputs.size() == 1) {
-        blk.slots[*blk.var_slot.find(c.outputs[0])].rep = cs;
+        for (int m = mem_off[u]; m < mem_off[u + 1]; ++m)
+          if (cur_[members[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members[m]]].rep = cs;
         continue;
       }
       auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
@@ -498,6 +521,7 @@ class PatternPass {
   dpl::MatchList match_;
   std::vector<Binding> cur_;
   Creator creator_;
+  std::vector<std::pair<const Object*, int>> producers_;  // (variable, position) of a member's operands
 };
 
 // The function with its dataflow block made of the slots, and the later blocks and the result

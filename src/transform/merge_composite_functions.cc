@@ -301,25 +301,46 @@ std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t 
 }
 
 // Removes private functions no public function reaches (TVM runs DeadCodeElimination here).
+// Functions are numbered in name order; a GlobalVar met in a call is resolved through the node
+// the module itself keys the function by, by name only when it is another node (names are long:
+// every merged function is named after all its operators).
 IRModule remove_unreachable(IRModule mod) {
-  std::unordered_set<std::string> live;
-  std::vector<std::string> stack;
-  for (const auto& [name, entry] : mod->functions) {
-    auto* f = entry.second.as<FunctionNode>();
+  std::vector<const std::pair<const std::string, std::pair<GlobalVar, Expr>>*> entries;
+  entries.reserve(mod->functions.size());
+  PtrMap<int> index_of(mod->functions.size());
+  for (const auto& entry : mod->functions) {
+    index_of.emplace(entry.second.first.get(), int(entries.size()));
+    entries.push_back(&entry);
+  }
+  std::vector<char> live(entries.size(), 0);
+  std::vector<int> stack;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto* f = entries[i]->second.second.as<FunctionNode>();
     if (!f || f->attrs.count("global_symbol")) {
-      live.insert(name);
-      stack.push_back(name);
+      live[i] = 1;
+      stack.push_back(int(i));
     }
   }
-  PtrMap<char> seen;  // GlobalVar nodes already visited (a name is looked up once per node)
+  PtrMap<char> seen;  // GlobalVar nodes already visited
   auto visit = [&](const GlobalVar& gv) {
     if (!seen.emplace(gv.get(), 1).second) return;
-    if (mod.contains(gv->name_hint) && live.insert(gv->name_hint).second) stack.push_back(gv->name_hint);
+    int i = -1;
+    if (const int* at = index_of.find(gv.get())) {
+      i = *at;
+    } else {
+      auto it = mod->functions.find(gv->name_hint);
+      if (it == mod->functions.end()) return;
+      i = *index_of.find(it->second.first.get());
+    }
+    if (!live[i]) {
+      live[i] = 1;
+      stack.push_back(i);
+    }
   };
   while (!stack.empty()) {
-    std::string name = stack.back();
+    int i = stack.back();
     stack.pop_back();
-    Expr f = mod.lookup(name);
+    const Expr& f = entries[i]->second.second;
     auto* fn = f.as<FunctionNode>();
     auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
     if (!seq) {
@@ -351,8 +372,8 @@ IRModule remove_unreachable(IRModule mod) {
     scan(scan, seq->body);
   }
   std::vector<std::string> dead;
-  for (const auto& [name, entry] : mod->functions)
-    if (!live.count(name)) dead.push_back(name);
+  for (size_t i = 0; i < entries.size(); ++i)
+    if (!live[i]) dead.push_back(entries[i]->first);
   for (const auto& name : dead) mod.remove(name);
   return mod;
 }
@@ -446,7 +467,7 @@ IRModule merge_composite_functions(IRModule mod) {
     nf->body = SeqExpr(ns);
     result.update(result.get_global_var(target), Function(nf));
   }
-  return remove_unreachable(result);
+  return remove_unreachable(std::move(result));
 }
 
 Pass MergeCompositeFunctions() {

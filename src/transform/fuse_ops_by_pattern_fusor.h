@@ -168,6 +168,68 @@ inline void append_name_part(std::string& name, const CallNode& call) {
   }
 }
 
+// Interned representatives by hash, for the exact keys of struct infos and call attributes:
+// std::unordered_map divides by a prime on every lookup, and fingerprints look up several per
+// group. Representatives with equal hashes are chained in insertion order.
+template <class Rep>
+class RepTable {
+ public:
+  // The id of the first representative with hash `h` that `same(rep)` accepts, else -1.
+  template <class Same>
+  int find(size_t h, Same&& same) const {
+    for (int e = head(h); e >= 0; e = items_[e].next)
+      if (same(items_[e].rep)) return items_[e].id;
+    return -1;
+  }
+  void add(size_t h, Rep rep, int id) {
+    int e = head(h);
+    int fresh = int(items_.size());
+    items_.push_back({h, rep, id, -1});
+    if (e >= 0) {
+      while (items_[e].next >= 0) e = items_[e].next;
+      items_[e].next = fresh;
+      return;
+    }
+    if ((heads_ + 1) * 2 > table_.size()) {
+      std::vector<int> old(std::max<size_t>(16, 2 * table_.size()), -1);
+      old.swap(table_);
+      for (int x : old)
+        if (x >= 0) table_[probe(items_[x].hash)] = x;
+    }
+    table_[probe(h)] = fresh;
+    ++heads_;
+  }
+
+ private:
+  struct Item {
+    size_t hash;
+    Rep rep;
+    int id, next;
+  };
+  static size_t mix(size_t h) {
+    h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
+  }
+  // The first free slot for `h` (call only to place a new head).
+  size_t probe(size_t h) const {
+    size_t mask = table_.size() - 1;
+    size_t i = mix(h) & mask;
+    while (table_[i] >= 0) i = (i + 1) & mask;
+    return i;
+  }
+  int head(size_t h) const {
+    if (table_.empty()) return -1;
+    size_t mask = table_.size() - 1;
+    for (size_t i = mix(h) & mask;; i = (i + 1) & mask) {
+      int e = table_[i];
+      if (e < 0 || items_[e].hash == h) return e;
+    }
+  }
+  std::vector<Item> items_;
+  std::vector<int> table_;  // chain heads, -1 when free; the size is a power of two
+  size_t heads_ = 0;
+};
+
 class Fusor {
  public:
   Fusor(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
@@ -354,6 +416,11 @@ class Fusor {
     // Tensor struct info with a constant shape (the common case) by an exact key: no generic
     // structural hashing.
     if (auto* t = x.as<TensorStructInfoNode>()) {
+      // Many calls share a struct info object (a group function's result, a parameter's): a
+      // small cache by address skips reading the shape. Entries keep their object alive, so an
+      // address cannot come back as another object while cached.
+      auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) & (kSinfoCache - 1)];
+      if (cached.first.get() == t) return cached.second;
       bool exact = true;
       size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 + size_t(t->dtype.lanes()) +
                  size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
@@ -368,31 +435,25 @@ class Fusor {
         }
       }
       if (exact) {
-        auto& bucket = tensor_sinfo_ids_[h];
-        int id = -1;
-        for (const auto& [rep, rid] : bucket)
-          if (same_constant_tensor_sinfo(*rep, *t)) {
-            id = rid;
-            break;
-          }
-        // Not cached by address: nearly every binding has its own struct info object, and the
-        // exact lookup is as cheap as the cache. Only representatives are kept alive.
+        int id = tensor_sinfo_ids_.find(h, [&](const TensorStructInfoNode* rep) { return same_constant_tensor_sinfo(*rep, *t); });
+        // Only representatives are kept alive (nearly every binding has its own object).
         if (id < 0) {
           id = int(intern_keep_.size());
-          bucket.emplace_back(t, id);
+          tensor_sinfo_ids_.add(h, t, id);
           intern_keep_.push_back(x);
         }
+        cached = {x, id};
         return id;
       }
     }
     // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
     // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
     if (auto* a = x.as<AttrsNode>()) {
-      auto& bucket = attrs_ids_[attrs_hash(*a)];
-      for (const auto& [rep, rid] : bucket)
-        if (same_attrs(*rep, *a)) return rid;
-      int id = int(intern_keep_.size());
-      bucket.emplace_back(a, id);
+      size_t h = attrs_hash(*a);
+      int id = attrs_ids_.find(h, [&](const AttrsNode* rep) { return same_attrs(*rep, *a); });
+      if (id >= 0) return id;
+      id = int(intern_keep_.size());
+      attrs_ids_.add(h, a, id);
       intern_keep_.push_back(x);
       return id;
     }
@@ -776,8 +837,10 @@ class Fusor {
   PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
-  std::unordered_map<size_t, std::vector<std::pair<const TensorStructInfoNode*, int>>> tensor_sinfo_ids_;
-  std::unordered_map<size_t, std::vector<std::pair<const AttrsNode*, int>>> attrs_ids_;
+  RepTable<const TensorStructInfoNode*> tensor_sinfo_ids_;
+  RepTable<const AttrsNode*> attrs_ids_;
+  static constexpr size_t kSinfoCache = 256;
+  std::vector<std::pair<ObjectRef, int>> sinfo_cache_ = std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   Creator creator_;                      // fuse_block's, reset for each group

@@ -140,18 +140,51 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
 
 std::string NameSupply::fresh(std::string hint) {
   std::replace(hint.begin(), hint.end(), '.', '_');
-  auto it = counts_.find(hint);
-  if (it == counts_.end()) {
-    counts_.emplace(hint, 0);
+  size_t h = std::hash<std::string_view>()(hint);
+  int at = find(hint, h);
+  if (at < 0) {
+    insert(hint, h);
     return hint;
   }
-  int& count = it->second;
   std::string name;
   for (;;) {
     name = hint;
-    name += std::to_string(++count);
-    if (counts_.try_emplace(name, 0).second) return name;
+    name += std::to_string(++entries_[at].second);
+    size_t hn = std::hash<std::string_view>()(name);
+    if (find(name, hn) < 0) {
+      insert(name, hn);
+      return name;
+    }
   }
+}
+
+int NameSupply::find(std::string_view name, size_t hash) const {
+  if (table_.empty()) return -1;
+  size_t mask = table_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    int e = table_[i];
+    if (e < 0) return -1;
+    if (hashes_[e] == hash && entries_[e].first == name) return e;
+  }
+}
+
+int NameSupply::insert(std::string name, size_t hash) {
+  if ((entries_.size() + 1) * 2 > table_.size()) {
+    size_t cap = table_.empty() ? 16 : 2 * table_.size();
+    table_.assign(cap, -1);
+    for (size_t e = 0; e < entries_.size(); ++e) {
+      size_t i = hashes_[e] & (cap - 1);
+      while (table_[i] >= 0) i = (i + 1) & (cap - 1);
+      table_[i] = int(e);
+    }
+  }
+  size_t mask = table_.size() - 1;
+  size_t i = hash & mask;
+  while (table_[i] >= 0) i = (i + 1) & mask;
+  table_[i] = int(entries_.size());
+  entries_.emplace_back(std::move(name), 0);
+  hashes_.push_back(hash);
+  return table_[i];
 }
 
 namespace detail {

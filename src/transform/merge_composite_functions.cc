@@ -94,6 +94,7 @@ class GroupsBuilder {
       return at ? *at : -1;
     };
 
+    std::vector<int> parents;
     for (int i = 0; i < n; ++i) {
       auto* vb = bindings[i].as<VarBindingNode>();
       if (!vb) continue;
@@ -102,7 +103,7 @@ class GroupsBuilder {
         int cg = composite_codegen(call->op);
         if (cg < 0) continue;
         // Parents: argument groups of the same backend that no other argument depends on.
-        std::vector<int> parents;
+        parents.clear();
         for (const auto& a : call->args) {
           int j = index_of(a);
           if (j < 0) continue;
@@ -146,13 +147,15 @@ class GroupsBuilder {
     }
     BlockGroups bg;
     bg.group_of.assign(n, -1);
-    std::unordered_map<int, int> root_to_group;
+    std::vector<int> root_to_group(n, -1);
     for (int i = 0; i < n; ++i) {
       int r = graph.find(i);
       if (codegen[r] < 0) continue;
-      auto [it, inserted] = root_to_group.emplace(r, int(bg.attrs.size()));
-      if (inserted) bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
-      bg.group_of[i] = it->second;
+      if (root_to_group[r] < 0) {
+        root_to_group[r] = int(bg.attrs.size());
+        bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
+      }
+      bg.group_of[i] = root_to_group[r];
     }
     return bg;
   }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -123,7 +124,13 @@ class NameSupply {
   std::string fresh(std::string hint);
 
  private:
-  std::unordered_map<std::string, int> counts_;
+  // Every name handed out (and every hint) with its suffix counter, in an open-addressing table
+  // over `entries_` (a pass names one variable per group: no heap node per name).
+  int find(std::string_view name, size_t hash) const;
+  int insert(std::string name, size_t hash);
+  std::vector<std::pair<std::string, int>> entries_;
+  std::vector<size_t> hashes_;  // per entry
+  std::vector<int> table_;      // entry numbers, -1 when free; the size is a power of two
 };
 
 /// `expr` with variables replaced per `remap` (rebuilding only what changes).

@@ -154,6 +154,15 @@ struct Creator {
 };
 
 // c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
+/// The `count`-th name NameSupply gives for `hint` when nothing else it names can collide with
+/// them ("lv", "lv1", "lv2", ...): the variables of a pass, without a table entry per name.
+inline std::string numbered(const char* hint, int& count) {
+  std::string name(hint);
+  if (count > 0) name += std::to_string(count);
+  ++count;
+  return name;
+}
+
 inline void append_name_part(std::string& name, const CallNode& call) {
   if (auto* op = call.op.as<OpNode>()) {
     if (op->name.empty()) return;
@@ -673,8 +682,8 @@ class Fusor {
   /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
   /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
   Var emit_var(const Var& like, const Expr& value) {
-    Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(names_.fresh("lv"), value->struct_info_))
-                                        : make<VarNode>(names_.fresh("gv"), value->struct_info_);
+    Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
+                                        : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
     return v;
   }
 
@@ -828,7 +837,8 @@ class Fusor {
 
   IRModule mod_;
   bool lift_constants_;
-  NameSupply names_;
+  NameSupply names_;  // function names (all start with "fused")
+  int n_lv_ = 0, n_gv_ = 0;
   bool dedup_seeded_ = false;
   std::unordered_multimap<size_t, GlobalVar> dedup_;
   // Fingerprint -> the function a group with that fingerprint became (added or found equal).

@@ -11,6 +11,8 @@
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
+#include "fuse_ops_by_pattern_fusor.h"
+
 namespace partita::transform {
 namespace {
 
@@ -219,7 +221,7 @@ class CompositeInliner {
               Var* lv = local.find(f);
               if (!lv) {
                 Function inner = inline_copy(*f);
-                Var v = make<VarNode>(names_.fresh("gv"), inner->struct_info_);
+                Var v = make<VarNode>(detail::numbered("gv", n_gv_), inner->struct_info_);
                 out.push_back(make<VarBindingNode>(v, inner));
                 lv = local.emplace(f, v).first;
               }
@@ -289,7 +291,7 @@ class CompositeInliner {
   }
 
   const IRModule& original_;
-  NameSupply names_;
+  int n_gv_ = 0;  // local functions are "gv", "gv1", ... across all merged functions
   PtrMap<const FunctionNode*> composite_of_;  // keyed by GlobalVar node (the module keeps them)
 };
 

@@ -86,14 +86,17 @@ bool is_group_pattern(const dpl::PatternNode& p) {
 
 // ---- the slots of one entry function's dataflow block ----------------------------------------
 
+// Plain pointers: the input's nodes live as long as the module, and the nodes made here are
+// kept by BlockSlots::made_ (reference counting every binding of the input cost more than the
+// rest of setting up).
 struct Slot {
-  Var var;
-  Expr value;       // what the matcher sees: the value as bound when the slot was made
-  Binding binding;  // the input's binding, or the group call / get-item made by a pattern
-  const OpNode* op = nullptr;  // the callee when the value calls an operator
+  const VarBindingNode* binding;  // the input's binding, or the group call / get-item made here
+  const VarNode* var;             // binding->var
+  const ExprNode* value;          // binding->value: what the matcher sees
+  const OpNode* op = nullptr;     // the callee when the value calls an operator
+  int in_begin = 0, in_end = 0;   // producer slots of the value's variables, in `ins`
+  int rep = -1;                   // for an absorbed group output: the slot standing for it now
   bool is_call = false;
-  int in_begin = 0, in_end = 0;  // producer slots of the value's variables, in `ins`
-  int rep = -1;                  // for an absorbed group output: the slot standing for it now
 };
 
 class BlockSlots {
@@ -128,9 +131,9 @@ class BlockSlots {
       bool by_value = vb->value.as<CallNode>() || vb->value.as<TupleGetItemNode>();
       if (by_value && vb->value->use_count() > 1 && !shared_values.emplace(vb->value.get(), 1).second) return false;
       Slot slot;
-      slot.var = b->var;
-      slot.value = vb->value;
-      slot.binding = b;
+      slot.binding = vb;
+      slot.var = vb->var.get();
+      slot.value = vb->value.get();
       if (auto* call = vb->value.as<CallNode>()) {
         slot.is_call = true;
         slot.op = call->op.as<OpNode>();
@@ -179,7 +182,7 @@ class BlockSlots {
       const int* s = var_slot.find(v);
       if (!s) return e;
       int r = resolve(*s);
-      return r == *s ? e : Expr(slots[r].var);
+      return r == *s ? e : Expr(Var(slots[r].var));
     }
     if (auto* c = e.as<CallNode>()) {
       std::vector<Expr> args;
@@ -206,23 +209,24 @@ class BlockSlots {
   }
 
   Binding current_binding(int s) {
-    const Binding& b = slots[s].binding;
+    const VarBindingNode* vb = slots[s].binding;
     // Its producers are `ins`: unchanged unless one of them was absorbed.
     bool stale = false;
     for (int k = slots[s].in_begin; k < slots[s].in_end && !stale; ++k) stale = slots[ins[k]].rep >= 0;
-    if (!stale) return b;
-    auto* vb = b.as<VarBindingNode>();
+    if (!stale) return Binding(vb);
     Expr value = current(vb->value);
-    if (value == vb->value) return b;
+    if (value == vb->value) return Binding(vb);
     return make<VarBindingNode>(vb->var, value);
   }
 
   int add_slot(const Var& var, const Expr& value) {
     int s = int(slots.size());
+    auto binding = make<VarBindingNode>(var, value);
     Slot slot;
-    slot.var = var;
-    slot.value = value;
-    slot.binding = make<VarBindingNode>(var, value);
+    slot.binding = binding.get();
+    slot.var = var.get();
+    slot.value = value.get();
+    made_.push_back(std::move(binding));
     slot.is_call = value.as<CallNode>() != nullptr;
     std::vector<const VarNode*>& vs = scratch_vars_;
     vs.clear();
@@ -237,6 +241,7 @@ class BlockSlots {
   }
 
  private:
+  std::vector<Binding> made_;  // the bindings add_slot made (the slots point into them)
   std::vector<const VarNode*> scratch_vars_;
 
   bool current_list(const std::vector<Expr>& xs, std::vector<Expr>& out) {
@@ -310,8 +315,8 @@ class PatternPass {
       if (!s) return nullptr;
       int r = blk.resolve(*s);
       if (pos_[r] < 0) return nullptr;
-      jumped.emplace_back(blk.slots[r].value.get(), r);
-      return &blk.slots[r].value;
+      jumped.emplace_back(blk.slots[r].value, r);
+      return &blk.slots[r].binding->value;
     };
     GroupGraph graph(std::move(offsets), std::move(edges));
     std::vector<char> composite(n, 0);  // per root: formed by a match
@@ -320,11 +325,11 @@ class PatternPass {
       const Slot& s = blk.slots[blk.order[i]];
       if (!candidate(s)) continue;
       jumped.clear();
-      if (!dpl::match_with_lookup(pat_.pattern, s.value, lookup, match_)) continue;
+      if (!dpl::match_with_lookup(pat_.pattern, s.binding->value, lookup, match_)) continue;
       matched.assign(1, i);
       bool ok = true;
       for (const auto& [p, e] : match_) {
-        if (!is_group_pattern(**p) || e == s.value) continue;
+        if (!is_group_pattern(**p) || e.get() == s.value) continue;
         int j = -1;
         for (const auto& [value, slot] : jumped)
           if (value == e.get()) j = pos_[slot];
@@ -405,7 +410,7 @@ class PatternPass {
         if (prod == u) continue;
         if (prod != last) dep_pairs.emplace_back(u, prod);
         last = prod;
-        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], blk.slots[r].var.get());
+        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], blk.slots[r].var);
       }
     }
     std::vector<int> use_off(G + 1, 0);
@@ -471,7 +476,7 @@ class PatternPass {
         producers_.clear();
         for (int k = ms.in_begin; k < ms.in_end; ++k) {
           int r = blk.resolve(blk.ins[k]);
-          producers_.emplace_back(blk.slots[r].var.get(), pos_[r]);
+          producers_.emplace_back(blk.slots[r].var, pos_[r]);
         }
         fusor_.append_binding(c, cur_[i], i, [&](const Expr& e) {
           for (const auto& [v, at] : producers_)
@@ -535,7 +540,7 @@ Function rebuild(BlockSlots& blk) {
   blocks[blk.block_index] = make<BindingBlockNode>(std::move(bindings), true);
   NodeRemap remap;
   for (int s = 0; s < int(blk.slots.size()); ++s)
-    if (blk.slots[s].rep >= 0) remap.emplace(blk.slots[s].var.get(), Expr(blk.slots[blk.resolve(s)].var));
+    if (blk.slots[s].rep >= 0) remap.emplace(blk.slots[s].var, Expr(Var(blk.slots[blk.resolve(s)].var)));
   // Blocks before the dataflow block cannot use its variables (the reference leaves them as
   // they are); later ones and the result are substituted as the reference does pattern by
   // pattern.

@@ -13,6 +13,7 @@
 #include "partita/codegen/build.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
+#include "partita/runtime/omp_wait_policy.h"
 #include "partita/runtime/vm.h"
 
 using namespace partita;
@@ -111,7 +112,8 @@ void run(const char* name, const IRModule& mod, const std::vector<Tensor>& in, d
 
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
+  runtime::restart_with_passive_omp_wait(argv);
   int threads = 2;
   if (const char* t = std::getenv("PARTITA_BENCH_THREADS")) threads = std::atoi(t);
   std::printf("threads: %d (dnnl and cblas; the host VM is single-threaded)\n", threads);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "partita/runtime/omp_wait_policy.h"
 #include "partita/runtime/vm.h"
 #include "partita/support/error.h"
 
@@ -62,6 +63,7 @@ void print_tensor(const Tensor& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  restart_with_passive_omp_wait(argv);
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s <artifact> <function> <dtype:shape>...\n", argv[0]);
     return 2;

@@ -21,6 +21,7 @@
 #include "run_cmd.h"
 #include "partita/codegen/build.h"
 #include "partita/runtime/executable.h"
+#include "partita/runtime/omp_wait_policy.h"
 #include "partita/script/printer.h"
 #include "partita/support/error.h"
 
@@ -162,11 +163,7 @@ int show_command(const std::string& model, const std::vector<std::string>& backe
 }  // namespace
 
 int main(int argc, char** argv) {
-  // oneDNN's OpenMP threads spin between operators unless told otherwise, which costs 10-100x on
-  // a shared machine (docs/benchmarks.md). libgomp reads the policy when it is loaded, before
-  // main, so the only way to default it is to start again with it set.
-  if (!std::getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
-    execv("/proc/self/exe", argv);  // returns only on failure; then carry on as we are
+  runtime::restart_with_passive_omp_wait(argv);
   CLI::App app{"partita: a bring-your-own-codegen deep-learning compiler"};
   app.require_subcommand(1);
 

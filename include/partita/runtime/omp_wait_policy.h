@@ -1,0 +1,15 @@
+// oneDNN's OpenMP threads (Debian's build uses libgomp) spin between operators unless told
+// otherwise, which costs 10-100x on a shared or busy machine (docs/benchmarks.md, "OpenMP
+// waiting policy"). libgomp reads OMP_WAIT_POLICY once, when it is loaded — before main — so
+// a program defaults it by restarting itself with the variable set. The Python package sets it
+// before loading its native module instead.
+#pragma once
+
+namespace partita::runtime {
+
+/// Call first thing in main: unless OMP_WAIT_POLICY is already set, re-executes the program
+/// with OMP_WAIT_POLICY=PASSIVE. Returns (and the program carries on unchanged) when the
+/// variable was set or the restart is impossible.
+void restart_with_passive_omp_wait(char** argv);
+
+}  // namespace partita::runtime

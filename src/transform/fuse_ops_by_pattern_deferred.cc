@@ -260,11 +260,18 @@ class BlockSlots {
 
 // ---- one pattern over one block (the reference's partition_block and fuse_block) -------------
 
+// One pattern over the blocks (the reference's partition_block, then fuse_block). One object
+// serves every pattern, so its working arrays (several per binding) are allocated once.
 class PatternPass {
  public:
-  PatternPass(const FusionPattern& pat, Fusor& fusor) : pat_(pat), fusor_(fusor) {
+  void begin(const FusionPattern& pat, Fusor& fusor) {
+    pat_ = &pat;
+    fusor_ = &fusor;
+    root_op_ = nullptr;
     if (pat.pattern->kind == dpl::PatternKind::Call && pat.pattern->op->kind == dpl::PatternKind::Expr)
       root_op_ = pat.pattern->op->expr.as<OpNode>();
+    // Every group of a pattern has the same attributes.
+    attrs_ = DictAttrs{{"Composite", pat.name}};
   }
 
   void run(BlockSlots& blk) {
@@ -272,9 +279,8 @@ class PatternPass {
     int m = int(blk.order.size());
     pos_.assign(blk.slots.size(), -1);
     for (int i = 0; i < m; ++i) pos_[blk.order[i]] = i;
-    BlockGroups bg = partition(blk);
-    if (bg.attrs.empty()) return;
-    fuse(blk, bg);
+    int groups = partition(blk);
+    if (groups > 0) fuse(blk, groups);
   }
 
  private:
@@ -289,27 +295,24 @@ class PatternPass {
     return false;
   }
 
-  // Position (in the current order) of the producer slot behind ins[k].
-  int producer_pos(BlockSlots& blk, int k) { return pos_[blk.resolve(blk.ins[k])]; }
-
-  BlockGroups partition(BlockSlots& blk) {
+  // Fills group_of_ (per position: the group, -1 for none); returns the number of groups.
+  int partition(BlockSlots& blk) {
     int n = int(blk.order.size());
-    std::vector<int> offsets{0}, edges;
-    offsets.reserve(n + 1);
-    edges.reserve(blk.ins.size());
+    offsets_.assign(1, 0);
+    edges_.clear();
     for (int i = 0; i < n; ++i) {
       const Slot& s = blk.slots[blk.order[i]];
       for (int k = s.in_begin; k < s.in_end; ++k) {
-        int j = producer_pos(blk, k);
+        int j = pos_[blk.resolve(blk.ins[k])];
         PARTITA_ICHECK(j >= 0 && j < i);
-        if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+        if (int(edges_.size()) == offsets_.back() || edges_.back() != j) edges_.push_back(j);
       }
-      offsets.push_back(int(edges.size()));
+      offsets_.push_back(int(edges_.size()));
     }
     // The values the matcher reaches through variables, with their slots: every call or get-item
     // a match covers besides its root is one of them (operands are flat), so this stands for a
     // value -> binding table.
-    std::vector<std::pair<const Object*, int>> jumped;
+    std::vector<std::pair<const Object*, int>>& jumped = jumped_;
     dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
       const int* s = blk.var_slot.find(v);
       if (!s) return nullptr;
@@ -318,14 +321,16 @@ class PatternPass {
       jumped.emplace_back(blk.slots[r].value, r);
       return &blk.slots[r].binding->value;
     };
-    GroupGraph graph(std::move(offsets), std::move(edges));
-    std::vector<char> composite(n, 0);  // per root: formed by a match
-    std::vector<int> matched;
+    GroupGraph& graph = graph_;
+    graph.reset(offsets_, edges_);
+    std::vector<char>& composite = composite_;  // per root: formed by a match
+    composite.assign(n, 0);
+    std::vector<int>& matched = matched_;
     for (int i = 0; i < n; ++i) {
       const Slot& s = blk.slots[blk.order[i]];
       if (!candidate(s)) continue;
       jumped.clear();
-      if (!dpl::match_with_lookup(pat_.pattern, s.binding->value, lookup, match_)) continue;
+      if (!dpl::match_with_lookup(pat_->pattern, s.binding->value, lookup, match_)) continue;
       matched.assign(1, i);
       bool ok = true;
       for (const auto& [p, e] : match_) {
@@ -356,49 +361,51 @@ class PatternPass {
       }
       composite[graph.find(root)] = 1;
     }
-    BlockGroups bg;
-    bg.group_of.assign(n, -1);
-    std::vector<int> root_to_group(n, -1);
+    group_of_.assign(n, -1);
+    std::vector<int>& root_to_group = tmp_;
+    root_to_group.assign(n, -1);
+    int groups = 0;
     for (int i = 0; i < n; ++i) {
       int r = graph.find(i);
       if (!composite[r]) continue;
-      if (root_to_group[r] < 0) {
-        root_to_group[r] = int(bg.attrs.size());
-        DictAttrs attrs;
-        attrs["Composite"] = pat_.name;
-        bg.attrs.push_back(std::move(attrs));
-      }
-      bg.group_of[i] = root_to_group[r];
+      if (root_to_group[r] < 0) root_to_group[r] = groups++;
+      group_of_[i] = root_to_group[r];
     }
-    return bg;
+    return groups;
   }
 
-  void fuse(BlockSlots& blk, const BlockGroups& bg) {
+  // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
+  // keeping the pairs' order within a key.
+  template <class V>
+  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off, std::vector<V>& out) {
+    off.assign(keys + 1, 0);
+    for (const auto& kv : pairs) ++off[kv.first + 1];
+    for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
+    out.resize(pairs.size());
+    tmp_.assign(off.begin(), off.end() - 1);
+    for (const auto& kv : pairs) out[tmp_[kv.first]++] = kv.second;
+  }
+
+  void fuse(BlockSlots& blk, int G) {
     int n = int(blk.order.size());
-    int G = int(bg.attrs.size());
+    const std::vector<int>& group_of = group_of_;
+    const DictAttrs& attrs = attrs_;
     // The members' bindings as the reference's block holds them when this pattern starts (the
     // groups' functions are made from them), and the members of each group in block order.
-    cur_.assign(n, Binding());
-    std::vector<int> mem_off(G + 1, 0), members;
+    cur_.resize(n);
+    pairs_.clear();
     for (int i = 0; i < n; ++i) {
-      int g = bg.group_of[i];
+      int g = group_of[i];
       if (g < 0) continue;
       cur_[i] = blk.current_binding(blk.order[i]);
-      ++mem_off[g + 1];
+      pairs_.emplace_back(g, i);
     }
-    for (int g = 0; g < G; ++g) mem_off[g + 1] += mem_off[g];
-    members.resize(mem_off[G]);
-    {
-      std::vector<int> fill(mem_off.begin(), mem_off.end() - 1);
-      for (int i = 0; i < n; ++i)
-        if (bg.group_of[i] >= 0) members[fill[bg.group_of[i]]++] = i;
-    }
+    bucket(pairs_, G, mem_off_, members_);
     // Dependencies between units, and the uses that make a member's variable a group output
     // (recorded per group in the order fuse_block meets them).
-    auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
-    std::vector<std::pair<int, int>> dep_pairs;
-    dep_pairs.reserve(blk.ins.size());
-    std::vector<std::pair<int, const VarNode*>> uses;  // (group, variable used outside it)
+    auto unit = [&](int i) { return group_of[i] >= 0 ? group_of[i] : G + i; };
+    pairs_.clear();  // (unit, producer unit)
+    uses_.clear();   // (group, variable used outside it)
     for (int i = 0; i < n; ++i) {
       int u = unit(i);
       const Slot& s = blk.slots[blk.order[i]];
@@ -408,32 +415,20 @@ class PatternPass {
         int j = pos_[r];
         int prod = unit(j);
         if (prod == u) continue;
-        if (prod != last) dep_pairs.emplace_back(u, prod);
+        if (prod != last) pairs_.emplace_back(u, prod);
         last = prod;
-        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], blk.slots[r].var);
+        if (group_of[j] >= 0) uses_.emplace_back(group_of[j], blk.slots[r].var);
       }
     }
-    std::vector<int> use_off(G + 1, 0);
-    std::vector<const VarNode*> use_vars(uses.size());
-    for (const auto& [g, v] : uses) ++use_off[g + 1];
-    for (int g = 0; g < G; ++g) use_off[g + 1] += use_off[g];
-    {
-      std::vector<int> fill(use_off.begin(), use_off.end() - 1);
-      for (const auto& [g, v] : uses) use_vars[fill[g]++] = v;
-    }
-    std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
-    for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
-    for (int u = 0; u < G + n; ++u) dep_off[u + 1] += dep_off[u];
-    {
-      std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
-      for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
-    }
+    bucket(pairs_, G + n, dep_off_, dep_edges_);
+    bucket(uses_, G, use_off_, use_vars_);
 
     // Topological order of units by first appearance (as fuse_block).
-    std::vector<int> units;
-    units.reserve(G + n);
-    std::vector<char> state(G + n, 0);
-    std::vector<std::pair<int, int>> stack;
+    std::vector<int>& units = units_;
+    units.clear();
+    std::vector<char>& state = composite_;  // 0 new, 1 open, 2 done
+    state.assign(G + n, 0);
+    auto& stack = stack_;
     for (int i = 0; i < n; ++i) {
       int u0 = unit(i);
       if (state[u0]) continue;
@@ -441,8 +436,8 @@ class PatternPass {
       state[u0] = 1;
       while (!stack.empty()) {
         auto& [u, k] = stack.back();
-        if (dep_off[u] + k < dep_off[u + 1]) {
-          int d = dep_edges[dep_off[u] + k++];
+        if (dep_off_[u] + k < dep_off_[u + 1]) {
+          int d = dep_edges_[dep_off_[u] + k++];
           if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
           if (state[d] == 0) {
             state[d] = 1;
@@ -459,8 +454,8 @@ class PatternPass {
     // Emission. One Creator serves every group: a group's function description is made when
     // it is emitted (fuse_block makes them all first; the result is the same, as only the
     // order of fingerprint ids differs).
-    std::vector<int> order;
-    order.reserve(n);
+    std::vector<int>& order = order_;
+    order.clear();
     Creator& c = creator_;
     for (int u : units) {
       if (u >= G) {
@@ -468,8 +463,8 @@ class PatternPass {
         continue;
       }
       c.reset();
-      for (int m = mem_off[u]; m < mem_off[u + 1]; ++m) {
-        int i = members[m];
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+        int i = members_[m];
         // The member's operands bound in the block are its producers (`ins`), now standing as
         // the slots they resolve to.
         const Slot& ms = blk.slots[blk.order[i]];
@@ -478,27 +473,27 @@ class PatternPass {
           int r = blk.resolve(blk.ins[k]);
           producers_.emplace_back(blk.slots[r].var, pos_[r]);
         }
-        fusor_.append_binding(c, cur_[i], i, [&](const Expr& e) {
+        fusor_->append_binding(c, cur_[i], i, [&](const Expr& e) {
           for (const auto& [v, at] : producers_)
-            if (v == e.get()) return at < i && bg.group_of[at] == u;
+            if (v == e.get()) return at < i && group_of[at] == u;
           return false;
         });
       }
-      for (int k = use_off[u]; k < use_off[u + 1]; ++k) c.append_output(use_vars[k]);
-      fusor_.create_function(c, cur_, bg.attrs[u]);
+      for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
+      fusor_->create_function(c, cur_, attrs);
       if (!c.has_outputs) continue;
-      GlobalVar gv = fusor_.group_function(c, cur_, bg.attrs[u]);
+      GlobalVar gv = fusor_->group_function(c, cur_, attrs);
       std::vector<Expr> args;
       args.reserve(c.arguments.size());
       for (const auto& a : c.arguments) args.push_back(blk.current(a));
       Call call = make<CallNode>(gv, std::move(args));
-      call->struct_info_ = fusor_.call_ret_sinfo(gv, c, *call);
-      Var nv = fusor_.emit_var(cur_[c.bindings.back()]->var, call);
+      call->struct_info_ = fusor_->call_ret_sinfo(gv, c, *call);
+      Var nv = fusor_->emit_var(cur_[c.bindings.back()]->var, call);
       int cs = blk.add_slot(nv, call);
       order.push_back(cs);
       if (c.outputs.size() == 1) {
-        for (int m = mem_off[u]; m < mem_off[u + 1]; ++m)
-          if (cur_[members[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members[m]]].rep = cs;
+        for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
+          if (cur_[members_[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members_[m]]].rep = cs;
         continue;
       }
       auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
@@ -508,23 +503,34 @@ class PatternPass {
         if (idx < 0) continue;
         Expr item = make<TupleGetItemNode>(nv, idx);
         item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
-        Var iv = fusor_.emit_var(var, item);
+        Var iv = fusor_->emit_var(var, item);
         int ts = blk.add_slot(iv, item);
         order.push_back(ts);
         blk.slots[blk.order[i]].rep = ts;
       }
     }
-    blk.order = std::move(order);
+    blk.order.swap(order);  // the old order's storage serves the next pattern
     blk.changed = true;
-    cur_.clear();
+    for (int i = 0; i < n; ++i)
+      if (group_of[i] >= 0) cur_[i] = Binding();
   }
 
-  const FusionPattern& pat_;
-  Fusor& fusor_;
+  const FusionPattern* pat_ = nullptr;
+  Fusor* fusor_ = nullptr;
   const OpNode* root_op_ = nullptr;
-  std::vector<int> pos_;
+  DictAttrs attrs_;
+  // Working arrays, reused from pattern to pattern.
+  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;
+  std::vector<char> composite_;
+  std::vector<std::pair<const Object*, int>> jumped_;
+  GroupGraph graph_;
   dpl::MatchList match_;
   std::vector<Binding> cur_;
+  std::vector<std::pair<int, int>> pairs_;
+  std::vector<std::pair<int, const VarNode*>> uses_;
+  std::vector<int> mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
+  std::vector<const VarNode*> use_vars_;
+  std::vector<std::pair<int, int>> stack_;
   Creator creator_;
   std::vector<std::pair<const Object*, int>> producers_;  // (variable, position) of a member's operands
 };
@@ -600,9 +606,10 @@ std::optional<IRModule> fuse_patterns_deferred(const std::vector<FusionPattern>&
     if (!blocks.back().init(f, *seq, dataflow[0])) return std::nullopt;
   }
   IRModule out = mod;
+  PatternPass pass;
   for (const auto& pat : patterns) {
     Fusor fusor(out, lift_constants);
-    PatternPass pass(pat, fusor);
+    pass.begin(pat, fusor);
     for (auto& blk : blocks) pass.run(blk);
     out = fusor.mod();
   }

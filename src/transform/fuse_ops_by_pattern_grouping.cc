@@ -18,8 +18,11 @@ namespace partita::transform {
 // GroupGraph
 // ---------------------------------------------------------------------------------------------
 
-GroupGraph::GroupGraph(std::vector<int> offsets, std::vector<int> edges)
-    : offsets_(std::move(offsets)), edges_(std::move(edges)) {
+GroupGraph::GroupGraph(std::vector<int> offsets, std::vector<int> edges) { reset(offsets, edges); }
+
+void GroupGraph::reset(std::vector<int>& offsets, std::vector<int>& edges) {
+  offsets_.swap(offsets);
+  edges_.swap(edges);
   int n = int(offsets_.size()) - 1;
   parent_.resize(n);
   min_pos_.resize(n);
@@ -27,8 +30,9 @@ GroupGraph::GroupGraph(std::vector<int> offsets, std::vector<int> edges)
   head_.resize(n);
   tail_.resize(n);
   next_.assign(n, -1);
-  mark_.assign(n, 0);
-  visited_.assign(n, 0);
+  // Marks are search epochs; the epoch keeps counting, so stale marks never match.
+  mark_.resize(n, 0);
+  visited_.resize(n, 0);
   for (int i = 0; i < n; ++i) {
     parent_[i] = head_[i] = tail_[i] = i;
     min_pos_[i] = max_pos_[i] = i;

@@ -80,6 +80,10 @@ class GroupGraph {
   static constexpr size_t kSearchBudget = 1 << 14;
   /// Node i's inputs are `edges[offsets[i] .. offsets[i + 1])` (offsets has n + 1 entries).
   GroupGraph(std::vector<int> offsets, std::vector<int> edges);
+  GroupGraph() = default;
+  /// Starts over with a new graph, reusing this object's storage: `offsets` and `edges` are
+  /// swapped in (they come back holding the previous graph's).
+  void reset(std::vector<int>& offsets, std::vector<int>& edges);
   int size() const { return int(parent_.size()); }
   int find(int x);
   /// Merges the groups of `a` and `b` (O(1) plus the find); returns the new root.

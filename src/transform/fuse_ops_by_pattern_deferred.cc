@@ -390,16 +390,26 @@ class PatternPass {
     int n = int(blk.order.size());
     const std::vector<int>& group_of = group_of_;
     const DictAttrs& attrs = attrs_;
-    // The members' bindings as the reference's block holds them when this pattern starts (the
-    // groups' functions are made from them), and the members of each group in block order.
+    // The members of each group in block order, and each member's operands bound in the block
+    // as the reference's block has them when this pattern starts: the variable the value names,
+    // the one standing for it now, and where that one is. (Taken before any group is emitted:
+    // emitting replaces more variables.)
     cur_.resize(n);
     pairs_.clear();
+    opnd_off_.assign(n + 1, 0);
+    opnds_.clear();
     for (int i = 0; i < n; ++i) {
+      opnd_off_[i] = int(opnds_.size());
       int g = group_of[i];
       if (g < 0) continue;
-      cur_[i] = blk.current_binding(blk.order[i]);
       pairs_.emplace_back(g, i);
+      const Slot& ms = blk.slots[blk.order[i]];
+      for (int k = ms.in_begin; k < ms.in_end; ++k) {
+        int r = blk.resolve(blk.ins[k]);
+        opnds_.push_back({blk.slots[blk.ins[k]].var, blk.slots[r].var, pos_[r]});
+      }
     }
+    opnd_off_[n] = int(opnds_.size());
     bucket(pairs_, G, mem_off_, members_);
     // Dependencies between units, and the uses that make a member's variable a group output
     // (recorded per group in the order fuse_block meets them).
@@ -453,7 +463,10 @@ class PatternPass {
 
     // Emission. One Creator serves every group: a group's function description is made when
     // it is emitted (fuse_block makes them all first; the result is the same, as only the
-    // order of fingerprint ids differs).
+    // order of fingerprint ids differs). Members are described from their bindings as they are,
+    // their operands translated; a member's binding is rebuilt only for a function to be made
+    // from it, or when a replaced variable sits in a tuple operand (which would be a new node
+    // each time it is translated).
     std::vector<int>& order = order_;
     order.clear();
     Creator& c = creator_;
@@ -462,27 +475,52 @@ class PatternPass {
         order.push_back(blk.order[u - G]);
         continue;
       }
-      c.reset();
+      stale_.clear();
+      bool rebuild = false;
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
-        // The member's operands bound in the block are its producers (`ins`), now standing as
-        // the slots they resolve to.
-        const Slot& ms = blk.slots[blk.order[i]];
-        producers_.clear();
-        for (int k = ms.in_begin; k < ms.in_end; ++k) {
-          int r = blk.resolve(blk.ins[k]);
-          producers_.emplace_back(blk.slots[r].var, pos_[r]);
+        bool member_stale = false;
+        for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
+          if (opnds_[k].named != opnds_[k].now) {
+            stale_.emplace_back(opnds_[k].named, opnds_[k].now);
+            member_stale = true;
+          }
+        cur_[i] = Binding(blk.slots[blk.order[i]].binding);
+        rebuild = rebuild || (member_stale && has_tuple_operand(*blk.slots[blk.order[i]].binding));
+      }
+      if (rebuild) rebuild_members(blk, u);
+      auto describe = [&](auto&& operand) {
+        c.reset();
+        for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+          int i = members_[m];
+          fusor_->append_binding(
+              c, cur_[i], i,
+              [&](const Expr& e) {
+                for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
+                  if (opnds_[k].now == e.get()) return opnds_[k].at < i && group_of[opnds_[k].at] == u;
+                return false;
+              },
+              operand);
         }
-        fusor_->append_binding(c, cur_[i], i, [&](const Expr& e) {
-          for (const auto& [v, at] : producers_)
-            if (v == e.get()) return at < i && group_of[at] == u;
-          return false;
+        for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
+        fusor_->create_function(c, cur_, attrs, operand);
+      };
+      if (rebuild || stale_.empty()) {
+        describe(SameOperand());
+      } else {
+        describe([&](const Expr& e) -> Expr {
+          if (auto* v = e.as<VarNode>())
+            for (const auto& [named, now] : stale_)
+              if (named == v) return Var(now);
+          return e;
         });
       }
-      for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-      fusor_->create_function(c, cur_, attrs);
       if (!c.has_outputs) continue;
-      GlobalVar gv = fusor_->group_function(c, cur_, attrs);
+      GlobalVar gv = fusor_->known_function(c);
+      if (!gv.defined()) {
+        if (!rebuild) rebuild_members(blk, u);
+        gv = fusor_->group_function(c, cur_, attrs);
+      }
       std::vector<Expr> args;
       args.reserve(c.arguments.size());
       for (const auto& a : c.arguments) args.push_back(blk.current(a));
@@ -494,25 +532,48 @@ class PatternPass {
       if (c.outputs.size() == 1) {
         for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
           if (cur_[members_[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members_[m]]].rep = cs;
-        continue;
+      } else {
+        auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+        for (int i : c.bindings) {
+          const Var& var = cur_[i]->var;
+          int idx = c.output_index(var.get());
+          if (idx < 0) continue;
+          Expr item = make<TupleGetItemNode>(nv, idx);
+          item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+          Var iv = fusor_->emit_var(var, item);
+          int ts = blk.add_slot(iv, item);
+          order.push_back(ts);
+          blk.slots[blk.order[i]].rep = ts;
+        }
       }
-      auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
-      for (int i : c.bindings) {
-        const Var& var = cur_[i]->var;
-        int idx = c.output_index(var.get());
-        if (idx < 0) continue;
-        Expr item = make<TupleGetItemNode>(nv, idx);
-        item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
-        Var iv = fusor_->emit_var(var, item);
-        int ts = blk.add_slot(iv, item);
-        order.push_back(ts);
-        blk.slots[blk.order[i]].rep = ts;
-      }
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
     blk.order.swap(order);  // the old order's storage serves the next pattern
     blk.changed = true;
-    for (int i = 0; i < n; ++i)
-      if (group_of[i] >= 0) cur_[i] = Binding();
+  }
+
+  // A call operand or get-item tuple that is a tuple (translating a replaced variable in it
+  // would make a new node each time).
+  static bool has_tuple_operand(const VarBindingNode& b) {
+    if (auto* call = b.value.as<CallNode>()) {
+      for (const auto& a : call->args)
+        if (a.as<TupleNode>()) return true;
+      return false;
+    }
+    if (auto* g = b.value.as<TupleGetItemNode>()) return g->tuple.as<TupleNode>() != nullptr;
+    return false;
+  }
+
+  // cur_ for the members of group u: their bindings as the reference's block has them when this
+  // pattern starts (replaced variables substituted).
+  void rebuild_members(BlockSlots& blk, int u) {
+    for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+      int i = members_[m];
+      NodeRemap remap;
+      for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
+        if (opnds_[k].named != opnds_[k].now) remap.emplace(opnds_[k].named, Expr(Var(opnds_[k].now)));
+      cur_[i] = remap.empty() ? Binding(blk.slots[blk.order[i]].binding) : subst_binding(cur_[i], remap);
+    }
   }
 
   const FusionPattern* pat_ = nullptr;
@@ -532,7 +593,14 @@ class PatternPass {
   std::vector<const VarNode*> use_vars_;
   std::vector<std::pair<int, int>> stack_;
   Creator creator_;
-  std::vector<std::pair<const Object*, int>> producers_;  // (variable, position) of a member's operands
+  struct Operand {
+    const VarNode* named;  // the variable the member's value names
+    const VarNode* now;    // the one standing for it when the pattern starts
+    int at;                // the position of its binding
+  };
+  std::vector<int> opnd_off_;  // per position: its operands in opnds_ (members only)
+  std::vector<Operand> opnds_;
+  std::vector<std::pair<const VarNode*, const VarNode*>> stale_;  // a group's replaced operands
 };
 
 // The function with its dataflow block made of the slots, and the later blocks and the result

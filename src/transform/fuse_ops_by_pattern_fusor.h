@@ -163,6 +163,11 @@ inline std::string numbered(const char* hint, int& count) {
   return name;
 }
 
+/// Operands as they are (bindings already up to date).
+struct SameOperand {
+  const Expr& operator()(const Expr& e) const { return e; }
+};
+
 inline void append_name_part(std::string& name, const CallNode& call) {
   if (auto* op = call.op.as<OpNode>()) {
     if (op->name.empty()) return;
@@ -291,9 +296,15 @@ class Fusor {
 
   /// Adds binding `b` (number `index`) to group `c`; a group's bindings are added in block
   /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
-  template <class DefinedHere>
-  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here) {
-    auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
+  /// `operand(e)` gives what operand `e` of `b` stands for (the variable an absorbed one was
+  /// replaced by): the bindings need not be rebuilt to be described.
+  template <class DefinedHere, class Operand = SameOperand>
+  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here,
+                      Operand&& operand = Operand()) {
+    auto check = [&](const Expr& e0) {
+      const Expr& e = operand(e0);
+      c.check_def(e, defined_here(e), lift_constants_);
+    };
     if (auto* vb = b.as<VarBindingNode>()) {
       if (auto* call = vb->value.as<CallNode>()) {
         for (const auto& a : call->args) check(a);
@@ -488,8 +499,9 @@ class Fusor {
   // Empty when the group holds something it does not describe (the function is then built and
   // compared as before).
   // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
+  template <class Operand>
   bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
-                      std::vector<int64_t>& fp) {
+                      std::vector<int64_t>& fp, Operand&& operand) {
     fp.clear();
     int64_t attrs_id = -1;
     for (size_t k = 0; k < fattrs_seen_.size(); ++k)
@@ -528,7 +540,8 @@ class Fusor {
     for (size_t k = 0; k < c.arguments.size(); ++k) put(intern(c.arguments[k]->struct_info_));
     put(int64_t(c.bindings.size()));
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
-    auto arg_token = [&](const Expr& a) -> bool {
+    auto arg_token = [&](const Expr& a0) -> bool {
+      const Expr& a = operand(a0);  // a temporary lives as long as the reference
       if (int k = index_in(c.arguments, a.get()); k >= 0) {
         put(kParam);
         put(k);
@@ -598,12 +611,14 @@ class Fusor {
  public:
   /// Once every binding and output of `c` is known: notes whether the group is used at all and
   /// takes its fingerprint.
-  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+  template <class Operand = SameOperand>
+  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
+                       Operand&& operand = Operand()) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
     c.has_outputs = true;
     // Composites repeat (one per match of a pattern), and so do merged groups of repeated
     // layers: a known fingerprint skips building and comparing the function.
-    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint, operand)) c.fingerprint.clear();
     // Built (or found already made) when the group is emitted, in order.
   }
 
@@ -685,6 +700,13 @@ class Fusor {
     Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
                                         : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
     return v;
+  }
+
+  /// The function an earlier group with the fingerprint of `c` became, else null.
+  GlobalVar known_function(const Creator& c) const {
+    if (c.fingerprint.empty()) return GlobalVar();
+    auto it = by_fingerprint_.find(c.fingerprint);
+    return it == by_fingerprint_.end() ? GlobalVar() : it->second;
   }
 
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,

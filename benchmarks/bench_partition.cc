@@ -4,10 +4,13 @@
 //
 //   ./bench_partition            # all sizes
 //   ./bench_partition 100000     # one size
+//   ./bench_partition --check    # every pattern with a check function, as real backends' are
+//                                # (FuseOpsByPattern's general path instead of its fast one)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "partita/dpl/pattern.h"
@@ -76,11 +79,12 @@ IRModule make_graph(size_t n_bindings, unsigned seed) {
   return mod;
 }
 
-std::vector<FusionPattern> table() {
-  auto fp = [](std::string name, dpl::Pattern p) {
+std::vector<FusionPattern> table(bool with_check) {
+  auto fp = [with_check](std::string name, dpl::Pattern p) {
     FusionPattern f;
     f.name = std::move(name);
     f.pattern = std::move(p);
+    if (with_check) f.check = [](const PatternCheckContext& ctx) { return !has_leaking_intermediate_variables(ctx); };
     return f;
   };
   return {fp("cutlass.conv2d_bias_relu", make_fused_bias_activation_pattern("relax.nn.conv2d", true, "relax.nn.relu")),
@@ -98,8 +102,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char** argv) {
   std::vector<size_t> sizes{1000, 10000, 100000, 1000000};
-  if (argc > 1) sizes = {size_t(std::atoll(argv[1]))};
-  auto patterns = table();
+  bool with_check = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--check")
+      with_check = true;
+    else
+      sizes = {size_t(std::atoll(argv[i]))};
+  }
+  auto patterns = table(with_check);
+  if (with_check) std::printf("every pattern has a check function (has_leaking_intermediate_variables)\n");
   double prev = 0;
   size_t prev_n = 0;
   std::printf("%10s %12s %12s %12s %10s\n", "bindings", "fuse (s)", "merge (s)", "total (s)", "growth");

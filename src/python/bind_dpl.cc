@@ -111,10 +111,10 @@ static void bind_partition(py::module_& m) {
         return std::vector<std::pair<Var, Expr>>(c.matched_bindings.begin(), c.matched_bindings.end());
       })
       .def_property_readonly("var_usages", [](const PatternCheckContext& c) {
-        return std::vector<std::pair<Var, std::vector<Var>>>(c.var_usages.begin(), c.var_usages.end());
+        return std::vector<std::pair<Var, std::vector<Var>>>(c.var_usages->begin(), c.var_usages->end());
       })
       .def_property_readonly("value_to_bound_var", [](const PatternCheckContext& c) {
-        return std::vector<std::pair<Expr, Var>>(c.value_to_bound_var.begin(), c.value_to_bound_var.end());
+        return std::vector<std::pair<Expr, Var>>(c.value_to_bound_var->begin(), c.value_to_bound_var->end());
       });
   m.def("has_leaking_intermediate_variables", &transform::has_leaking_intermediate_variables);
 

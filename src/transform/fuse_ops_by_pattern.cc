@@ -25,13 +25,13 @@ std::string codegen_name_of(const std::string& composite_name) {
 
 bool has_leaking_intermediate_variables(const PatternCheckContext& ctx) {
   Var output;
-  if (auto it = ctx.value_to_bound_var.find(ctx.matched_expr); it != ctx.value_to_bound_var.end())
+  if (auto it = ctx.value_to_bound_var->find(ctx.matched_expr); it != ctx.value_to_bound_var->end())
     output = it->second;
   for (const auto& [var, value] : ctx.matched_bindings) {
     if (var == output) continue;
     if (!var.as<DataflowVarNode>()) return true;
-    auto uses = ctx.var_usages.find(var);
-    if (uses == ctx.var_usages.end()) continue;
+    auto uses = ctx.var_usages->find(var);
+    if (uses == ctx.var_usages->end()) continue;
     for (const auto& user : uses->second)
       if (!ctx.matched_bindings.count(user)) return true;
   }
@@ -101,6 +101,10 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
   dpl::MatchList m;  // reused by every match attempt
   std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs;
 
+  // The block-wide maps are built on the first check and shared by all (building them per
+  // match made partitioning quadratic for patterns with a check, i.e. every real backend's).
+  std::shared_ptr<const PatternCheckContext::VarUsages> var_usages;
+  std::shared_ptr<const PatternCheckContext::BoundVars> value_to_bound_var;
   auto make_context = [&](const Expr& root, const dpl::MatchList& m) {
     PatternCheckContext ctx;
     ctx.matched_expr = root;
@@ -111,12 +115,20 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       if (!is_group_pattern(*p)) continue;
       if (const int* at = value_index.find(e.get())) ctx.matched_bindings[bindings[*at]->var] = e;
     }
-    for (int i = 0; i < n; ++i) {
-      auto& list = ctx.var_usages[bindings[i]->var];
-      if (!users.empty())
-        for (int u : users[i]) list.push_back(bindings[u]->var);
-      if (auto* vb = bindings[i].as<VarBindingNode>()) ctx.value_to_bound_var[vb->value] = bindings[i]->var;
+    if (!var_usages) {
+      auto usages = std::make_shared<PatternCheckContext::VarUsages>();
+      auto bound = std::make_shared<PatternCheckContext::BoundVars>();
+      for (int i = 0; i < n; ++i) {
+        auto& list = (*usages)[bindings[i]->var];
+        if (!users.empty())
+          for (int u : users[i]) list.push_back(bindings[u]->var);
+        if (auto* vb = bindings[i].as<VarBindingNode>()) (*bound)[vb->value] = bindings[i]->var;
+      }
+      var_usages = std::move(usages);
+      value_to_bound_var = std::move(bound);
     }
+    ctx.var_usages = var_usages;
+    ctx.value_to_bound_var = value_to_bound_var;
     return ctx;
   };
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,10 +30,13 @@ struct PatternCheckContext {
   std::map<std::string, Expr> annotated_expr;
   /// Variable -> value of every binding inside the match.
   std::unordered_map<Var, Expr, RefHash, RefEq> matched_bindings;
+  using VarUsages = std::unordered_map<Var, std::vector<Var>, RefHash, RefEq>;
+  using BoundVars = std::unordered_map<Expr, Var, RefHash, RefEq>;
   /// Variable -> the variables (of the same dataflow block) whose values use it.
-  std::unordered_map<Var, std::vector<Var>, RefHash, RefEq> var_usages;
-  /// Bound value -> its variable, for the bindings of the dataflow block.
-  std::unordered_map<Expr, Var, RefHash, RefEq> value_to_bound_var;
+  /// Built once per block and shared by every match in it (never null).
+  std::shared_ptr<const VarUsages> var_usages;
+  /// Bound value -> its variable, for the bindings of the dataflow block (shared, never null).
+  std::shared_ptr<const BoundVars> value_to_bound_var;
 };
 
 /// True when a variable bound inside the match (other than its output) is used outside it or is

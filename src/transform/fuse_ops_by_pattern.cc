@@ -163,22 +163,7 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       PatternCheckContext ctx = make_context(vb->value, m);
       if (!pat.check(ctx)) continue;
     }
-    // An earlier match may only be absorbed whole.
-    for (int j : matched) {
-      int r = graph.find(j);
-      if (!composite[r]) continue;
-      graph.for_each_member(r, [&](int mem) {
-        ok = ok && std::find(matched.begin(), matched.end(), mem) != matched.end();
-      });
-    }
-    if (!ok || graph.merge_creates_cycle(matched)) continue;
-    int root = i;
-    for (int j : matched) {
-      int r = graph.find(j);
-      composite[r] = 0;
-      root = graph.unite(root, j);
-    }
-    composite[graph.find(root)] = 1;
+    if (!graph.group_match(matched, composite)) continue;
     // Attributes live on the group's output binding index (resolved below).
     if (pat.attrs_getter) {
       PatternCheckContext ctx = make_context(vb->value, m);

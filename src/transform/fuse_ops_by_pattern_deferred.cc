@@ -344,22 +344,7 @@ class PatternPass {
         }
         matched.push_back(j);
       }
-      if (!ok) continue;
-      // An earlier match may only be absorbed whole.
-      for (int j : matched) {
-        int r = graph.find(j);
-        if (!composite[r]) continue;
-        graph.for_each_member(r, [&](int mem) {
-          ok = ok && std::find(matched.begin(), matched.end(), mem) != matched.end();
-        });
-      }
-      if (!ok || graph.merge_creates_cycle(matched)) continue;
-      int root = i;
-      for (int j : matched) {
-        composite[graph.find(j)] = 0;
-        root = graph.unite(root, j);
-      }
-      composite[graph.find(root)] = 1;
+      if (ok) graph.group_match(matched, composite);
     }
     group_of_.assign(n, -1);
     std::vector<int>& root_to_group = tmp_;

@@ -89,6 +89,23 @@ bool GroupGraph::is_ancestor(int anc_root, int node) {
   return false;
 }
 
+bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>& composite) {
+  bool whole = true;  // an earlier match may only be absorbed whole
+  for (int j : matched) {
+    int r = find(j);
+    if (!composite[r]) continue;
+    for_each_member(r, [&](int mem) { whole = whole && std::find(matched.begin(), matched.end(), mem) != matched.end(); });
+  }
+  if (!whole || merge_creates_cycle(matched)) return false;
+  int root = matched.front();
+  for (int j : matched) {
+    composite[find(j)] = 0;
+    root = unite(root, j);
+  }
+  composite[find(root)] = 1;
+  return true;
+}
+
 bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   ++epoch_;
   uint32_t in_set = epoch_;

@@ -101,6 +101,10 @@ class GroupGraph {
   bool is_ancestor(int anc_root, int node);
   /// True when merging the groups of `nodes` into one would create a cycle between groups.
   bool merge_creates_cycle(const std::vector<int>& nodes);
+  /// FuseOpsByPattern's rule for a match covering `matched` (its root first): it becomes one
+  /// group unless it would absorb only part of an earlier match (a root flagged in `composite`)
+  /// or create a cycle. Returns whether it did; the new group's root is flagged.
+  bool group_match(const std::vector<int>& matched, std::vector<char>& composite);
 
  private:
   std::vector<int> offsets_, edges_;

@@ -1,10 +1,11 @@
 // The BLAS backend ("cblas", OpenBLAS cblas_sgemm): patterns `cblas.*` for matmul / dense (2-d,
 // and batched 3-d by 2-d or 3-d) with an optional bias add and activation (relu, gelu,
 // gelu_tanh, silu, sigmoid, tanh), partition_for_cblas, and a codegen whose runtime module
-// (src/backend/cblas/runtime) calls sgemm with the bias as the C input and applies the
-// activation to each block of rows while it is still in cache.
+// (src/backend/cblas/runtime) calls single-threaded sgemm on blocks of columns spread over
+// OpenMP threads, adding the bias and applying the activation to each block while it is still
+// in cache.
 //
-// Target kind "cblas": num_threads (int, 0 = OpenBLAS's default).
+// Target kind "cblas": num_threads (int, 0 = OpenMP's default).
 //
 // Serialized graph (JSON, version 1; the module binary is magic "PTCB", version, this text):
 //   {"version": 1, "num_threads": N, "functions": [{"symbol": ..., "values": [[dims], ...],

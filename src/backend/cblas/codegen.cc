@@ -257,7 +257,7 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
 namespace {
 const bool registered = [] {
   codegen::register_target_kind(codegen::TargetKindDef{
-      "cblas", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "OpenBLAS threads (0 = its default)"}}});
+      "cblas", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads (0 = OpenMP's default)"}}});
   codegen::register_codegen("cblas", codegen);
   transform::register_patterns(cblas_patterns());
   return true;

@@ -41,7 +41,7 @@ IRModule module_of(std::vector<Var> params, const std::function<Expr(BlockBuilde
   return bb.get();
 }
 
-void check(const IRModule& mod, const std::vector<Tensor>& inputs, size_t expected_mods = 1) {
+void check(const IRModule& mod, const std::vector<Tensor>& inputs, size_t expected_mods = 1, int threads = 2) {
   auto want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
   IRModule parted = partition_for_cblas(mod);
   IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(parted));
@@ -51,7 +51,7 @@ void check(const IRModule& mod, const std::vector<Tensor>& inputs, size_t expect
     EXPECT_EQ(mods[0]->type_key(), "cblas");
   }
   codegen::BuildOptions opts;
-  opts.targets.push_back(codegen::Target("cblas", {{"num_threads", 2}}));
+  opts.targets.push_back(codegen::Target("cblas", {{"num_threads", threads}}));
   auto got = runtime::VirtualMachine(codegen::build(parted, opts)).invoke("main", inputs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < got.size(); ++k) {
@@ -99,6 +99,25 @@ TEST(Cblas, NonBiasAddIsNotOffloadedWithTheMatmul) {
     return bb.emit(op::make_call("relax.add", {m, z}));  // a full (4, 6) add: not a bias
   });
   check(mod, {random_tensor({4, 8}, 9), random_tensor({8, 6}, 10), random_tensor({4, 6}, 11)});
+}
+
+// Products split into blocks of columns (and batch entries) over threads: widths that are not
+// multiples of the block, a transposed weight, the bias and activation applied per block.
+TEST(Cblas, ColumnBlocksOverThreadsAgree) {
+  Tensor w = random_tensor({70, 40}, 30), b = random_tensor({70}, 31);
+  Var x = param("x", {3, 5, 40});
+  Var y = param("y", {3, 70, 53});
+  IRModule mod = module_of({x, y}, [&](BlockBuilder& bb) -> Expr {
+    Var wt = bb.emit(op::make_call("relax.permute_dims", {make<ConstantNode>(w)}));
+    Var m = bb.emit(op::make_call("relax.matmul", {x, wt}));
+    Var a = bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b)}));
+    Var g = bb.emit(op::make_call("relax.nn.gelu", {a}));
+    return bb.emit(op::make_call("relax.matmul", {g, y}));  // batched: 3 x (5 x 70) * (70 x 53)
+  });
+  for (int threads : {1, 2, 3, 8}) {
+    SCOPED_TRACE(threads);
+    check(mod, {random_tensor({3, 5, 40}, 32), random_tensor({3, 70, 53}, 33)}, 1, threads);
+  }
 }
 
 // Operators the host VM still runs after partitioning for cblas.

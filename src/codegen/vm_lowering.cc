@@ -26,6 +26,30 @@ KernelAttrValue to_kernel_attr(const AttrValue& v) {
   return std::visit([](const auto& x) -> KernelAttrValue { return x; }, v);
 }
 
+// A permute_dims that moves only axes of extent 1 leaves every element where it was (the
+// transformer's (1, S, D) <-> (S, 1, D) around attention): a view, not a copy.
+bool is_view_permute(const CallNode& call, const std::string& op_name) {
+  if (op_name != "relax.permute_dims" || call.args.size() != 1) return false;
+  auto shape = static_shape(call.args[0]->struct_info_);
+  if (!shape) return false;
+  std::vector<int64_t> axes;
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find("axes"))
+      if (auto* l = std::get_if<std::vector<int64_t>>(v)) axes = *l;
+  const int64_t n = int64_t(shape->size());
+  if (axes.empty())
+    for (int64_t d = n - 1; d >= 0; --d) axes.push_back(d);
+  int64_t previous = -1;
+  for (int64_t a : axes) {
+    if (a < 0) a += n;
+    if (a < 0 || a >= n) return false;
+    if ((*shape)[size_t(a)] == 1) continue;
+    if (a < previous) return false;
+    previous = a;
+  }
+  return true;
+}
+
 class FunctionLowering {
  public:
   FunctionLowering(Executable& ex, const std::map<std::string, int32_t>& func_index, std::string name)
@@ -297,7 +321,7 @@ class FunctionLowering {
     if (const auto* op = call.op.as<OpNode>()) {
       const op::OpDef* def = op::find_op_def(op->name);
       std::string what = "the result of " + op->name;
-      if (kViewOps.count(op->name)) {
+      if (kViewOps.count(op->name) || is_view_permute(call, op->name)) {
         Instruction in;
         in.op = Opcode::View;
         in.args = {lower_expr(call.args.at(0))};

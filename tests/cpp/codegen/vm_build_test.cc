@@ -203,6 +203,35 @@ TEST(VMBuild, ChainReusesBuffers) {
   EXPECT_NEAR(out[0].data_as<float>()[3], want, 1e-3 * std::abs(want) + 1e-6);
 }
 
+// permute_dims that moves only axes of extent 1 is lowered to a view (no kernel, no copy);
+// one that reorders real axes stays a kernel. Both give the permuted values.
+TEST(VMBuild, UnitAxisPermuteIsAView) {
+  const char* text = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 3, 4), dtype="float32")) -> R.Tuple(R.Tensor((3, 1, 4), dtype="float32"), R.Tensor((4, 1, 3), dtype="float32")):
+        with R.dataflow():
+            a: R.Tensor((3, 1, 4), dtype="float32") = R.permute_dims(x, axes=[1, 0, 2])
+            b: R.Tensor((3, 4, 1), dtype="float32") = R.permute_dims(a, axes=[0, 2, 1])
+            c: R.Tensor((4, 1, 3), dtype="float32") = R.permute_dims(b, axes=[1, 2, 0])
+            R.output(a, c)
+        return (a, c)
+)";
+  auto ex = build(text);
+  EXPECT_EQ(ex->kernel_names, std::vector<std::string>{"relax.permute_dims"}) << "only c moves data";
+  VirtualMachine vm(ex);
+  Tensor x = random_tensor({1, 3, 4}, 12);
+  auto out = vm.invoke("main", {x});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{3, 1, 4}));
+  EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{4, 1, 3}));
+  const float* in = x.data_as<float>();
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(out[0].data_as<float>()[i], in[i]);
+  for (int j = 0; j < 4; ++j)
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(out[1].data_as<float>()[j * 3 + i], in[i * 4 + j]);
+}
+
 TEST(VMBuild, ExternalFunctionsAndNamedConstants) {
   // main(x, y) = ext_mul(x, y) + named constant-free 1.0, built by hand (a call of an ExternFunc).
   StructInfo s23 = tensor_sinfo(std::vector<int64_t>{2, 3}, DataType::Float(32));

@@ -116,16 +116,16 @@ BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
       if (const int* at = value_index.find(e.get())) ctx.matched_bindings[bindings[*at]->var] = e;
     }
     if (!var_usages) {
-      auto usages = std::make_shared<PatternCheckContext::VarUsages>();
-      auto bound = std::make_shared<PatternCheckContext::BoundVars>();
+      PatternCheckContext::VarUsages::Map usages;
+      PatternCheckContext::BoundVars::Map bound;
       for (int i = 0; i < n; ++i) {
-        auto& list = (*usages)[bindings[i]->var];
+        auto& list = usages[bindings[i]->var];
         if (!users.empty())
           for (int u : users[i]) list.push_back(bindings[u]->var);
-        if (auto* vb = bindings[i].as<VarBindingNode>()) (*bound)[vb->value] = bindings[i]->var;
+        if (auto* vb = bindings[i].as<VarBindingNode>()) bound[vb->value] = bindings[i]->var;
       }
-      var_usages = std::move(usages);
-      value_to_bound_var = std::move(bound);
+      var_usages = std::make_shared<const PatternCheckContext::VarUsages>(std::move(usages));
+      value_to_bound_var = std::make_shared<const PatternCheckContext::BoundVars>(std::move(bound));
     }
     ctx.var_usages = var_usages;
     ctx.value_to_bound_var = value_to_bound_var;

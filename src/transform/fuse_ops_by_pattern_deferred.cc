@@ -6,14 +6,16 @@
 // and most of the time went there. Here each dataflow block is a list of slots (a binding of the
 // input, or a group call / get-item made by an earlier pattern) in the order the reference's
 // block would have, and each pattern runs the reference's partitioning and grouping on integer
-// positions. A variable absorbed into a group is not substituted where it is used: its slot
-// points to the slot standing for it now. Bindings are brought up to date only where it matters:
-// those going into a group (the function is made from them), and every binding at the end.
+// positions. A variable absorbed into a group is not substituted everywhere at once: its slot
+// points to the slot standing for it now, and a binding that uses it is brought up to date
+// (rebuilt with the new variable, as the reference's substitution would) when the next pattern
+// starts on the block. So every pattern, its matcher and its check functions see exactly the
+// bindings, variables and values of the reference's block; only bindings that changed are
+// rebuilt, never the whole function.
 //
-// What the matcher sees differs from the reference only in which variable an argument names
-// (the absorbed one rather than its replacement); following it leads to the same value. So the
-// patterns allowed here are those that look only at values (no Var / DataflowVar / Function
-// patterns, no expressions holding variables, no check function, which sees variables).
+// A check function's block-wide tables (var_usages, value_to_bound_var) are filled on demand
+// from the positions (BlockTable): a check asks about a few variables of its match, and making
+// both tables of the whole block for every pattern cost as much as the partitioning.
 #include "fuse_ops_by_pattern_deferred.h"
 
 #include <unordered_set>
@@ -26,33 +28,20 @@ namespace {
 
 // ---- what this path handles ----------------------------------------------------------------
 
-bool pattern_supported(const dpl::Pattern& p, std::unordered_set<const dpl::PatternNode*>& seen) {
+// Undefined sub-patterns are left to the reference to report.
+bool pattern_defined(const dpl::Pattern& p, std::unordered_set<const dpl::PatternNode*>& seen) {
   using K = dpl::PatternKind;
-  if (!p) return false;  // the matcher reports it; leave that to the reference
+  if (!p) return false;
   if (!seen.insert(p.get()).second) return true;
   const dpl::PatternNode& n = *p;
-  switch (n.kind) {
-    case K::Var:
-    case K::DataflowVar:
-    case K::Function: return false;
-    case K::Expr: {
-      if (!n.expr) return false;
-      bool has_var = false;
-      post_order_visit(n.expr, [&](const Expr& x) { has_var = has_var || x.as<VarNode>(); });
-      if (has_var) return false;
-      break;
-    }
-    default: break;
-  }
   bool needs_inner = n.kind == K::TupleGetItem || n.kind == K::Or || n.kind == K::And || n.kind == K::Not ||
                      n.kind == K::Attr || n.kind == K::DataType || n.kind == K::Shape ||
-                     n.kind == K::StructInfo || n.kind == K::SameShapeAs;
-  if (n.kind == K::Call && !pattern_supported(n.op, seen)) return false;
-  if (needs_inner && !pattern_supported(n.inner, seen)) return false;
-  if ((n.kind == K::Or || n.kind == K::And) && !pattern_supported(n.other, seen)) return false;
-  if (n.kind == K::Call || n.kind == K::Tuple || n.kind == K::UnorderedTuple)
-    for (const auto& a : n.args)
-      if (!pattern_supported(a, seen)) return false;
+                     n.kind == K::StructInfo || n.kind == K::SameShapeAs || n.kind == K::Function;
+  if (n.kind == K::Call && !pattern_defined(n.op, seen)) return false;
+  if (needs_inner && !pattern_defined(n.inner, seen)) return false;
+  if ((n.kind == K::Or || n.kind == K::And) && !pattern_defined(n.other, seen)) return false;
+  for (const auto& a : n.args)
+    if (!pattern_defined(a, seen)) return false;
   return true;
 }
 
@@ -208,15 +197,25 @@ class BlockSlots {
     return e;
   }
 
-  Binding current_binding(int s) {
-    const VarBindingNode* vb = slots[s].binding;
-    // Its producers are `ins`: unchanged unless one of them was absorbed.
+  // Brings slot `s` up to date: operands absorbed into groups since it was made (or last
+  // brought up to date) are replaced by the variables standing for them, as the reference's
+  // substitution does when it rebuilds the block, and its producers become the current ones.
+  void refresh(int s) {
+    Slot& slot = slots[s];
     bool stale = false;
-    for (int k = slots[s].in_begin; k < slots[s].in_end && !stale; ++k) stale = slots[ins[k]].rep >= 0;
-    if (!stale) return Binding(vb);
-    Expr value = current(vb->value);
-    if (value == vb->value) return Binding(vb);
-    return make<VarBindingNode>(vb->var, value);
+    for (int k = slot.in_begin; k < slot.in_end; ++k) {
+      int r = resolve(ins[k]);
+      if (r == ins[k]) continue;
+      ins[k] = r;
+      stale = true;
+    }
+    if (!stale) return;
+    Expr value = current(slot.binding->value);
+    if (value == slot.binding->value) return;
+    auto binding = make<VarBindingNode>(slot.binding->var, value);
+    slot.binding = binding.get();
+    slot.value = value.get();
+    made_.push_back(std::move(binding));
   }
 
   int add_slot(const Var& var, const Expr& value) {
@@ -241,7 +240,7 @@ class BlockSlots {
   }
 
  private:
-  std::vector<Binding> made_;  // the bindings add_slot made (the slots point into them)
+  std::vector<Binding> made_;  // the bindings made here (the slots point into them)
   std::vector<const VarNode*> scratch_vars_;
 
   bool current_list(const std::vector<Expr>& xs, std::vector<Expr>& out) {
@@ -264,13 +263,15 @@ class BlockSlots {
 // serves every pattern, so its working arrays (several per binding) are allocated once.
 class PatternPass {
  public:
+  ~PatternPass() { release_tables(); }  // a check may have kept a table (and thrown)
+
   void begin(const FusionPattern& pat, Fusor& fusor) {
     pat_ = &pat;
     fusor_ = &fusor;
     root_op_ = nullptr;
     if (pat.pattern->kind == dpl::PatternKind::Call && pat.pattern->op->kind == dpl::PatternKind::Expr)
       root_op_ = pat.pattern->op->expr.as<OpNode>();
-    // Every group of a pattern has the same attributes.
+    // The groups' attributes, unless an attrs_getter adds to them.
     attrs_ = DictAttrs{{"Composite", pat.name}};
   }
 
@@ -295,37 +296,39 @@ class PatternPass {
     return false;
   }
 
-  // Fills group_of_ (per position: the group, -1 for none); returns the number of groups.
+  // Fills group_of_ (per position: the group, -1 for none) and, with an attrs_getter,
+  // group_attrs_; returns the number of groups.
   int partition(BlockSlots& blk) {
     int n = int(blk.order.size());
     offsets_.assign(1, 0);
     edges_.clear();
     for (int i = 0; i < n; ++i) {
+      blk.refresh(blk.order[i]);
       const Slot& s = blk.slots[blk.order[i]];
       for (int k = s.in_begin; k < s.in_end; ++k) {
-        int j = pos_[blk.resolve(blk.ins[k])];
+        int j = pos_[blk.ins[k]];
         PARTITA_ICHECK(j >= 0 && j < i);
         if (int(edges_.size()) == offsets_.back() || edges_.back() != j) edges_.push_back(j);
       }
       offsets_.push_back(int(edges_.size()));
     }
+    if (pat_->check) index_users(n);
     // The values the matcher reaches through variables, with their slots: every call or get-item
     // a match covers besides its root is one of them (operands are flat), so this stands for a
     // value -> binding table.
     std::vector<std::pair<const Object*, int>>& jumped = jumped_;
     dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
       const int* s = blk.var_slot.find(v);
-      if (!s) return nullptr;
-      int r = blk.resolve(*s);
-      if (pos_[r] < 0) return nullptr;
-      jumped.emplace_back(blk.slots[r].value, r);
-      return &blk.slots[r].binding->value;
+      if (!s || pos_[*s] < 0) return nullptr;
+      jumped.emplace_back(blk.slots[*s].value, *s);
+      return &blk.slots[*s].binding->value;
     };
     GroupGraph& graph = graph_;
     graph.reset(offsets_, edges_);
     std::vector<char>& composite = composite_;  // per root: formed by a match
     composite.assign(n, 0);
     std::vector<int>& matched = matched_;
+    extra_attrs_.clear();
     for (int i = 0; i < n; ++i) {
       const Slot& s = blk.slots[blk.order[i]];
       if (!candidate(s)) continue;
@@ -344,20 +347,153 @@ class PatternPass {
         }
         matched.push_back(j);
       }
-      if (ok) graph.group_match(matched, composite);
+      if (!ok) continue;
+      // Called where the reference calls them, in the same order, on the same block.
+      if (pat_->check && !pat_->check(check_context(blk, i))) continue;
+      if (!graph.group_match(matched, composite)) continue;
+      if (pat_->attrs_getter) extra_attrs_.emplace_back(i, pat_->attrs_getter(annotated_exprs()));
     }
+    release_tables();
     group_of_.assign(n, -1);
     std::vector<int>& root_to_group = tmp_;
     root_to_group.assign(n, -1);
+    // A group takes the attributes of the last match whose root ended up in it (as the
+    // reference's table keyed by root).
+    if (!extra_attrs_.empty()) {
+      extra_of_root_.assign(n, -1);
+      for (size_t k = 0; k < extra_attrs_.size(); ++k) extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
+    }
+    group_attrs_.clear();
     int groups = 0;
     for (int i = 0; i < n; ++i) {
       int r = graph.find(i);
       if (!composite[r]) continue;
-      if (root_to_group[r] < 0) root_to_group[r] = groups++;
+      if (root_to_group[r] < 0) {
+        root_to_group[r] = groups++;
+        if (pat_->attrs_getter) {
+          group_attrs_.push_back(attrs_);
+          if (!extra_attrs_.empty() && extra_of_root_[r] >= 0)
+            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second) group_attrs_.back()[k] = v;
+        }
+      }
       group_of_[i] = root_to_group[r];
     }
     return groups;
   }
+
+  // ---- what a check function sees ----
+
+  std::map<std::string, Expr> annotated_exprs() const {
+    std::map<std::string, Expr> out;
+    for (const auto& [name, p] : pat_->annotation_patterns)
+      for (const auto& [q, e] : match_)
+        if (q->get() == p.get()) out[name] = e;
+    return out;
+  }
+
+  // The reference's context for the match rooted at position i (match_ and jumped_ hold it).
+  PatternCheckContext check_context(BlockSlots& blk, int i) {
+    int root = blk.order[i];
+    PatternCheckContext ctx;
+    ctx.matched_expr = blk.slots[root].binding->value;
+    ctx.annotated_expr = annotated_exprs();
+    for (const auto& [p, e] : match_) {
+      if (!is_group_pattern(**p)) continue;
+      int s = e.get() == blk.slots[root].value ? root : -1;
+      for (size_t k = 0; s < 0 && k < jumped_.size(); ++k)
+        if (jumped_[k].first == e.get()) s = jumped_[k].second;
+      if (s >= 0) ctx.matched_bindings[Var(blk.slots[s].var)] = e;
+    }
+    root_slot_ = root;
+    if (!usages_) make_tables(blk);
+    ctx.var_usages = usages_;
+    ctx.value_to_bound_var = bound_;
+    return ctx;
+  }
+
+  // users_: for each position, the positions whose values use its variable, in order (CSR
+  // users_off_), from the producers in offsets_ / edges_.
+  void index_users(int n) {
+    users_off_.assign(n + 1, 0);
+    tmp_.assign(n, -1);  // the last user counted per producer
+    for (int i = 0; i < n; ++i)
+      for (int e = offsets_[i]; e < offsets_[i + 1]; ++e)
+        if (int j = edges_[e]; tmp_[j] != i) {
+          tmp_[j] = i;
+          ++users_off_[j + 1];
+        }
+    for (int j = 0; j < n; ++j) users_off_[j + 1] += users_off_[j];
+    users_.resize(users_off_[n]);
+    std::vector<int>& fill = matched_;  // free until matching starts
+    fill.assign(users_off_.begin(), users_off_.end() - 1);
+    for (int i = 0; i < n; ++i)
+      for (int e = offsets_[i]; e < offsets_[i + 1]; ++e)
+        if (int j = edges_[e]; fill[j] == users_off_[j] || users_[fill[j] - 1] != i) users_[fill[j]++] = i;
+  }
+
+  std::vector<Var> users_of(const BlockSlots& blk, int j) const {
+    std::vector<Var> out;
+    out.reserve(users_off_[j + 1] - users_off_[j]);
+    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k) out.emplace_back(blk.slots[blk.order[users_[k]]].var);
+    return out;
+  }
+
+  // The slot (alive in the block) whose value is `e`, else -1: the current match's first (what
+  // checks look up), then a table of every value, made on the first miss.
+  int slot_of_value(const BlockSlots& blk, const Object* e) {
+    if (root_slot_ >= 0 && blk.slots[root_slot_].value == e) return root_slot_;
+    for (const auto& [value, slot] : jumped_)
+      if (value == e) return slot;
+    if (!value_slots_made_) {
+      value_slots_made_ = true;
+      value_slot_ = PtrMap<int>(blk.order.size());
+      for (int s : blk.order) value_slot_.emplace(blk.slots[s].value, s);
+    }
+    const int* s = value_slot_.find(e);
+    return s ? *s : -1;
+  }
+
+  // The pattern's tables for this block, filled as checks ask (positions and slots do not change
+  // until the partitioning ends; release_tables then cuts them loose).
+  void make_tables(BlockSlots& blk) {
+    const BlockSlots* b = &blk;
+    using Usages = PatternCheckContext::VarUsages;
+    using Bound = PatternCheckContext::BoundVars;
+    usages_ = std::make_shared<Usages>(
+        [this, b](const Var& v, std::vector<Var>& users) {
+          const int* s = b->var_slot.find(v.get());
+          if (!s || pos_[*s] < 0) return false;
+          users = users_of(*b, pos_[*s]);
+          return true;
+        },
+        [this, b](const std::function<void(const Var&, std::vector<Var>&&)>& add) {
+          for (int j = 0; j < int(b->order.size()); ++j) add(Var(b->slots[b->order[j]].var), users_of(*b, j));
+        });
+    bound_ = std::make_shared<Bound>(
+        [this, b](const Expr& e, Var& var) {
+          int s = slot_of_value(*b, e.get());
+          if (s < 0) return false;
+          var = Var(b->slots[s].var);
+          return true;
+        },
+        [b](const std::function<void(const Expr&, Var&&)>& add) {
+          for (int s : b->order) add(b->slots[s].binding->value, Var(b->slots[s].var));
+        });
+  }
+
+  // After a block's partitioning: a table a check kept is completed (it must not change with the
+  // block), and the others dropped.
+  void release_tables() {
+    if (usages_ && usages_.use_count() > 1) usages_->complete();
+    if (bound_ && bound_.use_count() > 1) bound_->complete();
+    usages_.reset();
+    bound_.reset();
+    root_slot_ = -1;
+    if (value_slots_made_) value_slot_ = PtrMap<int>();
+    value_slots_made_ = false;
+  }
+
+  // ---- grouping ----
 
   // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
   // keeping the pairs' order within a key.
@@ -371,30 +507,29 @@ class PatternPass {
     for (const auto& kv : pairs) out[tmp_[kv.first]++] = kv.second;
   }
 
+  // True when `e` is a variable bound earlier in group u than member i (the slots of i's
+  // operands are the current ones: partition brought every binding up to date).
+  bool defined_before(const BlockSlots& blk, int i, int u, const Expr& e) const {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    const Slot& ms = blk.slots[blk.order[i]];
+    for (int k = ms.in_begin; k < ms.in_end; ++k) {
+      int p = blk.ins[k];
+      if (blk.slots[p].var != v) continue;
+      int j = pos_[p];
+      return j < i && group_of_[j] == u;
+    }
+    return false;
+  }
+
   void fuse(BlockSlots& blk, int G) {
     int n = int(blk.order.size());
     const std::vector<int>& group_of = group_of_;
-    const DictAttrs& attrs = attrs_;
-    // The members of each group in block order, and each member's operands bound in the block
-    // as the reference's block has them when this pattern starts: the variable the value names,
-    // the one standing for it now, and where that one is. (Taken before any group is emitted:
-    // emitting replaces more variables.)
+    // The members of each group in block order.
     cur_.resize(n);
     pairs_.clear();
-    opnd_off_.assign(n + 1, 0);
-    opnds_.clear();
-    for (int i = 0; i < n; ++i) {
-      opnd_off_[i] = int(opnds_.size());
-      int g = group_of[i];
-      if (g < 0) continue;
-      pairs_.emplace_back(g, i);
-      const Slot& ms = blk.slots[blk.order[i]];
-      for (int k = ms.in_begin; k < ms.in_end; ++k) {
-        int r = blk.resolve(blk.ins[k]);
-        opnds_.push_back({blk.slots[blk.ins[k]].var, blk.slots[r].var, pos_[r]});
-      }
-    }
-    opnd_off_[n] = int(opnds_.size());
+    for (int i = 0; i < n; ++i)
+      if (group_of[i] >= 0) pairs_.emplace_back(group_of[i], i);
     bucket(pairs_, G, mem_off_, members_);
     // Dependencies between units, and the uses that make a member's variable a group output
     // (recorded per group in the order fuse_block meets them).
@@ -406,158 +541,73 @@ class PatternPass {
       const Slot& s = blk.slots[blk.order[i]];
       int last = -1;
       for (int k = s.in_begin; k < s.in_end; ++k) {
-        int r = blk.resolve(blk.ins[k]);
-        int j = pos_[r];
+        int j = pos_[blk.ins[k]];
         int prod = unit(j);
         if (prod == u) continue;
         if (prod != last) pairs_.emplace_back(u, prod);
         last = prod;
-        if (group_of[j] >= 0) uses_.emplace_back(group_of[j], blk.slots[r].var);
+        if (group_of[j] >= 0) uses_.emplace_back(group_of[j], blk.slots[blk.ins[k]].var);
       }
     }
     bucket(pairs_, G + n, dep_off_, dep_edges_);
     bucket(uses_, G, use_off_, use_vars_);
-
-    // Topological order of units by first appearance (as fuse_block).
-    std::vector<int>& units = units_;
-    units.clear();
-    std::vector<char>& state = composite_;  // 0 new, 1 open, 2 done
-    state.assign(G + n, 0);
-    auto& stack = stack_;
-    for (int i = 0; i < n; ++i) {
-      int u0 = unit(i);
-      if (state[u0]) continue;
-      stack.push_back({u0, 0});
-      state[u0] = 1;
-      while (!stack.empty()) {
-        auto& [u, k] = stack.back();
-        if (dep_off_[u] + k < dep_off_[u + 1]) {
-          int d = dep_edges_[dep_off_[u] + k++];
-          if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
-          if (state[d] == 0) {
-            state[d] = 1;
-            stack.push_back({d, 0});
-          }
-          continue;
-        }
-        state[u] = 2;
-        units.push_back(u);
-        stack.pop_back();
-      }
-    }
+    order_units(dep_off_, dep_edges_, n, unit, units_, topo_scratch_);
 
     // Emission. One Creator serves every group: a group's function description is made when
     // it is emitted (fuse_block makes them all first; the result is the same, as only the
-    // order of fingerprint ids differs). Members are described from their bindings as they are,
-    // their operands translated; a member's binding is rebuilt only for a function to be made
-    // from it, or when a replaced variable sits in a tuple operand (which would be a new node
-    // each time it is translated).
+    // order of fingerprint ids differs). Members are the bindings as the pattern found them.
     std::vector<int>& order = order_;
     order.clear();
     Creator& c = creator_;
-    for (int u : units) {
+    for (int u : units_) {
       if (u >= G) {
         order.push_back(blk.order[u - G]);
         continue;
       }
-      stale_.clear();
-      bool rebuild = false;
+      const DictAttrs& attrs = group_attrs_.empty() ? attrs_ : group_attrs_[u];
+      c.reset();
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
-        bool member_stale = false;
-        for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
-          if (opnds_[k].named != opnds_[k].now) {
-            stale_.emplace_back(opnds_[k].named, opnds_[k].now);
-            member_stale = true;
-          }
         cur_[i] = Binding(blk.slots[blk.order[i]].binding);
-        rebuild = rebuild || (member_stale && has_tuple_operand(*blk.slots[blk.order[i]].binding));
+        fusor_->append_binding(c, cur_[i], i, [&](const Expr& e) { return defined_before(blk, i, u, e); });
       }
-      if (rebuild) rebuild_members(blk, u);
-      auto describe = [&](auto&& operand) {
-        c.reset();
-        for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
-          int i = members_[m];
-          fusor_->append_binding(
-              c, cur_[i], i,
-              [&](const Expr& e) {
-                for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
-                  if (opnds_[k].now == e.get()) return opnds_[k].at < i && group_of[opnds_[k].at] == u;
-                return false;
-              },
-              operand);
-        }
-        for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-        fusor_->create_function(c, cur_, attrs, operand);
-      };
-      if (rebuild || stale_.empty()) {
-        describe(SameOperand());
-      } else {
-        describe([&](const Expr& e) -> Expr {
-          if (auto* v = e.as<VarNode>())
-            for (const auto& [named, now] : stale_)
-              if (named == v) return Var(now);
-          return e;
-        });
-      }
-      if (!c.has_outputs) continue;
-      GlobalVar gv = fusor_->known_function(c);
-      if (!gv.defined()) {
-        if (!rebuild) rebuild_members(blk, u);
-        gv = fusor_->group_function(c, cur_, attrs);
-      }
-      std::vector<Expr> args;
-      args.reserve(c.arguments.size());
-      for (const auto& a : c.arguments) args.push_back(blk.current(a));
-      Call call = make<CallNode>(gv, std::move(args));
-      call->struct_info_ = fusor_->call_ret_sinfo(gv, c, *call);
-      Var nv = fusor_->emit_var(cur_[c.bindings.back()]->var, call);
-      int cs = blk.add_slot(nv, call);
-      order.push_back(cs);
-      if (c.outputs.size() == 1) {
-        for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
-          if (cur_[members_[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members_[m]]].rep = cs;
-      } else {
-        auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
-        for (int i : c.bindings) {
-          const Var& var = cur_[i]->var;
-          int idx = c.output_index(var.get());
-          if (idx < 0) continue;
-          Expr item = make<TupleGetItemNode>(nv, idx);
-          item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
-          Var iv = fusor_->emit_var(var, item);
-          int ts = blk.add_slot(iv, item);
-          order.push_back(ts);
-          blk.slots[blk.order[i]].rep = ts;
-        }
-      }
+      for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
+      fusor_->create_function(c, cur_, attrs);
+      if (c.has_outputs) emit_group(blk, u, c, attrs);
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
     blk.order.swap(order);  // the old order's storage serves the next pattern
     blk.changed = true;
   }
 
-  // A call operand or get-item tuple that is a tuple (translating a replaced variable in it
-  // would make a new node each time).
-  static bool has_tuple_operand(const VarBindingNode& b) {
-    if (auto* call = b.value.as<CallNode>()) {
-      for (const auto& a : call->args)
-        if (a.as<TupleNode>()) return true;
-      return false;
+  // The call of group u's function (and get-items of its outputs) as new slots; the members'
+  // variables that are outputs now stand for them.
+  void emit_group(BlockSlots& blk, int u, Creator& c, const DictAttrs& attrs) {
+    GlobalVar gv = fusor_->group_function(c, cur_, attrs);
+    std::vector<Expr> args;
+    args.reserve(c.arguments.size());
+    for (const auto& a : c.arguments) args.push_back(blk.current(a));
+    Call call = make<CallNode>(gv, std::move(args));
+    call->struct_info_ = fusor_->call_ret_sinfo(gv, c, *call);
+    Var nv = fusor_->emit_var(cur_[c.bindings.back()]->var, call);
+    int cs = blk.add_slot(nv, call);
+    order_.push_back(cs);
+    if (c.outputs.size() == 1) {
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
+        if (cur_[members_[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members_[m]]].rep = cs;
+      return;
     }
-    if (auto* g = b.value.as<TupleGetItemNode>()) return g->tuple.as<TupleNode>() != nullptr;
-    return false;
-  }
-
-  // cur_ for the members of group u: their bindings as the reference's block has them when this
-  // pattern starts (replaced variables substituted).
-  void rebuild_members(BlockSlots& blk, int u) {
-    for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
-      int i = members_[m];
-      NodeRemap remap;
-      for (int k = opnd_off_[i]; k < opnd_off_[i + 1]; ++k)
-        if (opnds_[k].named != opnds_[k].now) remap.emplace(opnds_[k].named, Expr(Var(opnds_[k].now)));
-      cur_[i] = remap.empty() ? Binding(blk.slots[blk.order[i]].binding) : subst_binding(cur_[i], remap);
+    auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+    for (int i : c.bindings) {
+      const Var& var = cur_[i]->var;
+      int idx = c.output_index(var.get());
+      if (idx < 0) continue;
+      Expr item = make<TupleGetItemNode>(nv, idx);
+      item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+      Var iv = fusor_->emit_var(var, item);
+      int ts = blk.add_slot(iv, item);
+      order_.push_back(ts);
+      blk.slots[blk.order[i]].rep = ts;
     }
   }
 
@@ -576,16 +626,19 @@ class PatternPass {
   std::vector<std::pair<int, const VarNode*>> uses_;
   std::vector<int> mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
   std::vector<const VarNode*> use_vars_;
-  std::vector<std::pair<int, int>> stack_;
+  UnitOrderScratch topo_scratch_;
   Creator creator_;
-  struct Operand {
-    const VarNode* named;  // the variable the member's value names
-    const VarNode* now;    // the one standing for it when the pattern starts
-    int at;                // the position of its binding
-  };
-  std::vector<int> opnd_off_;  // per position: its operands in opnds_ (members only)
-  std::vector<Operand> opnds_;
-  std::vector<std::pair<const VarNode*, const VarNode*>> stale_;  // a group's replaced operands
+  // attrs_getter results: (root position, attributes) per accepted match; per group.
+  std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs_;
+  std::vector<int> extra_of_root_;
+  std::vector<DictAttrs> group_attrs_;
+  // Check functions' tables for the block being partitioned.
+  std::vector<int> users_off_, users_;
+  std::shared_ptr<PatternCheckContext::VarUsages> usages_;
+  std::shared_ptr<PatternCheckContext::BoundVars> bound_;
+  int root_slot_ = -1;
+  bool value_slots_made_ = false;
+  PtrMap<int> value_slot_;
 };
 
 // The function with its dataflow block made of the slots, and the later blocks and the result
@@ -594,7 +647,10 @@ Function rebuild(BlockSlots& blk) {
   auto* seq = blk.func->body.as<SeqExprNode>();
   std::vector<Binding> bindings;
   bindings.reserve(blk.order.size());
-  for (int s : blk.order) bindings.push_back(blk.current_binding(s));
+  for (int s : blk.order) {
+    blk.refresh(s);
+    bindings.push_back(Binding(blk.slots[s].binding));
+  }
   std::vector<BindingBlock> blocks(seq->blocks.begin(), seq->blocks.end());
   blocks[blk.block_index] = make<BindingBlockNode>(std::move(bindings), true);
   NodeRemap remap;
@@ -626,8 +682,16 @@ std::optional<IRModule> fuse_patterns_deferred(const std::vector<FusionPattern>&
                                                const IRModule& mod, bool lift_constants,
                                                const std::vector<std::string>& entry_functions) {
   std::unordered_set<const dpl::PatternNode*> seen;
-  for (const auto& pat : patterns)
-    if (pat.check || pat.attrs_getter || !pattern_supported(pat.pattern, seen)) return std::nullopt;
+  bool callbacks = false;
+  for (const auto& pat : patterns) {
+    if (!pattern_defined(pat.pattern, seen)) return std::nullopt;
+    callbacks = callbacks || pat.check || pat.attrs_getter;
+  }
+  // Blocks are partitioned in name order; the reference calls check functions and attribute
+  // getters in the order the entry functions are listed (and twice for a name listed twice).
+  if (callbacks)
+    for (size_t k = 1; k < entry_functions.size(); ++k)
+      if (!(entry_functions[k - 1] < entry_functions[k])) return std::nullopt;
   // The entry functions, in name order (the order the reference rebuilds them in). Functions
   // the patterns add are Primitive, so the implicit list is the same for every pattern.
   std::vector<std::string> entries = entry_functions;

@@ -1,7 +1,7 @@
 // Internal to FuseOpsByPattern / MergeCompositeFunctions: turning groups of bindings into
 // functions (TVM's OperatorFusor / FunctionCreator). Shared by make_grouped_functions
-// (fuse_ops_by_pattern_grouping.cc) and the one-sweep FuseOpsByPattern driver
-// (fuse_ops_by_pattern_sweep.cc), so both make exactly the same functions, names and calls.
+// (fuse_ops_by_pattern_grouping.cc) and the deferred FuseOpsByPattern
+// (fuse_ops_by_pattern_deferred.cc), so both make exactly the same functions, names and calls.
 #pragma once
 
 #include <algorithm>
@@ -244,6 +244,50 @@ class RepTable {
   size_t heads_ = 0;
 };
 
+/// Scratch of order_units, kept between calls so that it allocates once.
+struct UnitOrderScratch {
+  std::vector<char> state;  // per unit: 0 new, 1 open, 2 done
+  std::vector<std::pair<int, int>> stack;  // (unit, next dependency to visit)
+};
+
+/// Puts the units of a block (groups and ungrouped bindings; position i of the block belongs to
+/// unit(i), of those numbered below `offsets.size() - 1`) in an order where each follows the
+/// units it depends on (`edges[offsets[u] .. offsets[u + 1])` for unit u), visiting them in order
+/// of first appearance as TVM's TopoSortByGroupDep does. Iterative, so long chains do not
+/// overflow the stack. A cycle is an internal error (grouping never makes one).
+template <class Unit>
+void order_units(const std::vector<int>& offsets, const std::vector<int>& edges, int positions, Unit&& unit,
+                 std::vector<int>& order, UnitOrderScratch& scratch) {
+  int units = int(offsets.size()) - 1;
+  order.clear();
+  order.reserve(units);
+  std::vector<char>& state = scratch.state;
+  state.assign(units, 0);
+  auto& stack = scratch.stack;
+  stack.clear();
+  for (int i = 0; i < positions; ++i) {
+    int u0 = unit(i);
+    if (state[u0]) continue;
+    stack.push_back({u0, 0});
+    state[u0] = 1;
+    while (!stack.empty()) {
+      auto& [u, k] = stack.back();
+      if (offsets[u] + k < offsets[u + 1]) {
+        int d = edges[offsets[u] + k++];
+        if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
+        if (state[d] == 0) {
+          state[d] = 1;
+          stack.push_back({d, 0});
+        }
+        continue;
+      }
+      state[u] = 2;
+      order.push_back(u);
+      stack.pop_back();
+    }
+  }
+}
+
 class Fusor {
  public:
   Fusor(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
@@ -282,7 +326,7 @@ class Fusor {
 
   IRModule& mod() { return mod_; }
 
-  // ---- one group at a time (fuse_block, and the one-sweep FuseOpsByPattern driver) ----
+  // ---- one group at a time (fuse_block, and the deferred FuseOpsByPattern) ----
 
   // Bindings are appended in block order, so a variable is bound earlier in the group of
   // binding `index` iff its binding is in that group and comes before `index`.
@@ -784,33 +828,8 @@ class Fusor {
       for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
     }
 
-    // Topological order of units, visiting them in order of first appearance (TVM's
-    // TopoSortByGroupDep), iteratively so long chains do not overflow the stack.
     std::vector<int> order;
-    order.reserve(G + n);
-    std::vector<char> state(G + n, 0);  // 0 new, 1 open, 2 done
-    std::vector<std::pair<int, int>> stack;
-    for (int i = 0; i < n; ++i) {
-      int u0 = unit(i);
-      if (state[u0]) continue;
-      stack.push_back({u0, 0});
-      state[u0] = 1;
-      while (!stack.empty()) {
-        auto& [u, k] = stack.back();
-        if (dep_off[u] + k < dep_off[u + 1]) {
-          int d = dep_edges[dep_off[u] + k++];
-          if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
-          if (state[d] == 0) {
-            state[d] = 1;
-            stack.push_back({d, 0});
-          }
-          continue;
-        }
-        state[u] = 2;
-        order.push_back(u);
-        stack.pop_back();
-      }
-    }
+    order_units(dep_off, dep_edges, n, unit, order, topo_scratch_);
 
     // Emission. One Creator serves every group, described when it is emitted: its bindings in
     // block order (non-DataflowVar ones are outputs), then the outputs the uses found.
@@ -876,6 +895,7 @@ class Fusor {
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   Creator creator_;                      // fuse_block's, reset for each group
+  UnitOrderScratch topo_scratch_;        // fuse_block's
 };
 
 }  // namespace partita::transform::detail

@@ -7,7 +7,9 @@
 // keep groups free of cycles.
 #pragma once
 
+#include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,11 +20,117 @@
 #include "partita/dpl/pattern.h"
 #include "partita/ir/module.h"
 #include "partita/ir/ptr_map.h"
+#include "partita/support/error.h"
 #include "partita/transform/pass.h"
 
 namespace partita::transform {
 
-/// What a FusionPattern's check function sees about one match (TVM's PatternCheckContext).
+/// A table about the bindings of one dataflow block, as a check function sees it: a read-only
+/// map (find / count / at / iteration) whose entries may be made when first asked for. A check
+/// asks about a few variables of its match, and making the whole table of a 100k-binding block
+/// for every pattern cost more than the partitioning itself. Iterating, size() and empty() make
+/// every entry first. Iterators and references stay valid (entries are never removed).
+template <class K, class V>
+class BlockTable {
+ public:
+  using Map = std::unordered_map<K, V, RefHash, RefEq>;
+  using key_type = K;
+  using mapped_type = V;
+  using value_type = std::pair<const K, V>;
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = BlockTable::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const value_type*;
+    using reference = const value_type&;
+    const_iterator() = default;
+    reference operator*() const { return (*entries_)[at_]; }
+    pointer operator->() const { return &(*entries_)[at_]; }
+    const_iterator& operator++() {
+      if (++at_ >= entries_->size()) at_ = kEnd;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return at_ == o.at_; }
+    bool operator!=(const const_iterator& o) const { return at_ != o.at_; }
+
+   private:
+    friend class BlockTable;
+    static constexpr size_t kEnd = size_t(-1);  // end() stays end() when entries are added
+    const_iterator(const std::deque<value_type>* entries, size_t at) : entries_(entries), at_(at) {}
+    const std::deque<value_type>* entries_ = nullptr;
+    size_t at_ = kEnd;
+  };
+  using iterator = const_iterator;
+  /// The entry of `key`: fills `value` and returns true, or returns false when there is none.
+  using EntryFn = std::function<bool(const K& key, V& value)>;
+  /// Every entry, each passed to `add` (entries already made may come again: they are kept).
+  using AllFn = std::function<void(const std::function<void(const K&, V&&)>& add)>;
+
+  BlockTable() = default;
+  /// A table with all its entries.
+  explicit BlockTable(Map entries) {
+    for (auto& [k, v] : entries) add(k, std::move(v));
+  }
+  /// A table whose entries are made on demand by `entry` (one) and `all` (every one).
+  BlockTable(EntryFn entry, AllFn all) : entry_(std::move(entry)), all_(std::move(all)) {}
+
+  const_iterator find(const K& key) const {
+    if (!key) return end();
+    if (const size_t* at = index_.find(key.get())) return const_iterator(&entries_, *at);
+    if (!entry_) return end();
+    V value{};
+    if (!entry_(key, value)) return end();
+    return const_iterator(&entries_, add(key, std::move(value)));
+  }
+  const_iterator begin() const {
+    complete();
+    return const_iterator(&entries_, entries_.empty() ? const_iterator::kEnd : 0);
+  }
+  const_iterator end() const { return const_iterator(&entries_, const_iterator::kEnd); }
+  size_t count(const K& key) const { return find(key) == end() ? 0 : 1; }
+  bool contains(const K& key) const { return count(key) != 0; }
+  const V& at(const K& key) const {
+    auto it = find(key);
+    if (it == end()) throw_error("KeyError", "PatternCheckContext: the dataflow block has no entry for this key");
+    return it->second;
+  }
+  size_t size() const {
+    complete();
+    return entries_.size();
+  }
+  bool empty() const { return size() == 0; }
+  /// Makes every entry now and forgets how entries are made (FuseOpsByPattern calls it before
+  /// the block changes when a check kept the table).
+  void complete() const {
+    if (!all_) return;
+    all_([this](const K& key, V&& value) {
+      if (key && !index_.contains(key.get())) add(key, std::move(value));
+    });
+    entry_ = nullptr;
+    all_ = nullptr;
+  }
+
+ private:
+  size_t add(const K& key, V&& value) const {
+    entries_.emplace_back(key, std::move(value));
+    index_.emplace(key.get(), entries_.size() - 1);
+    return entries_.size() - 1;
+  }
+  // A deque and an index by node address: no allocation per entry beyond the entry's own.
+  mutable std::deque<value_type> entries_;
+  mutable PtrMap<size_t> index_;
+  mutable EntryFn entry_;
+  mutable AllFn all_;
+};
+
+/// What a FusionPattern's check function sees about one match (TVM's PatternCheckContext), as
+/// the dataflow block looks when the pattern is tried (after the earlier patterns' groups).
 struct PatternCheckContext {
   /// The root expression of the match (the call bound to the match's output variable).
   Expr matched_expr;
@@ -30,10 +138,11 @@ struct PatternCheckContext {
   std::map<std::string, Expr> annotated_expr;
   /// Variable -> value of every binding inside the match.
   std::unordered_map<Var, Expr, RefHash, RefEq> matched_bindings;
-  using VarUsages = std::unordered_map<Var, std::vector<Var>, RefHash, RefEq>;
-  using BoundVars = std::unordered_map<Expr, Var, RefHash, RefEq>;
-  /// Variable -> the variables (of the same dataflow block) whose values use it.
-  /// Built once per block and shared by every match in it (never null).
+  using VarUsages = BlockTable<Var, std::vector<Var>>;
+  using BoundVars = BlockTable<Expr, Var>;
+  /// Variable -> the variables (of the same dataflow block) whose values use it, in binding
+  /// order; every variable bound in the block has an entry. Shared by every match of the
+  /// pattern in the block (never null).
   std::shared_ptr<const VarUsages> var_usages;
   /// Bound value -> its variable, for the bindings of the dataflow block (shared, never null).
   std::shared_ptr<const BoundVars> value_to_bound_var;

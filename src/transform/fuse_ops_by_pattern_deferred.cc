@@ -438,16 +438,26 @@ class PatternPass {
     return out;
   }
 
-  // The slot (alive in the block) whose value is `e`, else -1: the current match's first (what
-  // checks look up), then a table of every value, made on the first miss.
+  // The slot (alive in the block) whose value is `e`, else -1; for a value bound more than once
+  // (a variable or constant can be), the last one, as the reference's table keeps. The current
+  // match's slots first (what checks look up: calls and get-items, which are bound once), then a
+  // table of every value, made on the first miss.
   int slot_of_value(const BlockSlots& blk, const Object* e) {
-    if (root_slot_ >= 0 && blk.slots[root_slot_].value == e) return root_slot_;
-    for (const auto& [value, slot] : jumped_)
-      if (value == e) return slot;
+    auto bound_once = [](const Object* x) {
+      return x->kind() == NodeKind::Call || x->kind() == NodeKind::TupleGetItem;
+    };
+    if (bound_once(e)) {
+      if (root_slot_ >= 0 && blk.slots[root_slot_].value == e) return root_slot_;
+      for (const auto& [value, slot] : jumped_)
+        if (value == e) return slot;
+    }
     if (!value_slots_made_) {
       value_slots_made_ = true;
       value_slot_ = PtrMap<int>(blk.order.size());
-      for (int s : blk.order) value_slot_.emplace(blk.slots[s].value, s);
+      for (int s : blk.order) {
+        auto [at, fresh] = value_slot_.emplace(blk.slots[s].value, s);
+        if (!fresh) *at = s;
+      }
     }
     const int* s = value_slot_.find(e);
     return s ? *s : -1;
@@ -477,7 +487,10 @@ class PatternPass {
           return true;
         },
         [b](const std::function<void(const Expr&, Var&&)>& add) {
-          for (int s : b->order) add(b->slots[s].binding->value, Var(b->slots[s].var));
+          // Last binding first: a value bound twice keeps its last variable (entries made
+          // already are kept, and were made so).
+          for (auto s = b->order.rbegin(); s != b->order.rend(); ++s)
+            add(b->slots[*s].binding->value, Var(b->slots[*s].var));
         });
   }
 

@@ -361,7 +361,8 @@ class PatternPass {
     // reference's table keyed by root).
     if (!extra_attrs_.empty()) {
       extra_of_root_.assign(n, -1);
-      for (size_t k = 0; k < extra_attrs_.size(); ++k) extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
+      for (size_t k = 0; k < extra_attrs_.size(); ++k)
+        extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
     }
     group_attrs_.clear();
     int groups = 0;
@@ -373,7 +374,8 @@ class PatternPass {
         if (pat_->attrs_getter) {
           group_attrs_.push_back(attrs_);
           if (!extra_attrs_.empty() && extra_of_root_[r] >= 0)
-            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second) group_attrs_.back()[k] = v;
+            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second)
+              group_attrs_.back()[k] = v;
         }
       }
       group_of_[i] = root_to_group[r];
@@ -428,13 +430,15 @@ class PatternPass {
     fill.assign(users_off_.begin(), users_off_.end() - 1);
     for (int i = 0; i < n; ++i)
       for (int e = offsets_[i]; e < offsets_[i + 1]; ++e)
-        if (int j = edges_[e]; fill[j] == users_off_[j] || users_[fill[j] - 1] != i) users_[fill[j]++] = i;
+        if (int j = edges_[e]; fill[j] == users_off_[j] || users_[fill[j] - 1] != i)
+          users_[fill[j]++] = i;
   }
 
   std::vector<Var> users_of(const BlockSlots& blk, int j) const {
     std::vector<Var> out;
     out.reserve(users_off_[j + 1] - users_off_[j]);
-    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k) out.emplace_back(blk.slots[blk.order[users_[k]]].var);
+    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k)
+      out.emplace_back(blk.slots[blk.order[users_[k]]].var);
     return out;
   }
 
@@ -477,7 +481,8 @@ class PatternPass {
           return true;
         },
         [this, b](const std::function<void(const Var&, std::vector<Var>&&)>& add) {
-          for (int j = 0; j < int(b->order.size()); ++j) add(Var(b->slots[b->order[j]].var), users_of(*b, j));
+          for (int j = 0; j < int(b->order.size()); ++j)
+            add(Var(b->slots[b->order[j]].var), users_of(*b, j));
         });
     bound_ = std::make_shared<Bound>(
         [this, b](const Expr& e, Var& var) {
@@ -582,7 +587,8 @@ class PatternPass {
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
         cur_[i] = Binding(blk.slots[blk.order[i]].binding);
-        fusor_->append_binding(c, cur_[i], i, [&](const Expr& e) { return defined_before(blk, i, u, e); });
+        fusor_->append_binding(c, cur_[i], i,
+                               [&](const Expr& e) { return defined_before(blk, i, u, e); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
       fusor_->create_function(c, cur_, attrs);
@@ -607,7 +613,8 @@ class PatternPass {
     order_.push_back(cs);
     if (c.outputs.size() == 1) {
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
-        if (cur_[members_[m]]->var.get() == c.outputs[0]) blk.slots[blk.order[members_[m]]].rep = cs;
+        if (cur_[members_[m]]->var.get() == c.outputs[0])
+          blk.slots[blk.order[members_[m]]].rep = cs;
       return;
     }
     auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();

@@ -256,8 +256,8 @@ struct UnitOrderScratch {
 /// of first appearance as TVM's TopoSortByGroupDep does. Iterative, so long chains do not
 /// overflow the stack. A cycle is an internal error (grouping never makes one).
 template <class Unit>
-void order_units(const std::vector<int>& offsets, const std::vector<int>& edges, int positions, Unit&& unit,
-                 std::vector<int>& order, UnitOrderScratch& scratch) {
+void order_units(const std::vector<int>& offsets, const std::vector<int>& edges, int positions,
+                 Unit&& unit, std::vector<int>& order, UnitOrderScratch& scratch) {
   int units = int(offsets.size()) - 1;
   order.clear();
   order.reserve(units);

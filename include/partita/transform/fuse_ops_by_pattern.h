@@ -97,7 +97,8 @@ class BlockTable {
   bool contains(const K& key) const { return count(key) != 0; }
   const V& at(const K& key) const {
     auto it = find(key);
-    if (it == end()) throw_error("KeyError", "PatternCheckContext: the dataflow block has no entry for this key");
+    if (it == end())
+      throw_error("KeyError", "PatternCheckContext: the dataflow block has no entry for this key");
     return it->second;
   }
   size_t size() const {

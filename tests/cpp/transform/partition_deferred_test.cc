@@ -416,7 +416,8 @@ bool decide(int kind, const PatternCheckContext& ctx, CallbackState& st) {
 
 // Gives some patterns a check (one or two kinds), an attribute getter reading the annotated root
 // and first argument, or a check that keeps its contexts.
-void add_callbacks(std::vector<FusionPattern>& patterns, std::mt19937& rng, std::shared_ptr<CallbackState> st) {
+void add_callbacks(std::vector<FusionPattern>& patterns, std::mt19937& rng,
+                   std::shared_ptr<CallbackState> st) {
   auto R = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (auto& p : patterns) {
     if (R(0, 3) != 0) {
@@ -466,7 +467,8 @@ std::string describe_kept(const std::vector<PatternCheckContext>& kept) {
       for (const auto& u : users) line += " " + u->name_hint;
       lines.push_back(line);
     }
-    for (const auto& [value, var] : *ctx.value_to_bound_var) lines.push_back(var->name_hint + " = " + script::print_expr(value));
+    for (const auto& [value, var] : *ctx.value_to_bound_var)
+      lines.push_back(var->name_hint + " = " + script::print_expr(value));
     std::sort(lines.begin(), lines.end());
     for (const auto& l : lines) out << l << "\n";
     out << "--\n";
@@ -515,7 +517,8 @@ TEST(PartitionDeferred, SameModuleAndCallsWithCheckFunctions) {
     ASSERT_TRUE(deferred.has_value()) << what;
     expect_same(ref, *deferred, what);
     ASSERT_EQ(st->log.size(), ref_state.log.size()) << what;
-    for (size_t k = 0; k < st->log.size(); ++k) ASSERT_EQ(st->log[k], ref_state.log[k]) << "call " << k << "\n" << what;
+    for (size_t k = 0; k < st->log.size(); ++k)
+      ASSERT_EQ(st->log[k], ref_state.log[k]) << "call " << k << "\n" << what;
     EXPECT_EQ(st->errors, 0) << what;
     EXPECT_EQ(ref_state.errors, 0) << what;
     ASSERT_EQ(describe_kept(st->kept), describe_kept(ref_state.kept)) << what;

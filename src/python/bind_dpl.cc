@@ -120,9 +120,16 @@ static void bind_partition(py::module_& m) {
 
   py::class_<FusionPattern>(m, "FusionPattern")
       .def(py::init([](std::string name, Pattern pattern, std::map<std::string, Pattern> annotations,
-                       std::function<bool(const PatternCheckContext&)> check,
+                       py::object check,
                        std::function<std::map<std::string, AttrValue>(const std::map<std::string, Expr>&)> getter) {
-             return FusionPattern{name, pattern, annotations, check, getter};
+             std::function<bool(const PatternCheckContext&)> check_fn;
+             // The check gets its own copy of the context: a Python function may keep it after
+             // it returns (the C++ one dies with the match).
+             if (!check.is_none())
+               check_fn = [check](const PatternCheckContext& ctx) {
+                 return check(py::cast(ctx, py::return_value_policy::copy)).cast<bool>();
+               };
+             return FusionPattern{name, pattern, annotations, check_fn, getter};
            }),
            py::arg("name"), py::arg("pattern"), py::arg("annotation_patterns") = std::map<std::string, Pattern>(),
            py::arg("check") = py::none(), py::arg("attrs_getter") = py::none())

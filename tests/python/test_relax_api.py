@@ -95,14 +95,18 @@ def test_fused_bias_activation_with_python_check():
     mod = _conv_bias_relu_module(np.ones((1, 8, 1, 1), "float32"))
     calls = []
 
+    kept = []
+
     def check(ctx):
         calls.append(ctx.matched_expr)
+        kept.append(ctx)  # a context kept after the check returns stays readable
         return len(ctx.matched_bindings) >= 1
 
     pattern = make_fused_bias_activation_pattern("relax.nn.conv2d", with_bias=True, activation="relax.nn.relu")
     fused = relax.transform.FuseOpsByPattern([("dnnl.conv2d_bias_relu", pattern, check)],
                                              bind_constants=True, annotate_codegen=True)(mod)
     assert calls, "the Python check function was called"
+    assert all(len(c.matched_bindings) == 3 and c.var_usages for c in kept)
     names = [gv.name_hint for gv in fused.get_global_vars()]
     assert "fused_relax_nn_conv2d_relax_add_relax_nn_relu_dnnl" in names
     # bind_constants keeps the bias inside the composite: the offloaded function takes 2 params.

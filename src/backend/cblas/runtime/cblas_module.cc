@@ -81,6 +81,10 @@ struct Program {
   std::vector<std::pair<int, std::string>> constants;
   std::vector<Gemm> gemms;
   std::vector<Tensor> scratch;  // intermediates, by value id (undefined for others)
+  // Constant weights stored (N, K) (ONNX Gemm's transB, torch's Linear), transposed once to
+  // (K, N) on the first run: sgemm on a transposed operand packs it more slowly (64 x 1024 x
+  // 1024 on 2 threads: 1.13-1.19 ms vs 1.06-1.11 ms).
+  std::map<int, Tensor> weights_kn;
 };
 
 [[noreturn]] void fail(const std::string& symbol, const std::string& what) {
@@ -175,6 +179,7 @@ class CblasModule : public runtime::RuntimeModule {
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard lock(mu_);
     constants_ = constants;
+    for (auto& p : programs_) p.weights_kn.clear();
   }
   void save_to_binary(std::string& out) const override {
     runtime::Writer w(out);
@@ -249,11 +254,15 @@ class CblasModule : public runtime::RuntimeModule {
     bool produced = std::any_of(p.gemms.begin(), p.gemms.end(), [&](const Gemm& g) { return g.out == p.output; });
     if (produced) data[p.output] = out_ptr;
     const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
-    for (const Gemm& g : p.gemms) {
+    for (Gemm g : p.gemms) {
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b];
       float* c = const_cast<float*>(data[g.out]);
       const float *a = data[g.a], *b = data[g.b];
       if (!a || !b) fail(p.symbol, "an operand is used before it is computed");
+      if (g.transpose_b && bd.size() == 2 && is_constant(p, g.b)) {
+        b = weight_kn(p, g.b, b);
+        g.transpose_b = false;
+      }
       Product pr;
       pr.k = ad.back(), pr.n = p.dims[g.out].back();
       pr.m = ad[ad.size() - 2], pr.batch = ad.size() == 3 ? ad[0] : 1;
@@ -262,6 +271,24 @@ class CblasModule : public runtime::RuntimeModule {
       multiply(g, pr, a, b, g.bias >= 0 ? data[g.bias] : nullptr, c, threads);
     }
     if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
+  }
+
+  static bool is_constant(const Program& p, int v) {
+    return std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == v; });
+  }
+
+  // The (K, N) copy of constant `v`, an (N, K) weight at `nk`.
+  static const float* weight_kn(Program& p, int v, const float* nk) {
+    auto it = p.weights_kn.find(v);
+    if (it == p.weights_kn.end()) {
+      const int64_t n = p.dims[v][0], k = p.dims[v][1];
+      Tensor t = Tensor::empty({k, n}, DataType::Float(32));
+      float* kn = t.data_as<float>();
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < k; ++j) kn[j * n + i] = nk[i * k + j];
+      it = p.weights_kn.emplace(v, std::move(t)).first;
+    }
+    return it->second.data_as<float>();
   }
 
   std::string text_;

@@ -2,10 +2,14 @@
 // each offloaded function (a whole merged partition) into a serialized graph of oneDNN
 // primitives, which the runtime module (src/backend/dnnl/runtime) builds once and runs.
 //
-// Target kind "dnnl": num_threads (int, 0 = every core).
+// Target kind "dnnl": num_threads (int, 0 = every core); winograd (int): 3x3 stride-1
+// convolutions on our Winograd F(2x2, 3x3) kernel (AVX2+FMA CPUs, src/backend/dnnl/runtime/
+// winograd_conv.h) instead of oneDNN's direct one: 0 never, 1 (default) for the shapes where it
+// measured faster, 2 wherever supported (tests, benchmarks). Written to the graph as "winograd"
+// only when not 1.
 //
 // Serialized graph (JSON, version 1; the module's binary is magic "PTDN", version, this text):
-//   {"version": 1, "num_threads": N, "functions": [{
+//   {"version": 1, "num_threads": N, ["winograd": 0 | 2,] "functions": [{
 //      "symbol": "fused_...", "values": [[dims...], ...],        // value id = index; float32
 //      "inputs": [value ids, in parameter order], "outputs": [value ids],
 //      "constants": [{"value": id, "name": "<name in const_name_to_constant>"}],
@@ -39,7 +43,7 @@ IRModule partition_for_dnnl(IRModule mod, bool merge = true, bool bind_constants
 
 /// The serialized graph (JSON) of `functions`; constants named through `namer`.
 std::string serialize_graph(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                            int64_t num_threads, std::vector<std::string>& const_names);
+                            int64_t num_threads, std::vector<std::string>& const_names, int64_t winograd = 1);
 
 /// The codegen registered as "dnnl".
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,

@@ -382,10 +382,11 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
 }  // namespace
 
 std::string serialize_graph(const std::vector<CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                            int64_t num_threads, std::vector<std::string>& const_names) {
+                            int64_t num_threads, std::vector<std::string>& const_names, int64_t winograd) {
   json g;
   g["version"] = 1;
   g["num_threads"] = num_threads;
+  if (winograd != 1) g["winograd"] = winograd;  // absent: the default, graphs stay as before
   g["functions"] = json::array();
   for (const auto& f : functions) g["functions"].push_back(GraphBuilder(f, namer, const_names).build());
   return g.dump();
@@ -397,7 +398,11 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   std::vector<std::string> const_names;
   int64_t threads = target.get_int("num_threads");
   if (threads < 0) throw_error("ValueError", "dnnl: num_threads must be >= 0 (0 = every core), got " + std::to_string(threads));
-  std::string graph = serialize_graph(functions, namer, threads, const_names);
+  int64_t winograd = target.get_int("winograd");
+  if (winograd < 0 || winograd > 2)
+    throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster) or 2 (always), got " +
+                                  std::to_string(winograd));
+  std::string graph = serialize_graph(functions, namer, threads, const_names, winograd);
   codegen::CodegenResult result;
   result.modules.push_back(make_dnnl_module(std::move(graph)));
   result.constants = namer.added();
@@ -408,7 +413,9 @@ namespace {
 
 const bool registered = [] {
   codegen::register_target_kind(codegen::TargetKindDef{
-      "dnnl", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads for oneDNN (0 = every core)"}}});
+      "dnnl", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads for oneDNN (0 = every core)"},
+               {"winograd", codegen::TargetOptionType::Int, int64_t(1),
+                "Winograd 3x3 convolutions: 0 off, 1 where faster than oneDNN's, 2 wherever supported"}}});
   codegen::register_codegen("dnnl", codegen);
   return true;
 }();

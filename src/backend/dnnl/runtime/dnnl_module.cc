@@ -7,10 +7,15 @@
 // binary ops stay blocked and only partition outputs are reordered back to plain (NCHW).
 // Constant weights are reordered into the primitive's preferred layout once, at build.
 //
+// Convolutions: 3x3 stride-1 ones on blocked (nChw8c) activations may run our Winograd kernel
+// (winograd_conv.h) instead of oneDNN's direct convolution where it measured faster; the graph's
+// "winograd" key: 0 never, 1 (default) where faster, 2 wherever supported.
+//
 // Memory: intermediates share one arena, planned from their lifetimes (runtime/memory_plan.h),
 // so a partition's working set stays small and warm in cache; reshapes are views, not copies.
 #include <dlfcn.h>
 
+#include <memory>
 #include <mutex>
 #include <set>
 #include <span>
@@ -22,6 +27,7 @@
 #include "partita/runtime/memory_plan.h"
 #include "partita/runtime/serialize.h"
 #include "partita/support/error.h"
+#include "winograd_conv.h"
 
 namespace partita::backend::dnnl {
 namespace {
@@ -77,16 +83,45 @@ void set_threads(int n) {
   if (fn) fn(n);
 }
 
+// A oneDNN primitive with its arguments, or (wino set) our Winograd convolution, which reads
+// the same arguments (DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_BIAS if any).
 struct Step {
   dn::primitive prim;
   std::unordered_map<int, dn::memory> args;
+  std::shared_ptr<WinogradConv> wino = nullptr;
+
+  void execute(dn::stream& s) {
+    if (!wino) return prim.execute(s, args);
+    auto bias = args.find(DNNL_ARG_BIAS);
+    wino->run(static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle()),
+              bias == args.end() ? nullptr : static_cast<const float*>(bias->second.get_data_handle()),
+              static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle()));
+  }
 };
+
+// The node's post-ops as the Winograd kernel's, or false when it lacks one of them.
+bool winograd_post_ops(const json& post, std::vector<WinogradPostOp>& out) {
+  for (const auto& p : post) {
+    std::string kind = p.at("kind").get<std::string>();
+    if (kind == "sum") {
+      out.push_back({WinogradPostOp::Kind::kSum});
+    } else if (kind == "eltwise" && p.at("alg") == "relu") {
+      out.push_back({WinogradPostOp::Kind::kRelu, p.at("alpha").get<float>()});
+    } else if (kind == "eltwise" && p.at("alg") == "clip") {
+      out.push_back({WinogradPostOp::Kind::kClip, p.at("alpha").get<float>(), p.at("beta").get<float>()});
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
 
 // One function's built graph.
 class Program {
  public:
-  Program(const json& f, int num_threads, const std::map<std::string, Tensor>& constants, dn::engine& eng)
-      : eng_(eng), num_threads_(num_threads) {
+  Program(const json& f, int num_threads, int winograd, const std::map<std::string, Tensor>& constants,
+          dn::engine& eng)
+      : eng_(eng), num_threads_(num_threads), winograd_(winograd) {
     symbol_ = f.at("symbol").get<std::string>();
     for (const auto& v : f.at("values")) dims_.push_back(v.get<dn::memory::dims>());
     mem_.resize(dims_.size());
@@ -155,11 +190,16 @@ class Program {
     }
     for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
     set_threads(num_threads_);
-    for (auto& st : steps_) st.prim.execute(s, st.args);
+    for (auto& st : steps_) st.execute(s);
     size_t r = 0;
     for (size_t k = 0; k < out.size(); ++k)
       if (out_copy_[k]) out_reorder_[r++].execute(s, mem_[outputs_[k]], out_mem_[k]);
     s.wait();
+  }
+
+  // How many convolutions run the Winograd kernel.
+  int64_t winograd_steps() const {
+    return std::count_if(steps_.begin(), steps_.end(), [](const Step& st) { return st.wino != nullptr; });
   }
 
  private:
@@ -275,7 +315,8 @@ class Program {
         }
         w_plain = wg;
       }
-      dn::memory w = weights_in(in[1], w_plain, pd.weights_desc());
+      std::shared_ptr<WinogradConv> wino = winograd_for(n, xd, wd, od, in[1], pd);
+      dn::memory w = wino ? w_plain : weights_in(in[1], w_plain, pd.weights_desc());
       // The sum post-op accumulates into dst, which must hold the residual first: when this is
       // the residual's last use, it is an intermediate in dst's layout and not also read by
       // this convolution, accumulate in place.
@@ -288,7 +329,10 @@ class Program {
         dn::memory r = value(sum_in);
         steps_.push_back({dn::reorder(r, dst), {{DNNL_ARG_FROM, r}, {DNNL_ARG_TO, dst}}});
       }
-      steps_.push_back({dn::convolution_forward(pd), std::move(args)});
+      if (wino)
+        steps_.push_back({dn::primitive(), std::move(args), std::move(wino)});
+      else
+        steps_.push_back({dn::convolution_forward(pd), std::move(args)});
       set_output(out, dst);
     } else if (op == "matmul") {
       need(2);
@@ -434,6 +478,32 @@ class Program {
     }
   }
 
+  // The Winograd kernel for a conv2d node, or null where oneDNN's convolution runs instead:
+  // 3x3, stride 1, dilation 1, padding 1, groups 1, a constant weight, channels that are
+  // multiples of 8, oneDNN choosing nChw8c for source and destination, supported post-ops,
+  // and (winograd_ == 1) a shape where it measured faster.
+  std::shared_ptr<WinogradConv> winograd_for(const json& n, const dn::memory::dims& xd, const dn::memory::dims& wd,
+                                             const dn::memory::dims& od, int w_id,
+                                             const dn::convolution_forward::primitive_desc& pd) {
+    if (winograd_ == 0 || !WinogradConv::cpu_supported()) return nullptr;
+    using dims = dn::memory::dims;
+    if (n.at("strides").get<dims>() != dims{1, 1} || n.at("dilation").get<dims>() != dims{1, 1} ||
+        n.at("padding").get<dims>() != dims{1, 1, 1, 1} || n.at("groups").get<int64_t>() != 1)
+      return nullptr;
+    if (wd[2] != 3 || wd[3] != 3 || wd[1] != xd[1] || od[2] != xd[2] || od[3] != xd[3] || od[0] != xd[0] ||
+        !is_const_.count(w_id) || !WinogradConv::shape_supported(xd[1], od[1]))
+      return nullptr;
+    if (pd.src_desc() != dn::memory::desc(xd, dt::f32, tag::aBcd8b) ||
+        pd.dst_desc() != dn::memory::desc(od, dt::f32, tag::aBcd8b))
+      return nullptr;
+    std::vector<WinogradPostOp> post;
+    if (!winograd_post_ops(n.at("post"), post)) return nullptr;
+    if (winograd_ == 1 && !WinogradConv::preferred(xd[2], xd[3], xd[1], od[1])) return nullptr;
+    return std::make_shared<WinogradConv>(xd[0], xd[1], xd[2], xd[3], od[1],
+                                          static_cast<const float*>(value(w_id).get_data_handle()), std::move(post),
+                                          num_threads_);
+  }
+
   // Constant weights: reordered into `md` once. Others: a reorder step per call.
   dn::memory weights_in(int id, const dn::memory& plain, const dn::memory::desc& md) {
     if (plain.get_desc() == md) return plain;
@@ -516,6 +586,7 @@ class Program {
 
   dn::engine& eng_;
   int num_threads_;
+  int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 wherever supported)
   std::string symbol_;
   std::vector<dn::memory::dims> dims_;
   std::vector<dn::memory> mem_;
@@ -581,6 +652,13 @@ class DnnlModule : public runtime::RuntimeModule {
 
   const std::string& graph() const { return graph_text_; }
 
+  int64_t winograd_convs() {
+    std::lock_guard lock(mu_);
+    int64_t count = 0;
+    for (const auto& [_, p] : programs_) count += p->winograd_steps();
+    return count;
+  }
+
  private:
   Program& program(size_t index);
 
@@ -604,7 +682,8 @@ Program& DnnlModule::program(size_t index) {
   int threads = graph_.value("num_threads", 0);
   set_threads(threads);
   try {
-    auto p = std::make_unique<Program>(graph_["functions"][index], threads, constants_, *engine_);
+    auto p = std::make_unique<Program>(graph_["functions"][index], threads, graph_.value("winograd", 1), constants_,
+                                       *engine_);
     return *(programs_[index] = std::move(p));
   } catch (const dn::error& e) {
     throw_error("ValueError", "dnnl module, function '" + symbols_[index] + "': oneDNN rejected the graph: " +
@@ -633,6 +712,11 @@ runtime::ModulePtr make_dnnl_module(std::string graph_json) { return std::make_s
 std::string dnnl_module_graph(const runtime::RuntimeModule& module) {
   if (auto* m = dynamic_cast<const DnnlModule*>(&module)) return m->graph();
   return "";
+}
+
+int64_t dnnl_module_winograd_convs(runtime::RuntimeModule& module) {
+  if (auto* m = dynamic_cast<DnnlModule*>(&module)) return m->winograd_convs();
+  return 0;
 }
 
 }  // namespace partita::backend::dnnl

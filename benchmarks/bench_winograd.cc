@@ -1,4 +1,4 @@
-// Winograd F(2x2, 3x3) (src/backend/dnnl/runtime/winograd_conv.h) against oneDNN's direct
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) (src/backend/dnnl/runtime/winograd_conv.h) against oneDNN's direct
 // convolution on ResNet's 3x3 stride-1 shapes (N = 1), both on nChw8c activations with bias and
 // ReLU fused, as the dnnl module runs them. Runs alternate (oneDNN, Winograd, oneDNN, ...) so
 // load on a shared machine hits both alike; prints best and median of each and the ratios, and
@@ -73,7 +73,9 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
   dn::reorder(w_plain, wm).execute(s, w_plain, wm);
   s.wait();
   dn::convolution_forward conv(pd);
-  WinogradConv wino(1, c, h, w, c, wt.data(), {{WinogradPostOp::Kind::kRelu, 0.0f}}, threads);
+  WinogradConv wino(2, 1, c, h, w, c, wt.data(), {{WinogradPostOp::Kind::kRelu, 0.0f}}, threads);
+  WinogradConv wino4(4, 1, c, h, w, c, wt.data(), {{WinogradPostOp::Kind::kRelu, 0.0f}}, threads);
+  dn::memory dst4(dst_md, eng);
 
   auto run_dnnl = [&] {
     conv.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dst}});
@@ -82,28 +84,38 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
   auto run_wino = [&] {
     wino.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst2.get_data_handle()));
   };
-  for (int k = 0; k < 3; ++k) run_dnnl(), run_wino();
-  std::vector<double> ta, tb;
+  auto run_wino4 = [&] {
+    wino4.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst4.get_data_handle()));
+  };
+  for (int k = 0; k < 3; ++k) run_dnnl(), run_wino(), run_wino4();
+  std::vector<double> ta, tb, tc;
   for (int k = 0; k < runs; ++k) {
     double t0 = now_ms();
     run_dnnl();
     double t1 = now_ms();
     run_wino();
     double t2 = now_ms();
+    run_wino4();
+    double t3 = now_ms();
     ta.push_back(t1 - t0);
     tb.push_back(t2 - t1);
+    tc.push_back(t3 - t2);
   }
   const float* a = static_cast<const float*>(dst.get_data_handle());
-  const float* b = static_cast<const float*>(dst2.get_data_handle());
-  double max_diff = 0, max_ref = 0;
-  for (size_t i = 0; i < size_t(c * h * w); ++i) {
-    max_diff = std::max(max_diff, double(std::fabs(a[i] - b[i])));
-    max_ref = std::max(max_ref, double(std::fabs(a[i])));
-  }
-  Stats sa = stats(ta), sb = stats(tb);
-  std::printf("%3lldx%-3lldx%4lld  %8.3f %8.3f  %8.3f %8.3f  %6.2f %6.2f  %9.2e\n", (long long)h, (long long)w,
-              (long long)c, sa.best, sa.median, sb.best, sb.median, sb.best / sa.best, sb.median / sa.median,
-              max_diff / max_ref);
+  auto rel_diff = [&](const dn::memory& m) {
+    const float* b = static_cast<const float*>(m.get_data_handle());
+    double max_diff = 0, max_ref = 0;
+    for (size_t i = 0; i < size_t(c * h * w); ++i) {
+      max_diff = std::max(max_diff, double(std::fabs(a[i] - b[i])));
+      max_ref = std::max(max_ref, double(std::fabs(a[i])));
+    }
+    return max_diff / max_ref;
+  };
+  Stats sa = stats(ta), sb = stats(tb), sc = stats(tc);
+  std::printf("%3lldx%-3lldx%4lld  %7.3f %7.3f  %7.3f %7.3f %5.2f %5.2f %8.1e  %7.3f %7.3f %5.2f %5.2f %8.1e\n",
+              (long long)h, (long long)w, (long long)c, sa.best, sa.median, sb.best, sb.median, sb.best / sa.best,
+              sb.median / sa.median, rel_diff(dst2), sc.best, sc.median, sc.best / sa.best, sc.median / sa.median,
+              rel_diff(dst4));
 }
 
 }  // namespace
@@ -121,9 +133,10 @@ int main(int argc, char** argv) {
     long long h, w, c;
     if (std::sscanf(argv[k], "%lldx%lldx%lld", &h, &w, &c) == 3) shapes.push_back({h, w, c});
   }
-  std::printf("%d runs, %d threads; times in ms (oneDNN direct | Winograd F(2x2,3x3)); ratio = Winograd/oneDNN\n",
+  std::printf("%d runs, %d threads; times in ms: oneDNN direct | Winograd F(2x2,3x3) | F(4x4,3x3); ratio = "
+              "Winograd/oneDNN; diff = max|wino - oneDNN| / max|oneDNN|\n",
               runs, threads);
-  std::printf("  HxWxC        dnnl best  median  wino best  median  r.best r.med  rel.diff\n");
+  std::printf("  HxWxC        dnnl:best  median   F2:best  median r.bst r.med     diff   F4:best  median r.bst r.med     diff\n");
   for (const auto& [h, w, c] : shapes) bench(h, w, c, runs, threads);
   return 0;
 }

@@ -3,13 +3,13 @@
 // primitives, which the runtime module (src/backend/dnnl/runtime) builds once and runs.
 //
 // Target kind "dnnl": num_threads (int, 0 = every core); winograd (int): 3x3 stride-1
-// convolutions on our Winograd F(2x2, 3x3) kernel (AVX2+FMA CPUs, src/backend/dnnl/runtime/
-// winograd_conv.h) instead of oneDNN's direct one: 0 never, 1 (default) for the shapes where it
-// measured faster, 2 wherever supported (tests, benchmarks). Written to the graph as "winograd"
-// only when not 1.
+// convolutions on our Winograd kernel (AVX2+FMA CPUs, src/backend/dnnl/runtime/winograd_conv.h)
+// instead of oneDNN's direct one: 0 never, 1 (default) for the shapes where it measured faster
+// (with the tile size that did), 2 / 4 F(2x2, 3x3) / F(4x4, 3x3) wherever supported (tests,
+// benchmarks). Written to the graph as "winograd" only when not 1.
 //
 // Serialized graph (JSON, version 1; the module's binary is magic "PTDN", version, this text):
-//   {"version": 1, "num_threads": N, ["winograd": 0 | 2,] "functions": [{
+//   {"version": 1, "num_threads": N, ["winograd": 0 | 2 | 4,] "functions": [{
 //      "symbol": "fused_...", "values": [[dims...], ...],        // value id = index; float32
 //      "inputs": [value ids, in parameter order], "outputs": [value ids],
 //      "constants": [{"value": id, "name": "<name in const_name_to_constant>"}],

@@ -399,8 +399,8 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   int64_t threads = target.get_int("num_threads");
   if (threads < 0) throw_error("ValueError", "dnnl: num_threads must be >= 0 (0 = every core), got " + std::to_string(threads));
   int64_t winograd = target.get_int("winograd");
-  if (winograd < 0 || winograd > 2)
-    throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster) or 2 (always), got " +
+  if (winograd != 0 && winograd != 1 && winograd != 2 && winograd != 4)
+    throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster), 2 or 4 (F(2x2) or F(4x4) always), got " +
                                   std::to_string(winograd));
   std::string graph = serialize_graph(functions, namer, threads, const_names, winograd);
   codegen::CodegenResult result;
@@ -415,7 +415,7 @@ const bool registered = [] {
   codegen::register_target_kind(codegen::TargetKindDef{
       "dnnl", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads for oneDNN (0 = every core)"},
                {"winograd", codegen::TargetOptionType::Int, int64_t(1),
-                "Winograd 3x3 convolutions: 0 off, 1 where faster than oneDNN's, 2 wherever supported"}}});
+                "Winograd 3x3 convolutions: 0 off, 1 where faster than oneDNN's, 2 / 4 F(2x2) / F(4x4) wherever supported"}}});
   codegen::register_codegen("dnnl", codegen);
   return true;
 }();

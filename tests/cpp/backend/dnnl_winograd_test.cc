@@ -1,4 +1,4 @@
-// The dnnl module's Winograd F(2x2, 3x3) convolution (src/backend/dnnl/runtime/winograd_conv.h):
+// The dnnl module's Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions (src/backend/dnnl/runtime/winograd_conv.h):
 // chains of 3x3 convolutions (blocked layouts between them) with and without bias, ReLU, clip,
 // residual sums (copied and in place), on small and odd spatial sizes and channel counts that
 // are multiples of 8 but not of 16, agree with a naive double-precision reference; the graph's
@@ -142,10 +142,12 @@ const std::vector<ChainCase> kCases = {
 TEST(DnnlWinograd, ForcedOnEverySupportedConvMatchesReference) {
   if (!avx2_fma()) GTEST_SKIP() << "no AVX2/FMA: the Winograd kernel is not used";
   uint32_t seed = 100;
-  for (const auto& c : kCases) {
-    int64_t n = run_chain(c, 2, seed += 10);
-    EXPECT_EQ(n, 4) << name_of(c) << ": every convolution should run on the Winograd kernel";
-  }
+  for (int tile : {2, 4})
+    for (const auto& c : kCases) {
+      int64_t n = run_chain(c, tile, seed += 10);
+      EXPECT_EQ(n, 4) << name_of(c) << ", F(" << tile << "x" << tile
+                      << ", 3x3): every convolution should run on the Winograd kernel";
+    }
 }
 
 TEST(DnnlWinograd, OffRunsOneDnnOnly) {
@@ -166,6 +168,7 @@ TEST(DnnlWinograd, DefaultFollowsTheMeasuredRule) {
 // Channels that are not multiples of 8 (padded blocks) stay on oneDNN even when forced.
 TEST(DnnlWinograd, PaddedChannelsFallBackToOneDnn) {
   EXPECT_EQ(run_chain({12, 20, 5, 7, 7, true}, 2, 400), 0);
+  EXPECT_EQ(run_chain({12, 20, 5, 7, 7, true}, 4, 410), 0);
 }
 
 // Through the compiler: Target("dnnl", {"winograd": ...}) reaches the graph and the module;
@@ -194,7 +197,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
   Tensor in = random_tensor({1, 16, 14, 14}, 504);
   Tensor want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", {in})[0];
   IRModule parted = partition_for_dnnl(mod);
-  for (int64_t mode : {0, 1, 2}) {
+  for (int64_t mode : {0, 1, 2, 4}) {
     codegen::BuildOptions opts;
     opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", mode}}));
     auto exec = codegen::build(parted, opts);
@@ -207,7 +210,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
     EXPECT_EQ(n, mode == 0 || !avx2_fma() ? 0 : 2) << "winograd " << mode;
   }
   codegen::BuildOptions bad;
-  bad.targets.push_back(codegen::Target("dnnl", {{"winograd", 3}}));
+  bad.targets.push_back(codegen::Target("dnnl", {{"winograd", 3}}));  // only 0, 1, 2 and 4
   EXPECT_THROW(codegen::build(parted, bad), Error);
 }
 

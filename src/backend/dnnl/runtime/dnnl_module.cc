@@ -9,7 +9,7 @@
 //
 // Convolutions: 3x3 stride-1 ones on blocked (nChw8c) activations may run our Winograd kernel
 // (winograd_conv.h) instead of oneDNN's direct convolution where it measured faster; the graph's
-// "winograd" key: 0 never, 1 (default) where faster, 2 wherever supported.
+// "winograd" key: 0 never, 1 (default) where faster, 2 / 4 F(2x2) / F(4x4) wherever supported.
 //
 // Memory: intermediates share one arena, planned from their lifetimes (runtime/memory_plan.h),
 // so a partition's working set stays small and warm in cache; reshapes are views, not copies.
@@ -481,7 +481,7 @@ class Program {
   // The Winograd kernel for a conv2d node, or null where oneDNN's convolution runs instead:
   // 3x3, stride 1, dilation 1, padding 1, groups 1, a constant weight, channels that are
   // multiples of 8, oneDNN choosing nChw8c for source and destination, supported post-ops,
-  // and (winograd_ == 1) a shape where it measured faster.
+  // and (winograd_ == 1) a shape where it measured faster, with the tile size that did.
   std::shared_ptr<WinogradConv> winograd_for(const json& n, const dn::memory::dims& xd, const dn::memory::dims& wd,
                                              const dn::memory::dims& od, int w_id,
                                              const dn::convolution_forward::primitive_desc& pd) {
@@ -498,8 +498,9 @@ class Program {
       return nullptr;
     std::vector<WinogradPostOp> post;
     if (!winograd_post_ops(n.at("post"), post)) return nullptr;
-    if (winograd_ == 1 && !WinogradConv::preferred(xd[2], xd[3], xd[1], od[1])) return nullptr;
-    return std::make_shared<WinogradConv>(xd[0], xd[1], xd[2], xd[3], od[1],
+    int tile = winograd_ == 1 ? WinogradConv::preferred_tile(xd[2], xd[3], xd[1], od[1]) : winograd_;
+    if (tile != 2 && tile != 4) return nullptr;
+    return std::make_shared<WinogradConv>(tile, xd[0], xd[1], xd[2], xd[3], od[1],
                                           static_cast<const float*>(value(w_id).get_data_handle()), std::move(post),
                                           num_threads_);
   }
@@ -586,7 +587,7 @@ class Program {
 
   dn::engine& eng_;
   int num_threads_;
-  int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 wherever supported)
+  int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 / 4 that tile wherever supported)
   std::string symbol_;
   std::vector<dn::memory::dims> dims_;
   std::vector<dn::memory> mem_;

@@ -58,32 +58,65 @@ MicroFn micro_for(int64_t rows, int nv) {
   return table[nv - 1][rows - 1];
 }
 
-// One tile's input transform for one block of 8 channels: d (4x4, zero outside the image)
-// to V = B^T d B, stored at v + xi * xi_stride for xi = 4 * i + j.
-__attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h, int64_t w,
-                                                    int64_t y0, int64_t x0, float* v,
-                                                    int64_t xi_stride) {
-  __m256 d[4][4];
-  const __m256 zero = _mm256_setzero_ps();
-  bool inside = y0 >= 0 && x0 >= 0 && y0 + 4 <= h && x0 + 4 <= w;
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
-      int64_t y = y0 + i, x = x0 + j;
-      d[i][j] = inside || (y >= 0 && y < h && x >= 0 && x < w) ? _mm256_loadu_ps(base + (y * w + x) * 8)
-                                                               : zero;
-    }
-  __m256 t[4][4];
-  for (int j = 0; j < 4; ++j) {  // B^T d (rows)
-    t[0][j] = _mm256_sub_ps(d[0][j], d[2][j]);
-    t[1][j] = _mm256_add_ps(d[1][j], d[2][j]);
-    t[2][j] = _mm256_sub_ps(d[2][j], d[1][j]);
-    t[3][j] = _mm256_sub_ps(d[1][j], d[3][j]);
+// The 1-d transforms, on `alpha` = M + 2 vectors. Input (B^T d), output (A^T m).
+template <int M>
+__attribute__((target("avx2,fma"), always_inline)) inline void in_1d(const __m256* d, __m256* r) {
+  if constexpr (M == 2) {
+    r[0] = _mm256_sub_ps(d[0], d[2]);
+    r[1] = _mm256_add_ps(d[1], d[2]);
+    r[2] = _mm256_sub_ps(d[2], d[1]);
+    r[3] = _mm256_sub_ps(d[1], d[3]);
+  } else {
+    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+    __m256 t1 = _mm256_fnmadd_ps(four, d[2], d[4]), t2 = _mm256_fnmadd_ps(four, d[1], d[3]);
+    __m256 t3 = _mm256_sub_ps(d[4], d[2]), t4 = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
+    r[0] = _mm256_fnmadd_ps(five, d[2], _mm256_fmadd_ps(four, d[0], d[4]));
+    r[1] = _mm256_add_ps(t1, t2);
+    r[2] = _mm256_sub_ps(t1, t2);
+    r[3] = _mm256_add_ps(t3, t4);
+    r[4] = _mm256_sub_ps(t3, t4);
+    r[5] = _mm256_fnmadd_ps(five, d[3], _mm256_fmadd_ps(four, d[1], d[5]));
   }
-  for (int i = 0; i < 4; ++i) {  // (B^T d) B (columns)
-    _mm256_storeu_ps(v + (4 * i + 0) * xi_stride, _mm256_sub_ps(t[i][0], t[i][2]));
-    _mm256_storeu_ps(v + (4 * i + 1) * xi_stride, _mm256_add_ps(t[i][1], t[i][2]));
-    _mm256_storeu_ps(v + (4 * i + 2) * xi_stride, _mm256_sub_ps(t[i][2], t[i][1]));
-    _mm256_storeu_ps(v + (4 * i + 3) * xi_stride, _mm256_sub_ps(t[i][1], t[i][3]));
+}
+
+template <int M>
+__attribute__((target("avx2,fma"), always_inline)) inline void out_1d(const __m256* m, __m256* o) {
+  if constexpr (M == 2) {
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], m[1]), m[2]);
+    o[1] = _mm256_sub_ps(_mm256_sub_ps(m[1], m[2]), m[3]);
+  } else {
+    __m256 a = _mm256_add_ps(m[1], m[2]), b = _mm256_sub_ps(m[1], m[2]);
+    __m256 c = _mm256_add_ps(m[3], m[4]), d = _mm256_sub_ps(m[3], m[4]);
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], a), c);
+    o[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d, b);
+    o[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), c, a);
+    o[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d, b), m[5]);
+  }
+}
+
+// One tile's input transform for one block of 8 channels: d (alpha x alpha, zero outside the
+// image) to V = B^T d B, stored at v + xi * xi_stride for xi = alpha * i + j.
+template <int M>
+__attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h, int64_t w, int64_t y0,
+                                                    int64_t x0, float* v, int64_t xi_stride) {
+  constexpr int A = M + 2;
+  __m256 d[A][A], t[A][A];
+  const __m256 zero = _mm256_setzero_ps();
+  bool inside = y0 >= 0 && x0 >= 0 && y0 + A <= h && x0 + A <= w;
+  for (int i = 0; i < A; ++i)
+    for (int j = 0; j < A; ++j) {
+      int64_t y = y0 + i, x = x0 + j;
+      d[j][i] = inside || (y >= 0 && y < h && x >= 0 && x < w) ? _mm256_loadu_ps(base + (y * w + x) * 8) : zero;
+    }
+  for (int j = 0; j < A; ++j) {  // B^T d, column by column (d is stored transposed)
+    __m256 col[A];
+    in_1d<M>(d[j], col);
+    for (int i = 0; i < A; ++i) t[i][j] = col[i];
+  }
+  for (int i = 0; i < A; ++i) {  // (B^T d) B, row by row
+    __m256 row[A];
+    in_1d<M>(t[i], row);
+    for (int j = 0; j < A; ++j) _mm256_storeu_ps(v + (A * i + j) * xi_stride, row[j]);
   }
 }
 
@@ -107,28 +140,30 @@ __attribute__((target("avx2,fma"))) inline __m256 apply_post(__m256 y, const flo
   return y;
 }
 
-// One tile's output transform for 8 channels: m (16 vectors, xi_stride apart) to the 2x2
-// outputs Y = A^T m A, plus bias and post-ops, stored where they fall inside the image.
-__attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t xi_stride, __m256 bias,
-                                                     float* base, int64_t h, int64_t w, int64_t y0,
-                                                     int64_t x0, const std::vector<WinogradPostOp>& post) {
-  __m256 s[4][2];
-  for (int i = 0; i < 4; ++i) {  // m A (columns)
-    __m256 m0 = _mm256_loadu_ps(m + (4 * i + 0) * xi_stride);
-    __m256 m1 = _mm256_loadu_ps(m + (4 * i + 1) * xi_stride);
-    __m256 m2 = _mm256_loadu_ps(m + (4 * i + 2) * xi_stride);
-    __m256 m3 = _mm256_loadu_ps(m + (4 * i + 3) * xi_stride);
-    s[i][0] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-    s[i][1] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+// One tile's output transform for 8 channels: m (alpha^2 vectors, xi_stride apart) to the
+// M x M outputs Y = A^T m A, plus bias and post-ops, stored where they fall inside the image.
+template <int M>
+__attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t xi_stride, __m256 bias, float* base,
+                                                     int64_t h, int64_t w, int64_t y0, int64_t x0,
+                                                     const std::vector<WinogradPostOp>& post) {
+  constexpr int A = M + 2;
+  __m256 s[M][A];  // s = A^T m, computed column by column
+  for (int j = 0; j < A; ++j) {
+    __m256 col[A], o[M];
+    for (int i = 0; i < A; ++i) col[i] = _mm256_loadu_ps(m + (A * i + j) * xi_stride);
+    out_1d<M>(col, o);
+    for (int i = 0; i < M; ++i) s[i][j] = o[i];
   }
-  for (int j = 0; j < 2; ++j) {  // A^T (m A) (rows)
-    __m256 y[2] = {_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[0][j], s[1][j]), s[2][j]), bias),
-                   _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(s[1][j], s[2][j]), s[3][j]), bias)};
-    for (int i = 0; i < 2; ++i) {
-      int64_t yy = y0 + i, xx = x0 + j;
-      if (yy >= h || xx >= w) continue;
+  for (int i = 0; i < M; ++i) {  // (A^T m) A, row by row
+    int64_t yy = y0 + i;
+    if (yy >= h) break;
+    __m256 y[M];
+    out_1d<M>(s[i], y);
+    for (int j = 0; j < M; ++j) {
+      int64_t xx = x0 + j;
+      if (xx >= w) break;
       float* p = base + (yy * w + xx) * 8;
-      _mm256_storeu_ps(p, apply_post(y[i], p, post));
+      _mm256_storeu_ps(p, apply_post(_mm256_add_ps(y[j], bias), p, post));
     }
   }
 }
@@ -143,23 +178,25 @@ bool WinogradConv::shape_supported(int64_t cin, int64_t cout) {
   return cin > 0 && cout > 0 && cin % 8 == 0 && cout % 8 == 0;
 }
 
-bool WinogradConv::preferred(int64_t h, int64_t w, int64_t cin, int64_t cout) {
+int WinogradConv::preferred_tile(int64_t h, int64_t w, int64_t cin, int64_t cout) {
   // Measured with bench_winograd (N = 1, C -> C, bias + ReLU, 2 threads, best of 20-30;
-  // Winograd / oneDNN time, 2026-11-29): 56x56x64 0.78, 28x28x128 0.68-0.69, 14x14x256
+  // Winograd / oneDNN time, 2026-11-29): F(2x2): 56x56x64 0.78, 28x28x128 0.68-0.69, 14x14x256
   // 0.71-0.72, 7x7x512 0.81-0.88, 14x14x64 0.61, 7x7x64 1.01, 5x9x64 0.99, 4x4x512 1.19.
-  // Below 7 pixels a side most of each 4x4 input tile is padding and the 16 transformed
-  // products cost more than the 9 direct ones; channels barely matter in between.
+  // Below 7 pixels a side most of each input tile is padding and the transformed products
+  // cost more than the 9 direct ones; channels barely matter in between.
   (void)cin;
   (void)cout;
-  return h >= 7 && w >= 7;
+  return h >= 7 && w >= 7 ? 2 : 0;
 }
 
-WinogradConv::WinogradConv(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout,
+WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout,
                            const float* weights, std::vector<WinogradPostOp> post, int num_threads)
-    : n_(n), cin_(cin), h_(h), w_(w), cout_(cout), post_(std::move(post)) {
+    : tile_(tile == 4 ? 4 : 2), n_(n), cin_(cin), h_(h), w_(w), cout_(cout), post_(std::move(post)) {
+  const int64_t m = tile_, alpha = m + 2;
+  positions_ = alpha * alpha;
   num_threads_ = num_threads > 0 ? num_threads : omp_get_max_threads();
-  tiles_h_ = (h + 1) / 2;
-  tiles_w_ = (w + 1) / 2;
+  tiles_h_ = (h + m - 1) / m;
+  tiles_w_ = (w + m - 1) / m;
   tiles_ = n * tiles_h_ * tiles_w_;
   // Tiles per task: one position's [tiles x cin] slice about 32 KiB, so it stays in L1/L2
   // while the 16-column weight panels stream past it. Enough tiles: split tiles into a
@@ -180,28 +217,34 @@ WinogradConv::WinogradConv(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t
     chunk_ = (per + 15) / 16 * 16;
     chunks_ = (cout + chunk_ - 1) / chunk_;
   }
-  // U = G g G^T, packed per position into panels of 16 output channels (the last may be 8).
-  u_.assign(size_t(16 * cin * cout), 0.0f);
+  // U = G g G^T (in double), packed per position into panels of 16 output channels (the
+  // last may be 8).
+  static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static const double g4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  auto gm = [&](int64_t i, int k) { return m == 2 ? g2[i][k] : g4[i][k]; };
+  u_.assign(size_t(positions_ * cin * cout), 0.0f);
   for (int64_t co = 0; co < cout; ++co) {
     int64_t n0 = co / 16 * 16, pw = std::min<int64_t>(16, cout - n0);
     for (int64_t ci = 0; ci < cin; ++ci) {
       const float* g = weights + (co * cin + ci) * 9;
-      double gg[4][3];  // G g
-      for (int j = 0; j < 3; ++j) {
-        gg[0][j] = g[j];
-        gg[1][j] = 0.5 * (double(g[j]) + g[3 + j] + g[6 + j]);
-        gg[2][j] = 0.5 * (double(g[j]) - g[3 + j] + g[6 + j]);
-        gg[3][j] = g[6 + j];
-      }
-      for (int i = 0; i < 4; ++i) {
-        double r[4] = {gg[i][0], 0.5 * (gg[i][0] + gg[i][1] + gg[i][2]),
-                       0.5 * (gg[i][0] - gg[i][1] + gg[i][2]), gg[i][2]};
-        for (int j = 0; j < 4; ++j)
-          u_[size_t((4 * i + j) * cin * cout + n0 * cin + ci * pw + (co - n0))] = float(r[j]);
-      }
+      double gg[6][3] = {};  // G g
+      for (int64_t i = 0; i < alpha; ++i)
+        for (int j = 0; j < 3; ++j)
+          for (int k = 0; k < 3; ++k) gg[i][j] += gm(i, k) * g[k * 3 + j];
+      for (int64_t i = 0; i < alpha; ++i)
+        for (int64_t j = 0; j < alpha; ++j) {
+          double r = 0;  // (G g G^T)[i][j]
+          for (int k = 0; k < 3; ++k) r += gg[i][k] * gm(j, k);
+          u_[size_t((alpha * i + j) * cin * cout + n0 * cin + ci * pw + (co - n0))] = float(r);
+        }
     }
   }
-  work_per_thread_ = 16 * block_tiles_ * (cin + chunk_) + 16;
+  work_per_thread_ = positions_ * block_tiles_ * (cin + chunk_) + 16;
   work_.assign(size_t(work_per_thread_ * nt), 0.0f);
 }
 
@@ -210,29 +253,34 @@ void WinogradConv::run(const float* src, const float* bias, float* dst) {
 #pragma omp parallel for num_threads(num_threads_) schedule(static)
   for (int64_t task = 0; task < tasks; ++task) {
     float* v = work_.data() + work_per_thread_ * omp_get_thread_num();
-    float* m = v + 16 * block_tiles_ * cin_;
-    run_task(task / chunks_, task % chunks_, src, bias, dst, v, m);
+    float* m = v + positions_ * block_tiles_ * cin_;
+    if (tile_ == 4)
+      run_task<4>(task / chunks_, task % chunks_, src, bias, dst, v, m);
+    else
+      run_task<2>(task / chunks_, task % chunks_, src, bias, dst, v, m);
   }
 }
 
-__attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, int64_t chunk,
-                                                                const float* src, const float* bias,
-                                                                float* dst, float* v, float* m) const {
+template <int M>
+__attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, int64_t chunk, const float* src,
+                                                                const float* bias, float* dst, float* v,
+                                                                float* m) const {
+  constexpr int64_t P = (M + 2) * (M + 2);
   const int64_t t0 = block * block_tiles_, nt = std::min(block_tiles_, tiles_ - t0);
   const int64_t c0 = chunk * chunk_, nc = std::min(chunk_, cout_ - c0);
-  const int64_t per_tile_image = tiles_h_ * tiles_w_;
+  const int64_t per_image = tiles_h_ * tiles_w_;
   const int64_t v_stride = block_tiles_ * cin_, m_stride = block_tiles_ * chunk_;
   // Input transform: V[xi][tile][cin].
   for (int64_t t = 0; t < nt; ++t) {
-    int64_t g = t0 + t, img = g / per_tile_image, r = g % per_tile_image;
-    int64_t y0 = (r / tiles_w_) * 2 - 1, x0 = (r % tiles_w_) * 2 - 1;
+    int64_t g = t0 + t, img = g / per_image, r = g % per_image;
+    int64_t y0 = (r / tiles_w_) * M - 1, x0 = (r % tiles_w_) * M - 1;
     for (int64_t cb = 0; cb < cin_ / 8; ++cb) {
       const float* base = src + ((img * (cin_ / 8) + cb) * h_) * w_ * 8;
-      input_tile(base, h_, w_, y0, x0, v + t * cin_ + cb * 8, v_stride);
+      input_tile<M>(base, h_, w_, y0, x0, v + t * cin_ + cb * 8, v_stride);
     }
   }
   // M[xi][tile][chunk] = V[xi] . U[xi] for this chunk's output channels.
-  for (int64_t xi = 0; xi < 16; ++xi) {
+  for (int64_t xi = 0; xi < P; ++xi) {
     const float* a = v + xi * v_stride;
     const float* u = u_.data() + xi * cin_ * cout_;
     for (int64_t n0 = c0; n0 < c0 + nc; n0 += 16) {
@@ -247,12 +295,12 @@ __attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, i
   }
   // Output transform, bias and post-ops, into dst.
   for (int64_t t = 0; t < nt; ++t) {
-    int64_t g = t0 + t, img = g / per_tile_image, r = g % per_tile_image;
-    int64_t y0 = (r / tiles_w_) * 2, x0 = (r % tiles_w_) * 2;
+    int64_t g = t0 + t, img = g / per_image, r = g % per_image;
+    int64_t y0 = (r / tiles_w_) * M, x0 = (r % tiles_w_) * M;
     for (int64_t c = c0; c < c0 + nc; c += 8) {
       __m256 bv = bias ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
       float* base = dst + ((img * (cout_ / 8) + c / 8) * h_) * w_ * 8;
-      output_tile(m + t * chunk_ + (c - c0), m_stride, bv, base, h_, w_, y0, x0, post_);
+      output_tile<M>(m + t * chunk_ + (c - c0), m_stride, bv, base, h_, w_, y0, x0, post_);
     }
   }
 }

@@ -1,10 +1,11 @@
-// Winograd F(2x2, 3x3) convolution for the dnnl runtime module: 3x3, stride 1, dilation 1,
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution for the dnnl runtime module: 3x3, stride 1, dilation 1,
 // padding 1, groups 1, float32, on oneDNN's 8-channel-blocked activations (nChw8c, "aBcd8b").
 // oneDNN 2.6 has Winograd only for AVX-512; its AVX2 direct convolution is slow at small
 // spatial sizes (ResNet's 14x14 and 7x7 stages), where this kernel is used instead.
 //
-// Each output 2x2 tile comes from a 4x4 input tile: V = B^T d B per input channel, then for
-// each of the 16 positions of the transformed tile a product [tiles x Cin] . [Cin x Cout]
+// Each output MxM tile (M = 2 or 4) comes from an (M+2)x(M+2) input tile: V = B^T d B per input
+// channel, then for each of the (M+2)^2 positions of the transformed tile a product
+// [tiles x Cin] . [Cin x Cout]
 // with the weights transformed (U = G g G^T) and packed once at construction, then
 // Y = A^T M A per output channel, with bias and the post-ops fused into that last step.
 // Work is split into tasks of (block of tiles, range of output channels) over OpenMP, each
@@ -32,12 +33,14 @@ class WinogradConv {
   static bool cpu_supported();
   /// Whether (cin, cout, h, w) is a shape the kernel handles: channels multiples of 8.
   static bool shape_supported(int64_t cin, int64_t cout);
-  /// Whether Winograd is expected to beat oneDNN's direct convolution for this shape
-  /// (measured with benchmarks/bench_winograd; see the numbers in winograd_conv.cc).
-  static bool preferred(int64_t h, int64_t w, int64_t cin, int64_t cout);
+  /// The output tile size (2: F(2x2, 3x3), 4: F(4x4, 3x3)) expected to beat oneDNN's direct
+  /// convolution for this shape, or 0 where none does (measured with benchmarks/bench_winograd;
+  /// see the numbers in winograd_conv.cc).
+  static int preferred_tile(int64_t h, int64_t w, int64_t cin, int64_t cout);
 
-  /// `weights`: plain OIHW [cout][cin][3][3], read only here. num_threads 0: OpenMP's default.
-  WinogradConv(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, const float* weights,
+  /// `tile`: 2 or 4 (output tile size); `weights`: plain OIHW [cout][cin][3][3], read only here.
+  /// num_threads 0: OpenMP's default.
+  WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, const float* weights,
                std::vector<WinogradPostOp> post, int num_threads);
 
   /// src: [n][cin/8][h][w][8]; dst: [n][cout/8][h][w][8] (holding the residual when a post-op
@@ -45,17 +48,20 @@ class WinogradConv {
   void run(const float* src, const float* bias, float* dst);
 
  private:
-  void run_task(int64_t block, int64_t chunk, const float* src, const float* bias, float* dst,
+  template <int M>
+  __attribute__((target("avx2,fma"))) void run_task(int64_t block, int64_t chunk, const float* src, const float* bias, float* dst,
                 float* v, float* m) const;
 
+  int tile_;            // output tile size M: F(M x M, 3 x 3)
+  int64_t positions_;  // (M + 2)^2 products in the transformed domain
   int64_t n_, cin_, h_, w_, cout_;
   int64_t tiles_h_, tiles_w_, tiles_;
   int64_t block_tiles_, blocks_;  // tiles per task, number of tile blocks
   int64_t chunk_, chunks_;        // output channels per task (multiple of 16), their count
   int num_threads_;
   std::vector<WinogradPostOp> post_;
-  std::vector<float> u_;     // [16][cout / 16 panels][cin][16 or 8]: transformed weights
-  std::vector<float> work_;  // per thread: V [16][block][cin], M [16][block][chunk]
+  std::vector<float> u_;     // [positions][cout / 16 panels][cin][16 or 8]: transformed weights
+  std::vector<float> work_;  // per thread: V [positions][block][cin], M [positions][block][chunk]
   int64_t work_per_thread_ = 0;
 };
 

@@ -179,14 +179,22 @@ bool WinogradConv::shape_supported(int64_t cin, int64_t cout) {
 }
 
 int WinogradConv::preferred_tile(int64_t h, int64_t w, int64_t cin, int64_t cout) {
-  // Measured with bench_winograd (N = 1, C -> C, bias + ReLU, 2 threads, best of 20-30;
-  // Winograd / oneDNN time, 2026-11-29): F(2x2): 56x56x64 0.78, 28x28x128 0.68-0.69, 14x14x256
-  // 0.71-0.72, 7x7x512 0.81-0.88, 14x14x64 0.61, 7x7x64 1.01, 5x9x64 0.99, 4x4x512 1.19.
-  // Below 7 pixels a side most of each input tile is padding and the transformed products
-  // cost more than the 9 direct ones; channels barely matter in between.
-  (void)cin;
-  (void)cout;
-  return h >= 7 && w >= 7 ? 2 : 0;
+  // Measured with bench_winograd (N = 1, C -> C, bias + ReLU, 2 threads, 40 runs, 3 rounds,
+  // 2026-11-29, a noisy shared machine): Winograd / oneDNN time, best (median), F(2x2) | F(4x4):
+  //   56x56x64   0.65-0.87 (0.82-0.89) | 0.52-0.64 (0.61-0.67)
+  //   28x28x128  0.69-0.74 (0.71-0.74) | 0.58-0.63 (0.62-0.67)
+  //   28x28x64   0.63-0.70 (0.66-0.69) | 0.47-0.48 (0.49-0.52)
+  //   14x14x256  0.78-0.84 (0.75-0.80) | 0.77-0.91 (0.77-0.88)
+  //   14x14x128  0.62-0.64 (0.63-0.64) | 0.60-0.66 (0.63-0.69)
+  //   7x7x512    0.92-0.93 (0.95-0.97) | 1.13-1.33 (1.20-1.42)
+  //   7x7x256    0.88-0.99 (0.90-1.05) | 1.04-1.29 (1.08-1.39)
+  //   7x7x128    0.77-0.82 (0.69-0.77) | 0.51-0.58 (0.55-0.62)
+  //   5x9x64 about 1.0 (F(2x2)), 4x4x512 1.19 (F(2x2)).
+  // With few pixels most of each input tile is padding: no Winograd below 7 a side. F(4x4)'s
+  // transformed weights are 36 / 9 = 4x the direct ones and are streamed once per call: it
+  // wins while they are small (up to 128 x 128 channels), F(2x2) (16 / 9) beyond.
+  if (h < 7 || w < 7) return 0;
+  return cin * cout <= 128 * 128 ? 4 : 2;
 }
 
 WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout,
@@ -198,12 +206,25 @@ WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t 
   tiles_h_ = (h + m - 1) / m;
   tiles_w_ = (w + m - 1) / m;
   tiles_ = n * tiles_h_ * tiles_w_;
-  // Tiles per task: one position's [tiles x cin] slice about 32 KiB, so it stays in L1/L2
-  // while the 16-column weight panels stream past it. Enough tiles: split tiles into a
-  // multiple of the thread count; few tiles: one block, output channels split instead.
+  // Tasks: (block of tiles, range of output channels), chunk-major so that each thread keeps
+  // one range of channels. One position's [tiles x cin] slice of a block is about 32 KiB, so
+  // it stays in L1/L2 while the 16-column weight panels stream past it; every block streams
+  // its range's transformed weights once. Weights outweigh activations (cout >= tiles, small
+  // images of many channels): split output channels over threads, each thread streaming only
+  // its share of the weights, with slices up to 64 KiB. Otherwise: enough tiles, split tiles
+  // into a multiple of the thread count; few tiles: one block, output channels split.
   const int64_t nt = num_threads_;
-  int64_t target = std::max<int64_t>(kRows, 8192 / cin);
-  if (tiles_ >= nt * 2 * kRows) {
+  auto split_channels = [&] {
+    chunk_ = ((cout + nt - 1) / nt + 15) / 16 * 16;
+    chunks_ = (cout + chunk_ - 1) / chunk_;
+  };
+  int64_t target = std::max<int64_t>(kRows, 8192 * 16 / positions_ / cin);
+  if (cout >= tiles_ && cout >= 16 * nt) {
+    blocks_ = (tiles_ + 2 * target - 1) / (2 * target);
+    block_tiles_ = (tiles_ + blocks_ - 1) / blocks_;
+    blocks_ = (tiles_ + block_tiles_ - 1) / block_tiles_;
+    split_channels();
+  } else if (tiles_ >= nt * 2 * kRows) {
     blocks_ = (tiles_ + target - 1) / target;
     blocks_ = (blocks_ + nt - 1) / nt * nt;
     block_tiles_ = (tiles_ + blocks_ - 1) / blocks_;
@@ -213,9 +234,7 @@ WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t 
   } else {
     blocks_ = 1;
     block_tiles_ = tiles_;
-    int64_t per = (cout + nt - 1) / nt;
-    chunk_ = (per + 15) / 16 * 16;
-    chunks_ = (cout + chunk_ - 1) / chunk_;
+    split_channels();
   }
   // U = G g G^T (in double), packed per position into panels of 16 output channels (the
   // last may be 8).
@@ -255,9 +274,9 @@ void WinogradConv::run(const float* src, const float* bias, float* dst) {
     float* v = work_.data() + work_per_thread_ * omp_get_thread_num();
     float* m = v + positions_ * block_tiles_ * cin_;
     if (tile_ == 4)
-      run_task<4>(task / chunks_, task % chunks_, src, bias, dst, v, m);
+      run_task<4>(task % blocks_, task / blocks_, src, bias, dst, v, m);
     else
-      run_task<2>(task / chunks_, task % chunks_, src, bias, dst, v, m);
+      run_task<2>(task % blocks_, task / blocks_, src, bias, dst, v, m);
   }
 }
 

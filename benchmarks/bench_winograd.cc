@@ -76,16 +76,17 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
   WinogradConv wino(2, 1, c, h, w, c, wt.data(), {{WinogradPostOp::Kind::kRelu, 0.0f}}, threads);
   WinogradConv wino4(4, 1, c, h, w, c, wt.data(), {{WinogradPostOp::Kind::kRelu, 0.0f}}, threads);
   dn::memory dst4(dst_md, eng);
+  std::vector<float> work2(size_t(wino.work_size())), work4(size_t(wino4.work_size()));
 
   auto run_dnnl = [&] {
     conv.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dst}});
     s.wait();
   };
   auto run_wino = [&] {
-    wino.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst2.get_data_handle()));
+    wino.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst2.get_data_handle()), work2.data());
   };
   auto run_wino4 = [&] {
-    wino4.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst4.get_data_handle()));
+    wino4.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst4.get_data_handle()), work4.data());
   };
   for (int k = 0; k < 3; ++k) run_dnnl(), run_wino(), run_wino4();
   std::vector<double> ta, tb, tc;

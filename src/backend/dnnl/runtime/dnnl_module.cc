@@ -90,12 +90,12 @@ struct Step {
   std::unordered_map<int, dn::memory> args;
   std::shared_ptr<WinogradConv> wino = nullptr;
 
-  void execute(dn::stream& s) {
+  void execute(dn::stream& s, float* wino_work) {
     if (!wino) return prim.execute(s, args);
     auto bias = args.find(DNNL_ARG_BIAS);
     wino->run(static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle()),
               bias == args.end() ? nullptr : static_cast<const float*>(bias->second.get_data_handle()),
-              static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle()));
+              static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle()), wino_work);
   }
 };
 
@@ -174,6 +174,15 @@ class Program {
       }
     }
     place_scratch();
+    // One working area for all Winograd convolutions (they run one after another).
+    int64_t work = 0;
+    for (const auto& st : steps_)
+      if (st.wino) work = std::max(work, st.wino->work_size());
+    if (work) {
+      wino_work_tensor_ = Tensor::empty({work + 16}, DataType::Float(32));
+      wino_work_ = wino_work_tensor_.data_as<float>();
+      wino_work_ += (16 - reinterpret_cast<uintptr_t>(wino_work_) / sizeof(float) % 16) % 16;  // 64-byte aligned
+    }
   }
 
   void run(dn::stream& s, std::span<const Tensor> in, std::span<Tensor> out) {
@@ -190,7 +199,7 @@ class Program {
     }
     for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
     set_threads(num_threads_);
-    for (auto& st : steps_) st.execute(s);
+    for (auto& st : steps_) st.execute(s, wino_work_);
     size_t r = 0;
     for (size_t k = 0; k < out.size(); ++k)
       if (out_copy_[k]) out_reorder_[r++].execute(s, mem_[outputs_[k]], out_mem_[k]);
@@ -606,6 +615,8 @@ class Program {
   std::vector<int64_t> last_use_;    // per value: the last node that reads it
   int64_t node_index_ = 0;           // the node being built
   Tensor arena_;
+  Tensor wino_work_tensor_;          // Winograd convolutions' shared working memory
+  float* wino_work_ = nullptr;
 };
 
 class DnnlModule : public runtime::RuntimeModule {

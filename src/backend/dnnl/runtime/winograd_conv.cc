@@ -263,15 +263,14 @@ WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t 
         }
     }
   }
-  work_per_thread_ = positions_ * block_tiles_ * (cin + chunk_) + 16;
-  work_.assign(size_t(work_per_thread_ * nt), 0.0f);
+  work_per_thread_ = (positions_ * block_tiles_ * (cin + chunk_) + 15) / 16 * 16;  // 64-byte multiples
 }
 
-void WinogradConv::run(const float* src, const float* bias, float* dst) {
+void WinogradConv::run(const float* src, const float* bias, float* dst, float* work) const {
   const int64_t tasks = blocks_ * chunks_;
 #pragma omp parallel for num_threads(num_threads_) schedule(static)
   for (int64_t task = 0; task < tasks; ++task) {
-    float* v = work_.data() + work_per_thread_ * omp_get_thread_num();
+    float* v = work + work_per_thread_ * omp_get_thread_num();
     float* m = v + positions_ * block_tiles_ * cin_;
     if (tile_ == 4)
       run_task<4>(task % blocks_, task / blocks_, src, bias, dst, v, m);

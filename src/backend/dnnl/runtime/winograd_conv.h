@@ -43,9 +43,13 @@ class WinogradConv {
   WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout, const float* weights,
                std::vector<WinogradPostOp> post, int num_threads);
 
+  /// Floats of working memory run() needs (per-thread transformed tiles and products).
+  int64_t work_size() const { return work_per_thread_ * num_threads_; }
+
   /// src: [n][cin/8][h][w][8]; dst: [n][cout/8][h][w][8] (holding the residual when a post-op
-  /// is sum); bias: cout floats or null. Not reentrant (per-thread buffers are members).
-  void run(const float* src, const float* bias, float* dst);
+  /// is sum); bias: cout floats or null; work: work_size() floats, shared by the convolutions
+  /// of a program (they run one after another) so that it stays warm in cache.
+  void run(const float* src, const float* bias, float* dst, float* work) const;
 
  private:
   template <int M>
@@ -61,8 +65,7 @@ class WinogradConv {
   int num_threads_;
   std::vector<WinogradPostOp> post_;
   std::vector<float> u_;     // [positions][cout / 16 panels][cin][16 or 8]: transformed weights
-  std::vector<float> work_;  // per thread: V [positions][block][cin], M [positions][block][chunk]
-  int64_t work_per_thread_ = 0;
+  int64_t work_per_thread_ = 0;  // V [positions][block][cin], M [positions][block][chunk]
 };
 
 }  // namespace partita::backend::dnnl

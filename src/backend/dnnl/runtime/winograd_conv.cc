@@ -25,6 +25,7 @@ __attribute__((target("avx2,fma"))) void micro_kernel(const float* a, int64_t ld
 #define PARTITA_WINO_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
   PARTITA_WINO_ROWS(PARTITA_WINO_DECL)
 #undef PARTITA_WINO_DECL
+#pragma GCC unroll 4
   for (int64_t p = 0; p < k; ++p) {
     __m256 b0 = _mm256_loadu_ps(b + p * 8 * NV);
     __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + p * 8 * NV + 8) : b0;
@@ -305,8 +306,11 @@ __attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, i
       int nv = cout_ - n0 >= 16 ? 2 : 1;
       const float* b = u + n0 * cin_;
       float* c = m + xi * m_stride + (n0 - c0);
-      for (int64_t r0 = 0; r0 < nt; r0 += kRows) {
-        int64_t rows = std::min(kRows, nt - r0);
+      for (int64_t r0 = 0, rows; r0 < nt; r0 += rows) {
+        // 6 rows at a time; a remainder of 7 to 11 is split in two nearly equal calls, since a
+        // call of 1 or 2 rows streams the whole weight panel for little work.
+        int64_t left = nt - r0;
+        rows = left > kRows && left < 2 * kRows ? (left + 1) / 2 : std::min(kRows, left);
         micro_for(rows, nv)(a + r0 * cin_, cin_, b, cin_, c + r0 * chunk_, chunk_);
       }
     }

@@ -1,6 +1,6 @@
-// Winograd F(2x2, 3x3) and F(4x4, 3x3) (src/backend/dnnl/runtime/winograd_conv.h) against oneDNN's direct
-// convolution on ResNet's 3x3 stride-1 shapes (N = 1), both on nChw8c activations with bias and
-// ReLU fused, as the dnnl module runs them. Runs alternate (oneDNN, Winograd, oneDNN, ...) so
+// Winograd F(2x2, 3x3) and F(4x4, 3x3) (src/backend/dnnl/runtime/winograd_conv.h) against oneDNN's
+// direct convolution on ResNet's 3x3 stride-1 shapes (N = 1), both on nChw8c activations with bias
+// and ReLU fused, as the dnnl module runs them. Runs alternate (oneDNN, Winograd, oneDNN, ...) so
 // load on a shared machine hits both alike; prints best and median of each and the ratios, and
 // the largest difference between the two outputs relative to the largest output.
 //
@@ -34,7 +34,9 @@ void set_threads(int n) {
 }
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 struct Stats {
@@ -59,14 +61,16 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
   dn::memory::dims xd{1, c, h, w}, wd{c, c, 3, 3};
   dn::memory::desc src_md(xd, dt::f32, tag::aBcd8b), dst_md(xd, dt::f32, tag::aBcd8b),
       w_any(wd, dt::f32, tag::any), bias_md({c}, dt::f32, tag::a);
-  dn::convolution_forward::desc d(dn::prop_kind::forward_inference, dn::algorithm::convolution_direct, src_md,
-                                  w_any, bias_md, dst_md, {1, 1}, {0, 0}, {1, 1}, {1, 1});
+  dn::convolution_forward::desc d(dn::prop_kind::forward_inference,
+                                  dn::algorithm::convolution_direct, src_md, w_any, bias_md, dst_md,
+                                  {1, 1}, {0, 0}, {1, 1}, {1, 1});
   dn::post_ops po;
   po.append_eltwise(1.0f, dn::algorithm::eltwise_relu, 0.0f, 0.0f);
   dn::primitive_attr attr;
   attr.set_post_ops(po);
   dn::convolution_forward::primitive_desc pd(d, attr, eng);
-  dn::memory x_plain({xd, dt::f32, tag::nchw}, eng, x.data()), w_plain({wd, dt::f32, tag::oihw}, eng, wt.data());
+  dn::memory x_plain({xd, dt::f32, tag::nchw}, eng, x.data()),
+      w_plain({wd, dt::f32, tag::oihw}, eng, wt.data());
   dn::memory src(src_md, eng), dst(dst_md, eng), dst2(dst_md, eng), wm(pd.weights_desc(), eng),
       bm(bias_md, eng, bias.data());
   dn::reorder(x_plain, src).execute(s, x_plain, src);
@@ -79,14 +83,17 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
   std::vector<float> work2(size_t(wino.work_size())), work4(size_t(wino4.work_size()));
 
   auto run_dnnl = [&] {
-    conv.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dst}});
+    conv.execute(
+        s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dst}});
     s.wait();
   };
   auto run_wino = [&] {
-    wino.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst2.get_data_handle()), work2.data());
+    wino.run(static_cast<const float*>(src.get_data_handle()), bias.data(),
+             static_cast<float*>(dst2.get_data_handle()), work2.data());
   };
   auto run_wino4 = [&] {
-    wino4.run(static_cast<const float*>(src.get_data_handle()), bias.data(), static_cast<float*>(dst4.get_data_handle()), work4.data());
+    wino4.run(static_cast<const float*>(src.get_data_handle()), bias.data(),
+              static_cast<float*>(dst4.get_data_handle()), work4.data());
   };
   for (int k = 0; k < 3; ++k) run_dnnl(), run_wino(), run_wino4();
   std::vector<double> ta, tb, tc;
@@ -113,10 +120,12 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
     return max_diff / max_ref;
   };
   Stats sa = stats(ta), sb = stats(tb), sc = stats(tc);
-  std::printf("%3lldx%-3lldx%4lld  %7.3f %7.3f  %7.3f %7.3f %5.2f %5.2f %8.1e  %7.3f %7.3f %5.2f %5.2f %8.1e\n",
-              (long long)h, (long long)w, (long long)c, sa.best, sa.median, sb.best, sb.median, sb.best / sa.best,
-              sb.median / sa.median, rel_diff(dst2), sc.best, sc.median, sc.best / sa.best, sc.median / sa.median,
-              rel_diff(dst4));
+  std::printf(
+      "%3lldx%-3lldx%4lld  %7.3f %7.3f  %7.3f %7.3f %5.2f %5.2f %8.1e  %7.3f %7.3f %5.2f %5.2f "
+      "%8.1e\n",
+      (long long)h, (long long)w, (long long)c, sa.best, sa.median, sb.best, sb.median,
+      sb.best / sa.best, sb.median / sa.median, rel_diff(dst2), sc.best, sc.median,
+      sc.best / sa.best, sc.median / sa.median, rel_diff(dst4));
 }
 
 }  // namespace
@@ -129,15 +138,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   set_threads(threads);
-  std::vector<std::array<int64_t, 3>> shapes = {{56, 56, 64}, {28, 28, 128}, {14, 14, 256}, {7, 7, 512}};
+  std::vector<std::array<int64_t, 3>> shapes = {
+      {56, 56, 64}, {28, 28, 128}, {14, 14, 256}, {7, 7, 512}};
   for (int k = 3; k < argc; ++k) {
     long long h, w, c;
     if (std::sscanf(argv[k], "%lldx%lldx%lld", &h, &w, &c) == 3) shapes.push_back({h, w, c});
   }
-  std::printf("%d runs, %d threads; times in ms: oneDNN direct | Winograd F(2x2,3x3) | F(4x4,3x3); ratio = "
-              "Winograd/oneDNN; diff = max|wino - oneDNN| / max|oneDNN|\n",
-              runs, threads);
-  std::printf("  HxWxC        dnnl:best  median   F2:best  median r.bst r.med     diff   F4:best  median r.bst r.med     diff\n");
+  std::printf(
+      "%d runs, %d threads; times in ms: oneDNN direct | Winograd F(2x2,3x3) | F(4x4,3x3); ratio = "
+      "Winograd/oneDNN; diff = max|wino - oneDNN| / max|oneDNN|\n",
+      runs, threads);
+  std::printf(
+      "  HxWxC        dnnl:best  median   F2:best  median r.bst r.med     diff   F4:best  median "
+      "r.bst r.med     diff\n");
   for (const auto& [h, w, c] : shapes) bench(h, w, c, runs, threads);
   return 0;
 }

@@ -1,9 +1,9 @@
-// The dnnl module's Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions (src/backend/dnnl/runtime/winograd_conv.h):
-// chains of 3x3 convolutions (blocked layouts between them) with and without bias, ReLU, clip,
-// residual sums (copied and in place), on small and odd spatial sizes and channel counts that
-// are multiples of 8 but not of 16, agree with a naive double-precision reference; the graph's
-// "winograd" key (the Target option) decides whether the kernel runs, and the count of
-// Winograd convolutions proves which path was taken.
+// The dnnl module's Winograd F(2x2, 3x3) and F(4x4, 3x3) convolutions
+// (src/backend/dnnl/runtime/winograd_conv.h): chains of 3x3 convolutions (blocked layouts between
+// them) with and without bias, ReLU, clip, residual sums (copied and in place), on small and odd
+// spatial sizes and channel counts that are multiples of 8 but not of 16, agree with a naive
+// double-precision reference; the graph's "winograd" key (the Target option) decides whether the
+// kernel runs, and the count of Winograd convolutions proves which path was taken.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,8 +38,8 @@ Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed, float scale = 1.
 
 // A reference 3x3, stride 1, pad 1 convolution (double accumulation), then bias and post-ops
 // in order: "sum" adds `residual`, "relu" max(v, 0), "clip" clamps to [-1, 1].
-Tensor reference_conv(const Tensor& x, const Tensor& w, const Tensor* bias, const std::vector<std::string>& post,
-                      const Tensor* residual) {
+Tensor reference_conv(const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const std::vector<std::string>& post, const Tensor* residual) {
   int64_t ci = x.shape()[1], h = x.shape()[2], wd = x.shape()[3], co = w.shape()[0];
   Tensor y = Tensor::empty({1, co, h, wd}, F32);
   const float* xp = x.data_as<float>();
@@ -69,10 +69,12 @@ Tensor reference_conv(const Tensor& x, const Tensor& w, const Tensor* bias, cons
 void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
   double max_ref = 1e-6, worst = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) max_ref = std::max(max_ref, double(std::fabs(want.data_as<float>()[i])));
+  for (int64_t i = 0; i < want.numel(); ++i)
+    max_ref = std::max(max_ref, double(std::fabs(want.data_as<float>()[i])));
   for (int64_t i = 0; i < want.numel(); ++i)
     worst = std::max(worst, double(std::fabs(got.data_as<float>()[i] - want.data_as<float>()[i])));
-  EXPECT_LE(worst, 1e-4 * max_ref) << what << ": max abs error " << worst << ", max |ref| " << max_ref;
+  EXPECT_LE(worst, 1e-4 * max_ref)
+      << what << ": max abs error " << worst << ", max |ref| " << max_ref;
 }
 
 struct ChainCase {
@@ -81,8 +83,8 @@ struct ChainCase {
 };
 
 std::string name_of(const ChainCase& c) {
-  return std::to_string(c.cin) + "->" + std::to_string(c.cmid) + "->" + std::to_string(c.cout) + " at " +
-         std::to_string(c.h) + "x" + std::to_string(c.w) + (c.bias ? " with bias" : "");
+  return std::to_string(c.cin) + "->" + std::to_string(c.cmid) + "->" + std::to_string(c.cout) +
+         " at " + std::to_string(c.h) + "x" + std::to_string(c.w) + (c.bias ? " with bias" : "");
 }
 
 // Four chained convolutions as one dnnl graph (values stay blocked between them):
@@ -91,7 +93,8 @@ std::string name_of(const ChainCase& c) {
 // run with the given "winograd" mode; checks y2 and y4 against the reference and returns how
 // many convolutions ran on the Winograd kernel.
 int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
-  const std::vector<int64_t> x_s{1, c.cin, c.h, c.w}, m_s{1, c.cmid, c.h, c.w}, o_s{1, c.cout, c.h, c.w};
+  const std::vector<int64_t> x_s{1, c.cin, c.h, c.w}, m_s{1, c.cmid, c.h, c.w},
+      o_s{1, c.cout, c.h, c.w};
   Tensor x = random_tensor(x_s, seed), r = random_tensor(m_s, seed + 1);
   Tensor w1 = random_tensor({c.cmid, c.cin, 3, 3}, seed + 2, 1.0f / std::sqrt(float(9 * c.cin)));
   Tensor w2 = random_tensor({c.cmid, c.cmid, 3, 3}, seed + 3, 1.0f / std::sqrt(float(9 * c.cmid)));
@@ -99,11 +102,22 @@ int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
   Tensor w4 = random_tensor({c.cout, c.cmid, 3, 3}, seed + 5, 1.0f / std::sqrt(float(9 * c.cmid)));
   Tensor b1 = random_tensor({c.cmid}, seed + 6), b2 = random_tensor({c.cmid}, seed + 7);
   // Values: 0 x, 1 r, 2 w1, 3 w2, 4 w3, 5 w4, 6 b1, 7 b2, 8 y1, 9 y2, 10 y3, 11 y4.
-  json values = {x_s, m_s, w1.shape(), w2.shape(), w3.shape(), w4.shape(), json::array({c.cmid}),
-                 json::array({c.cmid}), m_s, m_s, m_s, o_s};
+  json values = {x_s,
+                 m_s,
+                 w1.shape(),
+                 w2.shape(),
+                 w3.shape(),
+                 w4.shape(),
+                 json::array({c.cmid}),
+                 json::array({c.cmid}),
+                 m_s,
+                 m_s,
+                 m_s,
+                 o_s};
   auto conv = [&](std::vector<int> in, int out, bool bias, json post) {
-    return json{{"op", "conv2d"}, {"in", in}, {"out", out}, {"strides", {1, 1}}, {"dilation", {1, 1}},
-                {"padding", {1, 1, 1, 1}}, {"groups", 1}, {"has_bias", bias}, {"post", post}};
+    return json{{"op", "conv2d"},    {"in", in},           {"out", out},
+                {"strides", {1, 1}}, {"dilation", {1, 1}}, {"padding", {1, 1, 1, 1}},
+                {"groups", 1},       {"has_bias", bias},   {"post", post}};
   };
   json relu = {{"kind", "eltwise"}, {"alg", "relu"}, {"alpha", 0.0}, {"beta", 0.0}};
   json clip = {{"kind", "eltwise"}, {"alg", "clip"}, {"alpha", -1.0}, {"beta", 1.0}};
@@ -116,9 +130,16 @@ int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
   json consts = json::array();
   const char* names[] = {"w1", "w2", "w3", "w4", "b1", "b2"};
   for (int k = 0; k < 6; ++k) consts.push_back({{"value", 2 + k}, {"name", names[k]}});
-  json g = {{"version", 1}, {"num_threads", 2}, {"winograd", winograd},
-            {"functions", {{{"symbol", "chain"}, {"values", values}, {"inputs", {0, 1}}, {"outputs", {9, 11}},
-                            {"constants", consts}, {"nodes", nodes}}}}};
+  json g = {{"version", 1},
+            {"num_threads", 2},
+            {"winograd", winograd},
+            {"functions",
+             {{{"symbol", "chain"},
+               {"values", values},
+               {"inputs", {0, 1}},
+               {"outputs", {9, 11}},
+               {"constants", consts},
+               {"nodes", nodes}}}}};
   auto mod = make_dnnl_module(g.dump());
   mod->init_constants({{"w1", w1}, {"w2", w2}, {"w3", w3}, {"w4", w4}, {"b1", b1}, {"b2", b2}});
   auto f = mod->get_function("chain");
@@ -135,9 +156,10 @@ int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
   return dnnl_module_winograd_convs(*mod);
 }
 
-const std::vector<ChainCase> kCases = {
-    {8, 16, 24, 7, 7, true},    {16, 24, 8, 14, 14, false}, {24, 8, 16, 5, 9, true}, {64, 64, 64, 1, 1, false},
-    {8, 24, 64, 2, 3, true},    {64, 16, 24, 7, 7, false},  {16, 64, 8, 14, 14, true}};
+const std::vector<ChainCase> kCases = {{8, 16, 24, 7, 7, true},  {16, 24, 8, 14, 14, false},
+                                       {24, 8, 16, 5, 9, true},  {64, 64, 64, 1, 1, false},
+                                       {8, 24, 64, 2, 3, true},  {64, 16, 24, 7, 7, false},
+                                       {16, 64, 8, 14, 14, true}};
 
 TEST(DnnlWinograd, ForcedOnEverySupportedConvMatchesReference) {
   if (!avx2_fma()) GTEST_SKIP() << "no AVX2/FMA: the Winograd kernel is not used";
@@ -183,11 +205,13 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
   bb.begin_function("main", {x});
   bb.begin_dataflow();
   auto conv = [&](Expr in, const Tensor& w) {
-    return bb.emit(op::make_call("relax.nn.conv2d", {in, cst(w)},
-                                 {{"strides", std::vector<int64_t>{1, 1}}, {"padding", std::vector<int64_t>{1, 1, 1, 1}}}));
+    return bb.emit(op::make_call(
+        "relax.nn.conv2d", {in, cst(w)},
+        {{"strides", std::vector<int64_t>{1, 1}}, {"padding", std::vector<int64_t>{1, 1, 1, 1}}}));
   };
   Var c1 = conv(x, w1);
-  Var r1 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c1, cst(b1)}))}));
+  Var r1 =
+      bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c1, cst(b1)}))}));
   Var c2 = conv(r1, w2);
   Var s = bb.emit(op::make_call("relax.add", {c2, x}));
   Var out = bb.emit_output(op::make_call("relax.nn.relu", {s}));

@@ -29,19 +29,19 @@ __attribute__((target("avx2,fma"))) void micro_kernel(const float* a, int64_t ld
   for (int64_t p = 0; p < k; ++p) {
     __m256 b0 = _mm256_loadu_ps(b + p * 8 * NV);
     __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + p * 8 * NV + 8) : b0;
-#define PARTITA_WINO_FMA(r)                                \
-  if constexpr (R > r) {                                    \
-    __m256 ar = _mm256_broadcast_ss(a + r * lda + p);       \
-    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);             \
+#define PARTITA_WINO_FMA(r)                                            \
+  if constexpr (R > r) {                                               \
+    __m256 ar = _mm256_broadcast_ss(a + r * lda + p);                  \
+    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                        \
     if constexpr (NV == 2) c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1); \
   }
     PARTITA_WINO_ROWS(PARTITA_WINO_FMA)
 #undef PARTITA_WINO_FMA
   }
-#define PARTITA_WINO_STORE(r)                                              \
-  if constexpr (R > r) {                                                    \
-    _mm256_storeu_ps(c + r * ldc, c##r##0);                                 \
-    if constexpr (NV == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##1);      \
+#define PARTITA_WINO_STORE(r)                                          \
+  if constexpr (R > r) {                                               \
+    _mm256_storeu_ps(c + r * ldc, c##r##0);                            \
+    if constexpr (NV == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##1); \
   }
   PARTITA_WINO_ROWS(PARTITA_WINO_STORE)
 #undef PARTITA_WINO_STORE
@@ -68,7 +68,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void in_1d(const __m25
     r[2] = _mm256_sub_ps(d[2], d[1]);
     r[3] = _mm256_sub_ps(d[1], d[3]);
   } else {
-    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+    const __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f),
+                 two = _mm256_set1_ps(2.0f);
     __m256 t1 = _mm256_fnmadd_ps(four, d[2], d[4]), t2 = _mm256_fnmadd_ps(four, d[1], d[3]);
     __m256 t3 = _mm256_sub_ps(d[4], d[2]), t4 = _mm256_mul_ps(two, _mm256_sub_ps(d[3], d[1]));
     r[0] = _mm256_fnmadd_ps(five, d[2], _mm256_fmadd_ps(four, d[0], d[4]));
@@ -98,8 +99,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void out_1d(const __m2
 // One tile's input transform for one block of 8 channels: d (alpha x alpha, zero outside the
 // image) to V = B^T d B, stored at v + xi * xi_stride for xi = alpha * i + j.
 template <int M>
-__attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h, int64_t w, int64_t y0,
-                                                    int64_t x0, float* v, int64_t xi_stride) {
+__attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h, int64_t w,
+                                                    int64_t y0, int64_t x0, float* v,
+                                                    int64_t xi_stride) {
   constexpr int A = M + 2;
   __m256 d[A][A], t[A][A];
   const __m256 zero = _mm256_setzero_ps();
@@ -107,7 +109,9 @@ __attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h
   for (int i = 0; i < A; ++i)
     for (int j = 0; j < A; ++j) {
       int64_t y = y0 + i, x = x0 + j;
-      d[j][i] = inside || (y >= 0 && y < h && x >= 0 && x < w) ? _mm256_loadu_ps(base + (y * w + x) * 8) : zero;
+      d[j][i] = inside || (y >= 0 && y < h && x >= 0 && x < w)
+                    ? _mm256_loadu_ps(base + (y * w + x) * 8)
+                    : zero;
     }
   for (int j = 0; j < A; ++j) {  // B^T d, column by column (d is stored transposed)
     __m256 col[A];
@@ -121,11 +125,13 @@ __attribute__((target("avx2,fma"))) void input_tile(const float* base, int64_t h
   }
 }
 
-__attribute__((target("avx2,fma"))) inline __m256 apply_post(__m256 y, const float* old,
-                                                             const std::vector<WinogradPostOp>& post) {
+__attribute__((target("avx2,fma"))) inline __m256 apply_post(
+    __m256 y, const float* old, const std::vector<WinogradPostOp>& post) {
   for (const auto& p : post) {
     switch (p.kind) {
-      case WinogradPostOp::Kind::kSum: y = _mm256_add_ps(y, _mm256_loadu_ps(old)); break;
+      case WinogradPostOp::Kind::kSum:
+        y = _mm256_add_ps(y, _mm256_loadu_ps(old));
+        break;
       case WinogradPostOp::Kind::kRelu: {
         __m256 zero = _mm256_setzero_ps();
         __m256 pos = _mm256_max_ps(y, zero);
@@ -144,8 +150,9 @@ __attribute__((target("avx2,fma"))) inline __m256 apply_post(__m256 y, const flo
 // One tile's output transform for 8 channels: m (alpha^2 vectors, xi_stride apart) to the
 // M x M outputs Y = A^T m A, plus bias and post-ops, stored where they fall inside the image.
 template <int M>
-__attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t xi_stride, __m256 bias, float* base,
-                                                     int64_t h, int64_t w, int64_t y0, int64_t x0,
+__attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t xi_stride, __m256 bias,
+                                                     float* base, int64_t h, int64_t w, int64_t y0,
+                                                     int64_t x0,
                                                      const std::vector<WinogradPostOp>& post) {
   constexpr int A = M + 2;
   __m256 s[M][A];  // s = A^T m, computed column by column
@@ -200,7 +207,13 @@ int WinogradConv::preferred_tile(int64_t h, int64_t w, int64_t cin, int64_t cout
 
 WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t w, int64_t cout,
                            const float* weights, std::vector<WinogradPostOp> post, int num_threads)
-    : tile_(tile == 4 ? 4 : 2), n_(n), cin_(cin), h_(h), w_(w), cout_(cout), post_(std::move(post)) {
+    : tile_(tile == 4 ? 4 : 2),
+      n_(n),
+      cin_(cin),
+      h_(h),
+      w_(w),
+      cout_(cout),
+      post_(std::move(post)) {
   const int64_t m = tile_, alpha = m + 2;
   positions_ = alpha * alpha;
   num_threads_ = num_threads > 0 ? num_threads : omp_get_max_threads();
@@ -264,7 +277,8 @@ WinogradConv::WinogradConv(int tile, int64_t n, int64_t cin, int64_t h, int64_t 
         }
     }
   }
-  work_per_thread_ = (positions_ * block_tiles_ * (cin + chunk_) + 15) / 16 * 16;  // 64-byte multiples
+  work_per_thread_ =
+      (positions_ * block_tiles_ * (cin + chunk_) + 15) / 16 * 16;  // 64-byte multiples
 }
 
 void WinogradConv::run(const float* src, const float* bias, float* dst, float* work) const {
@@ -281,8 +295,9 @@ void WinogradConv::run(const float* src, const float* bias, float* dst, float* w
 }
 
 template <int M>
-__attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, int64_t chunk, const float* src,
-                                                                const float* bias, float* dst, float* v,
+__attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, int64_t chunk,
+                                                                const float* src, const float* bias,
+                                                                float* dst, float* v,
                                                                 float* m) const {
   constexpr int64_t P = (M + 2) * (M + 2);
   const int64_t t0 = block * block_tiles_, nt = std::min(block_tiles_, tiles_ - t0);

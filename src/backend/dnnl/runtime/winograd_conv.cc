@@ -187,17 +187,14 @@ bool WinogradConv::shape_supported(int64_t cin, int64_t cout) {
 }
 
 int WinogradConv::preferred_tile(int64_t h, int64_t w, int64_t cin, int64_t cout) {
-  // Measured with bench_winograd (N = 1, C -> C, bias + ReLU, 2 threads, 40 runs, 3 rounds,
-  // 2026-11-29, a noisy shared machine): Winograd / oneDNN time, best (median), F(2x2) | F(4x4):
-  //   56x56x64   0.65-0.87 (0.82-0.89) | 0.52-0.64 (0.61-0.67)
-  //   28x28x128  0.69-0.74 (0.71-0.74) | 0.58-0.63 (0.62-0.67)
-  //   28x28x64   0.63-0.70 (0.66-0.69) | 0.47-0.48 (0.49-0.52)
-  //   14x14x256  0.78-0.84 (0.75-0.80) | 0.77-0.91 (0.77-0.88)
-  //   14x14x128  0.62-0.64 (0.63-0.64) | 0.60-0.66 (0.63-0.69)
-  //   7x7x512    0.92-0.93 (0.95-0.97) | 1.13-1.33 (1.20-1.42)
-  //   7x7x256    0.88-0.99 (0.90-1.05) | 1.04-1.29 (1.08-1.39)
-  //   7x7x128    0.77-0.82 (0.69-0.77) | 0.51-0.58 (0.55-0.62)
-  //   5x9x64 about 1.0 (F(2x2)), 4x4x512 1.19 (F(2x2)).
+  // Measured with bench_winograd (N = 1, C -> C, bias + ReLU, 2 threads, 40 interleaved runs,
+  // 3 rounds, 2026-11-29 ~16:56 UTC, a shared machine): Winograd / oneDNN, best-time ratio,
+  // range over the rounds, F(2x2) | F(4x4):
+  //   56x56x64  0.74-0.80 | 0.58-0.63     28x28x128  0.64-0.74 | 0.52-0.58
+  //   28x28x64  0.62-0.66 | 0.43-0.46     14x14x256  0.66-0.69 | 0.68-0.71
+  //   14x14x128 0.55-0.63 | 0.53-0.70     7x7x512    0.85-0.86 | 0.88-1.11
+  //   7x7x256   0.76-0.89 | 0.92-1.12     7x7x128    0.66-0.67 | 0.46-0.52
+  //   (earlier, F(2x2) only: 7x7x64 0.92-1.01, 5x9x64 about 1.0, 4x4x512 1.19).
   // With few pixels most of each input tile is padding: no Winograd below 7 a side. F(4x4)'s
   // transformed weights are 36 / 9 = 4x the direct ones and are streamed once per call: it
   // wins while they are small (up to 128 x 128 channels), F(2x2) (16 / 9) beyond.

@@ -31,7 +31,8 @@ class WinogradConv {
  public:
   /// Whether this CPU can run the kernel (AVX2 and FMA).
   static bool cpu_supported();
-  /// Whether (cin, cout, h, w) is a shape the kernel handles: channels multiples of 8.
+  /// Whether the kernel handles these channel counts: multiples of 8 (whole nChw8c blocks; a
+  /// padded block would need its padding kept zero, which bias and clip would break).
   static bool shape_supported(int64_t cin, int64_t cout);
   /// The output tile size (2: F(2x2, 3x3), 4: F(4x4, 3x3)) expected to beat oneDNN's direct
   /// convolution for this shape, or 0 where none does (measured with benchmarks/bench_winograd;

@@ -7,8 +7,13 @@ The layout mirrors Apache TVM's Python API: ``partita.ir`` (IRModule, structural
 import os as _os
 
 # oneDNN's OpenMP threads spin between operators by default; on a shared or busy machine that
-# costs 10-100x (measured in docs/benchmarks.md). libgomp reads this once, when _ffi loads it.
+# costs 10-100x (measured in docs/benchmarks.md). Passive threads sleep at once, and waking them
+# for each of a model's many short parallel regions costs ~5-10 %: a short spin (GOMP_SPINCOUNT)
+# keeps them awake across the gap between two operators and no longer. libgomp reads both once,
+# when _ffi loads it. The same defaults as src/runtime/omp_wait_policy.cc.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if _os.environ["OMP_WAIT_POLICY"].strip().lower() == "passive":
+    _os.environ.setdefault("GOMP_SPINCOUNT", "3000")
 
 from . import _ffi  # noqa: E402
 from ._ffi import PartitaError  # noqa: E402

@@ -120,6 +120,25 @@ TEST(Cblas, ColumnBlocksOverThreadsAgree) {
   }
 }
 
+// Constant weights run on the packed micro-kernel (6 x 16 tiles): row counts that leave a
+// tail of 1..11 rows, column counts that end in a partial panel, short and long k.
+TEST(Cblas, PackedWeightEdges) {
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (Case cs : {Case{13, 5, 24}, Case{7, 33, 17}, Case{1, 16, 40}, Case{64, 64, 130}, Case{11, 300, 8}}) {
+    SCOPED_TRACE(std::to_string(cs.m) + "x" + std::to_string(cs.k) + "x" + std::to_string(cs.n));
+    Tensor w = random_tensor({cs.k, cs.n}, 40), b = random_tensor({cs.n}, 41);
+    Var x = param("x", {cs.m, cs.k});
+    IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+      Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w)}));
+      Var a = bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b)}));
+      return bb.emit(op::make_call("relax.nn.relu", {a}));
+    });
+    for (int threads : {1, 2, 5}) check(mod, {random_tensor({cs.m, cs.k}, 42)}, 1, threads);
+  }
+}
+
 // Operators the host VM still runs after partitioning for cblas.
 std::vector<std::string> host_ops(const IRModule& mod) {
   codegen::BuildOptions opts;

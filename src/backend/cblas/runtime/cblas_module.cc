@@ -24,6 +24,7 @@
 #include "partita/backend/cblas_runtime.h"
 #include "partita/runtime/serialize.h"
 #include "partita/support/error.h"
+#include "runtime/kernels/gemm_micro_kernel.h"
 
 namespace partita::backend::cblas {
 namespace {
@@ -73,6 +74,26 @@ void epilogue(Activation act, float* c, const float* bias, int64_t rows, int64_t
   }
 }
 
+// A constant weight packed once for the micro-kernel: ceil(n / 16) panels of k x 16 floats
+// (the last zero-padded), from (k, n) storage or, transposed, (n, k). sgemm repacks its operand
+// on every call; packed once, products by a constant weight run 20-45 % faster than sgemm
+// (64 x 1024 x 1024: 0.87 vs 1.21 ms; 128 x 256 x 768: 0.27 vs 0.38 ms; 2 threads).
+struct PackedWeight {
+  int64_t k = 0, n = 0;
+  std::vector<float> panels;
+
+  PackedWeight(const float* b, int64_t k_, int64_t n_, bool transposed) : k(k_), n(n_) {
+    const int64_t width = runtime::kernels::kMicroColumns, count = (n + width - 1) / width;
+    panels.assign(size_t(count * k * width), 0.0f);
+    for (int64_t j = 0; j < count; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t q = 0; q < width && j * width + q < n; ++q) {
+          int64_t col = j * width + q;
+          panels[size_t((j * k + p) * width + q)] = transposed ? b[col * k + p] : b[p * n + col];
+        }
+  }
+};
+
 struct Program {
   std::string symbol;
   std::vector<std::vector<int64_t>> dims;
@@ -81,10 +102,7 @@ struct Program {
   std::vector<std::pair<int, std::string>> constants;
   std::vector<Gemm> gemms;
   std::vector<Tensor> scratch;  // intermediates, by value id (undefined for others)
-  // Constant weights stored (N, K) (ONNX Gemm's transB, torch's Linear), transposed once to
-  // (K, N) on the first run: sgemm on a transposed operand packs it more slowly (64 x 1024 x
-  // 1024 on 2 threads: 1.13-1.19 ms vs 1.06-1.11 ms).
-  std::map<int, Tensor> weights_kn;
+  std::map<int, PackedWeight> packed;  // constant 2-d weights, by value id, packed on first use
 };
 
 [[noreturn]] void fail(const std::string& symbol, const std::string& what) {
@@ -150,6 +168,43 @@ void multiply(const Gemm& g, const Product& pr, const float* a, const float* b, 
   }
 }
 
+// C = A * W (+ bias, activation) with W a packed constant: blocks of 16-column panels over
+// threads (dynamic, as in multiply), each panel swept down A six rows at a time (A read in
+// place: a 6-row slice stays in L1 while the panel streams from L2).
+void multiply_packed(Activation act, const Product& pr, const float* a, const PackedWeight& w, const float* bias,
+                     float* c, int threads) {
+  namespace kn = runtime::kernels;
+  const int64_t m = pr.m, n = pr.n, k = pr.k, width = kn::kMicroColumns;
+  const int64_t panels = (n + width - 1) / width;
+  const int64_t per_block = (block_columns(pr, threads) + width - 1) / width;
+  const int64_t blocks = (panels + per_block - 1) / per_block;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && blocks > 1)
+  for (int64_t q = 0; q < blocks; ++q) {
+    const int64_t j_end = std::min(panels, (q + 1) * per_block);
+    for (int64_t j = q * per_block; j < j_end; ++j) {
+      const float* panel = w.panels.data() + j * k * width;
+      const int64_t cols = std::min(width, n - j * width);
+      for (int64_t i = 0; i < m;) {
+        // A tail of 7..11 rows goes as two near-equal calls rather than 6 and a sliver.
+        const int64_t left = m - i;
+        const int64_t rows = left > kn::kMicroRows && left < 2 * kn::kMicroRows ? (left + 1) / 2
+                                                                                 : std::min(kn::kMicroRows, left);
+        float* out = c + i * n + j * width;
+        if (cols == width) {
+          kn::micro_kernel_for(rows, 2)(a + i * k, k, panel, k, out, n);
+        } else {  // the last, partial panel: through a full tile
+          float tile[kn::kMicroRows * kn::kMicroColumns];
+          kn::micro_kernel_for(rows, 2)(a + i * k, k, panel, k, tile, width);
+          for (int64_t r = 0; r < rows; ++r) std::memcpy(out + r * n, tile + r * width, sizeof(float) * cols);
+        }
+        i += rows;
+      }
+    }
+    const int64_t j0 = q * per_block * width, block_cols = std::min(n, j_end * width) - j0;
+    epilogue(act, c + j0, bias ? bias + j0 : nullptr, m, block_cols, n);
+  }
+}
+
 class CblasModule : public runtime::RuntimeModule {
  public:
   explicit CblasModule(std::string graph) : text_(std::move(graph)) {
@@ -179,7 +234,7 @@ class CblasModule : public runtime::RuntimeModule {
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard lock(mu_);
     constants_ = constants;
-    for (auto& p : programs_) p.weights_kn.clear();
+    for (auto& p : programs_) p.packed.clear();
   }
   void save_to_binary(std::string& out) const override {
     runtime::Writer w(out);
@@ -254,21 +309,28 @@ class CblasModule : public runtime::RuntimeModule {
     bool produced = std::any_of(p.gemms.begin(), p.gemms.end(), [&](const Gemm& g) { return g.out == p.output; });
     if (produced) data[p.output] = out_ptr;
     const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
-    for (Gemm g : p.gemms) {
+    for (const Gemm& g : p.gemms) {
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b];
       float* c = const_cast<float*>(data[g.out]);
       const float *a = data[g.a], *b = data[g.b];
       if (!a || !b) fail(p.symbol, "an operand is used before it is computed");
-      if (g.transpose_b && bd.size() == 2 && is_constant(p, g.b)) {
-        b = weight_kn(p, g.b, b);
-        g.transpose_b = false;
+      const PackedWeight* packed = nullptr;
+      if (bd.size() == 2 && use_packed_ && is_constant(p, g.b)) {
+        auto it = p.packed.find(g.b);
+        if (it == p.packed.end())
+          it = p.packed.emplace(g.b, PackedWeight(b, ad.back(), p.dims[g.out].back(), g.transpose_b)).first;
+        packed = &it->second;
       }
       Product pr;
       pr.k = ad.back(), pr.n = p.dims[g.out].back();
       pr.m = ad[ad.size() - 2], pr.batch = ad.size() == 3 ? ad[0] : 1;
       pr.batched_b = bd.size() == 3;
       if (!pr.batched_b) pr.m *= pr.batch, pr.batch = 1;  // (B, M, K) x (K, N): one gemm of B*M rows
-      multiply(g, pr, a, b, g.bias >= 0 ? data[g.bias] : nullptr, c, threads);
+      const float* bias = g.bias >= 0 ? data[g.bias] : nullptr;
+      if (packed)
+        multiply_packed(g.activation, pr, a, *packed, bias, c, threads);
+      else
+        multiply(g, pr, a, b, bias, c, threads);
     }
     if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
   }
@@ -277,22 +339,9 @@ class CblasModule : public runtime::RuntimeModule {
     return std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == v; });
   }
 
-  // The (K, N) copy of constant `v`, an (N, K) weight at `nk`.
-  static const float* weight_kn(Program& p, int v, const float* nk) {
-    auto it = p.weights_kn.find(v);
-    if (it == p.weights_kn.end()) {
-      const int64_t n = p.dims[v][0], k = p.dims[v][1];
-      Tensor t = Tensor::empty({k, n}, DataType::Float(32));
-      float* kn = t.data_as<float>();
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < k; ++j) kn[j * n + i] = nk[i * k + j];
-      it = p.weights_kn.emplace(v, std::move(t)).first;
-    }
-    return it->second.data_as<float>();
-  }
-
   std::string text_;
   int threads_ = 0;
+  bool use_packed_ = runtime::kernels::cpu_has_avx2_fma();
   std::vector<Program> programs_;
   std::map<std::string, Tensor> constants_;
   std::mutex mu_;

@@ -10,54 +10,13 @@
 
 #include <algorithm>
 
+#include "runtime/kernels/gemm_micro_kernel.h"
+
 namespace partita::backend::dnnl {
 namespace {
 
-constexpr int64_t kRows = 6;  // tiles per micro-kernel call (6 x 16 = 12 accumulators)
-
-// c[R][8 * NV] = a[R][k] . b[k][8 * NV]; a rows `lda` apart, b packed (8 * NV floats a row),
-// c rows `ldc` apart. Accumulators are named variables (an array of them would be kept on the
-// stack by GCC), 2R + 2 + 1 <= 15 of the 16 ymm registers.
-#define PARTITA_WINO_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-template <int R, int NV>
-__attribute__((target("avx2,fma"))) void micro_kernel(const float* a, int64_t lda, const float* b,
-                                                      int64_t k, float* c, int64_t ldc) {
-#define PARTITA_WINO_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
-  PARTITA_WINO_ROWS(PARTITA_WINO_DECL)
-#undef PARTITA_WINO_DECL
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < k; ++p) {
-    __m256 b0 = _mm256_loadu_ps(b + p * 8 * NV);
-    __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + p * 8 * NV + 8) : b0;
-#define PARTITA_WINO_FMA(r)                                            \
-  if constexpr (R > r) {                                               \
-    __m256 ar = _mm256_broadcast_ss(a + r * lda + p);                  \
-    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                        \
-    if constexpr (NV == 2) c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1); \
-  }
-    PARTITA_WINO_ROWS(PARTITA_WINO_FMA)
-#undef PARTITA_WINO_FMA
-  }
-#define PARTITA_WINO_STORE(r)                                          \
-  if constexpr (R > r) {                                               \
-    _mm256_storeu_ps(c + r * ldc, c##r##0);                            \
-    if constexpr (NV == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##1); \
-  }
-  PARTITA_WINO_ROWS(PARTITA_WINO_STORE)
-#undef PARTITA_WINO_STORE
-}
-#undef PARTITA_WINO_ROWS
-
-using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t);
-
-MicroFn micro_for(int64_t rows, int nv) {
-  static const MicroFn table[2][kRows] = {
-      {micro_kernel<1, 1>, micro_kernel<2, 1>, micro_kernel<3, 1>, micro_kernel<4, 1>,
-       micro_kernel<5, 1>, micro_kernel<6, 1>},
-      {micro_kernel<1, 2>, micro_kernel<2, 2>, micro_kernel<3, 2>, micro_kernel<4, 2>,
-       micro_kernel<5, 2>, micro_kernel<6, 2>}};
-  return table[nv - 1][rows - 1];
-}
+constexpr int64_t kRows = runtime::kernels::kMicroRows;  // tiles per micro-kernel call
+using runtime::kernels::micro_kernel_for;
 
 // The 1-d transforms, on `alpha` = M + 2 vectors. Input (B^T d), output (A^T m).
 template <int M>
@@ -178,9 +137,7 @@ __attribute__((target("avx2,fma"))) void output_tile(const float* m, int64_t xi_
 
 }  // namespace
 
-bool WinogradConv::cpu_supported() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
+bool WinogradConv::cpu_supported() { return runtime::kernels::cpu_has_avx2_fma(); }
 
 bool WinogradConv::shape_supported(int64_t cin, int64_t cout) {
   return cin > 0 && cout > 0 && cin % 8 == 0 && cout % 8 == 0;
@@ -323,7 +280,7 @@ __attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, i
         // call of 1 or 2 rows streams the whole weight panel for little work.
         int64_t left = nt - r0;
         rows = left > kRows && left < 2 * kRows ? (left + 1) / 2 : std::min(kRows, left);
-        micro_for(rows, nv)(a + r0 * cin_, cin_, b, cin_, c + r0 * chunk_, chunk_);
+        micro_kernel_for(rows, nv)(a + r0 * cin_, cin_, b, cin_, c + r0 * chunk_, chunk_);
       }
     }
   }

@@ -1,0 +1,68 @@
+// The register-blocked product shared by the runtime's own matrix products (Winograd's
+// transformed-domain products in the dnnl module, the cblas module's products by a prepacked
+// constant weight): c[R][8 * NV] = a[R][k] . b[k][8 * NV], with a's rows `lda` apart (read in
+// place, not packed), b packed (8 * NV floats per step of k) and c's rows `ldc` apart. Up to 6
+// rows by 16 columns: 12 accumulators, two loads of b and six broadcasts of a per step.
+//
+// AVX2 + FMA only: callers check cpu_has_avx2_fma() and fall back otherwise.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace partita::runtime::kernels {
+
+constexpr int64_t kMicroRows = 6;     // rows of c per call
+constexpr int64_t kMicroColumns = 16;  // columns of c per call (NV = 2)
+
+inline bool cpu_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// Accumulators are named variables (an array of them is kept on the stack by GCC),
+// 2R + 2 + 1 <= 15 of the 16 ymm registers.
+#define PARTITA_GEMM_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+template <int R, int NV>
+__attribute__((target("avx2,fma"))) void micro_kernel(const float* a, int64_t lda, const float* b, int64_t k,
+                                                      float* c, int64_t ldc) {
+#define PARTITA_GEMM_DECL(r) __m256 c##r##0 = _mm256_setzero_ps(), c##r##1 = _mm256_setzero_ps();
+  PARTITA_GEMM_ROWS(PARTITA_GEMM_DECL)
+#undef PARTITA_GEMM_DECL
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < k; ++p) {
+    __m256 b0 = _mm256_loadu_ps(b + p * 8 * NV);
+    __m256 b1 = NV == 2 ? _mm256_loadu_ps(b + p * 8 * NV + 8) : b0;
+#define PARTITA_GEMM_FMA(r)                                            \
+  if constexpr (R > r) {                                               \
+    __m256 ar = _mm256_broadcast_ss(a + r * lda + p);                  \
+    c##r##0 = _mm256_fmadd_ps(ar, b0, c##r##0);                        \
+    if constexpr (NV == 2) c##r##1 = _mm256_fmadd_ps(ar, b1, c##r##1); \
+  }
+    PARTITA_GEMM_ROWS(PARTITA_GEMM_FMA)
+#undef PARTITA_GEMM_FMA
+  }
+#define PARTITA_GEMM_STORE(r)                                          \
+  if constexpr (R > r) {                                               \
+    _mm256_storeu_ps(c + r * ldc, c##r##0);                            \
+    if constexpr (NV == 2) _mm256_storeu_ps(c + r * ldc + 8, c##r##1); \
+  }
+  PARTITA_GEMM_ROWS(PARTITA_GEMM_STORE)
+#undef PARTITA_GEMM_STORE
+}
+#undef PARTITA_GEMM_ROWS
+
+using MicroKernel = void (*)(const float* a, int64_t lda, const float* b, int64_t k, float* c, int64_t ldc);
+
+/// The kernel for `rows` (1..6) rows of c and `nv` (1 or 2) vectors of 8 columns.
+inline MicroKernel micro_kernel_for(int64_t rows, int nv) {
+  static const MicroKernel table[2][kMicroRows] = {
+      {micro_kernel<1, 1>, micro_kernel<2, 1>, micro_kernel<3, 1>, micro_kernel<4, 1>, micro_kernel<5, 1>,
+       micro_kernel<6, 1>},
+      {micro_kernel<1, 2>, micro_kernel<2, 2>, micro_kernel<3, 2>, micro_kernel<4, 2>, micro_kernel<5, 2>,
+       micro_kernel<6, 2>}};
+  return table[nv - 1][rows - 1];
+}
+
+}  // namespace partita::runtime::kernels

@@ -1,9 +1,11 @@
 // The BLAS backend ("cblas", OpenBLAS cblas_sgemm): patterns `cblas.*` for matmul / dense (2-d,
 // and batched 3-d by 2-d or 3-d) with an optional bias add and activation (relu, gelu,
 // gelu_tanh, silu, sigmoid, tanh), partition_for_cblas, and a codegen whose runtime module
-// (src/backend/cblas/runtime) calls single-threaded sgemm on blocks of columns spread over
-// OpenMP threads, adding the bias and applying the activation to each block while it is still
-// in cache.
+// (src/backend/cblas/runtime) splits each product into blocks of columns spread over OpenMP
+// threads, adding the bias and applying the activation to each block while it is still in
+// cache. A product by a constant 2-d weight runs on the runtime's micro-kernel
+// (runtime/kernels/gemm_micro_kernel.h) with the weight packed once, at its first use (sgemm
+// would repack it on every call); products of two activations call single-threaded sgemm.
 //
 // Target kind "cblas": num_threads (int, 0 = OpenMP's default).
 //

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "../random_tensor.h"
 #include "partita/backend/cblas.h"
 #include "partita/backend/cblas_runtime.h"
 #include "partita/codegen/build.h"
@@ -18,13 +19,7 @@ namespace {
 
 const DataType F32 = DataType::Float(32);
 
-Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = Tensor::empty(std::move(shape), F32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
+using partita::testing::random_tensor;
 
 Var param(const std::string& name, std::vector<int64_t> shape) {
   return make<VarNode>(name, tensor_sinfo(std::move(shape), F32));

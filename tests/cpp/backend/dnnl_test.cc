@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "../random_tensor.h"
 #include "partita/backend/dnnl.h"
 #include "partita/backend/dnnl_runtime.h"
 #include "partita/codegen/build.h"
@@ -23,13 +24,7 @@ namespace {
 using json = nlohmann::json;
 const DataType F32 = DataType::Float(32);
 
-Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed, float scale = 1.0f) {
-  Tensor t = Tensor::empty(std::move(shape), F32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
+using partita::testing::random_tensor;
 
 Expr cst(const Tensor& t) { return make<ConstantNode>(t); }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "../random_tensor.h"
 #include "partita/backend/dnnl.h"
 #include "partita/backend/dnnl_runtime.h"
 #include "partita/codegen/build.h"
@@ -33,13 +34,7 @@ bool avx2_fma() {
          !__builtin_cpu_supports("avx512f");
 }
 
-Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed, float scale = 1.0f) {
-  Tensor t = Tensor::empty(std::move(shape), F32);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
-  return t;
-}
+using partita::testing::random_tensor;
 
 // A reference 3x3, stride 1, pad 1 convolution (double accumulation), then bias and post-ops
 // in order: "sum" adds `residual`, "relu" max(v, 0), "clip" clamps to [-1, 1].

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "../random_tensor.h"
 #include "partita/codegen/vm_lowering.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/ops.h"
@@ -21,13 +22,7 @@ using partita::script::parse_module;
 
 namespace {
 
-Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = Tensor::empty(std::move(shape), DataType::Float(32));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = d(rng);
-  return t;
-}
+using partita::testing::random_tensor;
 
 std::shared_ptr<Executable> build(const char* text, std::vector<ModulePtr> mods = {}) {
   return codegen::build_vm_executable(parse_module(text), std::move(mods));

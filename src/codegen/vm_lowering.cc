@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "partita/op/ops.h"
 #include "partita/op/registry.h"
 #include "partita/support/error.h"
 
@@ -32,16 +33,9 @@ bool is_view_permute(const CallNode& call, const std::string& op_name) {
   if (op_name != "relax.permute_dims" || call.args.size() != 1) return false;
   auto shape = static_shape(call.args[0]->struct_info_);
   if (!shape) return false;
-  std::vector<int64_t> axes;
-  if (call.attrs.defined())
-    if (const AttrValue* v = call.attrs->find("axes"))
-      if (auto* l = std::get_if<std::vector<int64_t>>(v)) axes = *l;
   const int64_t n = int64_t(shape->size());
-  if (axes.empty())
-    for (int64_t d = n - 1; d >= 0; --d) axes.push_back(d);
   int64_t previous = -1;
-  for (int64_t a : axes) {
-    if (a < 0) a += n;
+  for (int64_t a : op::permute_dims_axes(call, n)) {
     if (a < 0 || a >= n) return false;
     if ((*shape)[size_t(a)] == 1) continue;
     if (a < previous) return false;

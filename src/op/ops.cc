@@ -2,6 +2,8 @@
 // then make_call.
 #include "partita/op/ops.h"
 
+#include "infer_utils.h"
+
 #include "partita/support/error.h"
 
 namespace partita::op {
@@ -108,6 +110,16 @@ Expr matmul(Expr x1, Expr x2, DataType out_dtype) {
 
 Expr permute_dims(Expr x, std::optional<IntList> axes) {
   return make_call("relax.permute_dims", {std::move(x)}, {{"axes", opt(axes)}});
+}
+
+IntList permute_dims_axes(const CallNode& call, int64_t ndim) {
+  IntList perm;
+  if (auto axes = detail::attr_opt_int_list(call, "axes")) {
+    for (int64_t a : *axes) perm.push_back(a < 0 ? a + ndim : a);
+  } else {
+    for (int64_t k = ndim - 1; k >= 0; --k) perm.push_back(k);
+  }
+  return perm;
 }
 
 Expr reshape(Expr x, std::vector<PrimExpr> shape) {

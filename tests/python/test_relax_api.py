@@ -106,7 +106,7 @@ def test_fused_bias_activation_with_python_check():
     fused = relax.transform.FuseOpsByPattern([("dnnl.conv2d_bias_relu", pattern, check)],
                                              bind_constants=True, annotate_codegen=True)(mod)
     assert calls, "the Python check function was called"
-    assert all(len(c.matched_bindings) == 3 and c.var_usages for c in kept)
+    assert kept and all(len(c.matched_bindings) == 3 and c.var_usages for c in kept)
     names = [gv.name_hint for gv in fused.get_global_vars()]
     assert "fused_relax_nn_conv2d_relax_add_relax_nn_relu_dnnl" in names
     # bind_constants keeps the bias inside the composite: the offloaded function takes 2 params.

@@ -53,6 +53,9 @@ Expr matmul(Expr x1, Expr x2, DataType out_dtype = {});
 
 // ---- manipulation and indexing ----
 Expr permute_dims(Expr x, std::optional<IntList> axes = std::nullopt);
+/// The permutation a (well-formed) permute_dims call applies to an `ndim`-d tensor: its axes
+/// with negative ones resolved, or every axis reversed when it has none.
+IntList permute_dims_axes(const CallNode& call, int64_t ndim);
 /// A -1 in `shape` is resolved here when `x` already has a known shape (as TVM does).
 Expr reshape(Expr x, std::vector<PrimExpr> shape);
 Expr reshape(Expr x, Expr shape);

@@ -9,6 +9,7 @@
 #include "partita/backend/cblas_runtime.h"
 #include "partita/codegen/json_graph_builder.h"
 #include "partita/dpl/pattern.h"
+#include "partita/op/ops.h"
 #include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::cblas {
@@ -28,18 +29,6 @@ const std::map<std::string, std::string>& activations() {
       {"relax.nn.relu", "relu"},       {"relax.nn.gelu", "gelu"}, {"relax.nn.gelu_tanh", "gelu_tanh"},
       {"relax.nn.silu", "silu"},       {"relax.sigmoid", "sigmoid"}, {"relax.tanh", "tanh"}};
   return acts;
-}
-
-std::vector<int64_t> permute_axes(const CallNode& call, size_t ndim) {
-  std::vector<int64_t> axes;
-  if (call.attrs.defined())
-    if (const AttrValue* v = call.attrs->find("axes"))
-      if (auto* l = std::get_if<std::vector<int64_t>>(v)) axes = *l;
-  if (axes.empty())
-    for (int64_t d = int64_t(ndim) - 1; d >= 0; --d) axes.push_back(d);
-  for (auto& a : axes)
-    if (a < 0) a += int64_t(ndim);
-  return axes;
 }
 
 bool swaps_last_two(const std::vector<int64_t>& axes) {
@@ -66,7 +55,7 @@ std::string unsupported_reason(const CallNode& call) {
     return "";
   }
   if (op->name == "relax.permute_dims") {
-    if (!swaps_last_two(permute_axes(call, out->size()))) return "permute_dims other than a transpose of the last two axes";
+    if (!swaps_last_two(op::permute_dims_axes(call, int64_t(out->size())))) return "permute_dims other than a transpose of the last two axes";
     return "";
   }
   if (op->name == "relax.add" || activations().count(op->name)) return "";

@@ -9,6 +9,7 @@
 #include "partita/backend/dnnl_runtime.h"
 #include "partita/codegen/json_graph_builder.h"
 #include "partita/ir/struct_info.h"
+#include "partita/op/ops.h"
 
 namespace partita::backend::dnnl {
 
@@ -263,12 +264,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["has_bias"] = false;
     } else if (name == "relax.permute_dims") {
       j["op"] = "permute";
-      std::vector<int64_t> axes = attr_ints(call, "axes", {});
-      if (axes.empty())
-        for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) axes.push_back(d);
-      for (auto& a : axes)
-        if (a < 0) a += int64_t(shape.size());
-      j["axes"] = axes;
+      j["axes"] = op::permute_dims_axes(call, int64_t(shape.size()));
     } else if (name == "relax.nn.softmax") {
       j["op"] = "softmax";
       int64_t axis = attr_int(call, "axis", -1);

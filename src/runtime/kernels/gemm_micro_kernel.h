@@ -9,7 +9,9 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace partita::runtime::kernels {
 
@@ -63,6 +65,28 @@ inline MicroKernel micro_kernel_for(int64_t rows, int nv) {
       {micro_kernel<1, 2>, micro_kernel<2, 2>, micro_kernel<3, 2>, micro_kernel<4, 2>, micro_kernel<5, 2>,
        micro_kernel<6, 2>}};
   return table[nv - 1][rows - 1];
+}
+
+/// c[rows][cols] = a[rows][k] . panel, for any number of rows: `panel` is k steps of 8 * nv
+/// packed floats, of which the first `cols` are columns of c (a narrower last panel of a
+/// matrix goes through a full tile). a's rows are `lda` apart, c's `ldc`.
+inline void panel_product(const float* a, int64_t lda, int64_t rows, const float* panel, int nv, int64_t k,
+                          int64_t cols, float* c, int64_t ldc) {
+  const int64_t width = 8 * nv;
+  for (int64_t i = 0, r; i < rows; i += r) {
+    // Six rows at a time; a tail of 7 to 11 as two near-equal calls, since a call of 1 or 2
+    // rows streams the whole panel for little work.
+    const int64_t left = rows - i;
+    r = left > kMicroRows && left < 2 * kMicroRows ? (left + 1) / 2 : std::min(kMicroRows, left);
+    MicroKernel f = micro_kernel_for(r, nv);
+    if (cols == width) {
+      f(a + i * lda, lda, panel, k, c + i * ldc, ldc);
+    } else {
+      float tile[kMicroRows * kMicroColumns];
+      f(a + i * lda, lda, panel, k, tile, width);
+      for (int64_t row = 0; row < r; ++row) std::memcpy(c + (i + row) * ldc, tile + row * width, sizeof(float) * cols);
+    }
+  }
 }
 
 }  // namespace partita::runtime::kernels

@@ -71,6 +71,13 @@ TEST(PermuteDims, DefaultReversesAndAxes) {
             std::string::npos);
 }
 
+// The permutation backends and the VM read from a call: the one definition of its axes.
+TEST(PermuteDims, AxesOfACall) {
+  auto axes_of = [](Expr call) { return op::permute_dims_axes(*call.as<CallNode>(), 3); };
+  EXPECT_EQ(axes_of(op::permute_dims(tvar("x", {1, 2, 3}))), (IntList{2, 1, 0}));
+  EXPECT_EQ(axes_of(op::permute_dims(tvar("x", {1, 2, 3}), IntList{0, -1, 1})), (IntList{0, 2, 1}));
+}
+
 TEST(Flatten, SqueezeExpandDims) {
   EXPECT_EQ(describe(infer(op::flatten(tvar("x", {2, 3, 4})))), "(24) float32");
   EXPECT_EQ(describe(infer(op::squeeze(tvar("x", {1, 3, 1, 4})))), "(3, 4) float32");

@@ -1,6 +1,8 @@
-// The "cblas" runtime module: each node is a product by cblas_sgemm (a 3-d by 2-d product
-// folds its batch into M; 3-d by 3-d loops over the batch; a single row is one sgemv); the bias
-// add and the activation follow in one pass over each block of the product while it is in cache.
+// The "cblas" runtime module: each node is a product (a 3-d by 2-d product folds its batch
+// into M; 3-d by 3-d loops over the batch). A product by a constant 2-d weight runs on the
+// runtime's micro-kernel with the weight packed once (PackedWeight); others call cblas_sgemm (a
+// single row: sgemv). The bias add and the activation follow in one pass over each block of the
+// product while it is in cache.
 //
 // Threads: OpenBLAS runs single-threaded inside an OpenMP loop of ours over blocks of columns
 // (and batch entries), handed out dynamically. OpenBLAS's own pthreads pool spins for ~2^28
@@ -41,6 +43,7 @@ struct Gemm {
   int a, b, bias, out;
   bool transpose_b;
   Activation activation = Activation::None;
+  bool constant_b = false;  // b is one of the function's constants: packed on first use
 };
 
 // The epilogue, one pass over a block of the product C (rows x n, row stride ldc) while it is
@@ -124,7 +127,7 @@ struct Product {
 };
 
 // Columns per block: at least two blocks per thread so the dynamic schedule can even out a core
-// slowed by another process, in multiples of 16 (OpenBLAS's column panel on AVX2).
+// slowed by another process, in multiples of 16 (the micro-kernel's panel; OpenBLAS's on AVX2).
 int64_t block_columns(const Product& pr, int threads) {
   int64_t per_batch = std::max<int64_t>(1, 2 * threads / pr.batch);
   int64_t w = (pr.n + per_batch - 1) / per_batch;
@@ -183,22 +186,7 @@ void multiply_packed(Activation act, const Product& pr, const float* a, const Pa
     const int64_t j_end = std::min(panels, (q + 1) * per_block);
     for (int64_t j = q * per_block; j < j_end; ++j) {
       const float* panel = w.panels.data() + j * k * width;
-      const int64_t cols = std::min(width, n - j * width);
-      for (int64_t i = 0; i < m;) {
-        // A tail of 7..11 rows goes as two near-equal calls rather than 6 and a sliver.
-        const int64_t left = m - i;
-        const int64_t rows = left > kn::kMicroRows && left < 2 * kn::kMicroRows ? (left + 1) / 2
-                                                                                 : std::min(kn::kMicroRows, left);
-        float* out = c + i * n + j * width;
-        if (cols == width) {
-          kn::micro_kernel_for(rows, 2)(a + i * k, k, panel, k, out, n);
-        } else {  // the last, partial panel: through a full tile
-          float tile[kn::kMicroRows * kn::kMicroColumns];
-          kn::micro_kernel_for(rows, 2)(a + i * k, k, panel, k, tile, width);
-          for (int64_t r = 0; r < rows; ++r) std::memcpy(out + r * n, tile + r * width, sizeof(float) * cols);
-        }
-        i += rows;
-      }
+      kn::panel_product(a, k, m, panel, 2, k, std::min(width, n - j * width), c + j * width, n);
     }
     const int64_t j0 = q * per_block * width, block_cols = std::min(n, j_end * width) - j0;
     epilogue(act, c + j0, bias ? bias + j0 : nullptr, m, block_cols, n);
@@ -272,6 +260,7 @@ class CblasModule : public runtime::RuntimeModule {
       Gemm g{id(n.at("a")), id(n.at("b")), n.at("bias").get<int>(), id(n.at("out")), n.at("transpose_b").get<bool>(),
              parse_activation(n.value("activation", "none"), p.symbol)};
       if (g.bias >= int(p.dims.size())) fail(p.symbol, "bias id out of range");
+      g.constant_b = std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == g.b; });
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b], &od = p.dims[g.out];
       if (ad.size() < 2 || bd.size() < 2 || od.size() != ad.size()) fail(p.symbol, "gemm operand ranks");
       int64_t k = ad.back(), kb = g.transpose_b ? bd.back() : bd[bd.size() - 2];
@@ -315,7 +304,7 @@ class CblasModule : public runtime::RuntimeModule {
       const float *a = data[g.a], *b = data[g.b];
       if (!a || !b) fail(p.symbol, "an operand is used before it is computed");
       const PackedWeight* packed = nullptr;
-      if (bd.size() == 2 && use_packed_ && is_constant(p, g.b)) {
+      if (bd.size() == 2 && use_packed_ && g.constant_b) {
         auto it = p.packed.find(g.b);
         if (it == p.packed.end())
           it = p.packed.emplace(g.b, PackedWeight(b, ad.back(), p.dims[g.out].back(), g.transpose_b)).first;
@@ -333,10 +322,6 @@ class CblasModule : public runtime::RuntimeModule {
         multiply(g, pr, a, b, bias, c, threads);
     }
     if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
-  }
-
-  static bool is_constant(const Program& p, int v) {
-    return std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == v; });
   }
 
   std::string text_;

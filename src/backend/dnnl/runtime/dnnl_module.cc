@@ -178,11 +178,7 @@ class Program {
     int64_t work = 0;
     for (const auto& st : steps_)
       if (st.wino) work = std::max(work, st.wino->work_size());
-    if (work) {
-      wino_work_tensor_ = Tensor::empty({work + 16}, DataType::Float(32));
-      wino_work_ = wino_work_tensor_.data_as<float>();
-      wino_work_ += (16 - reinterpret_cast<uintptr_t>(wino_work_) / sizeof(float) % 16) % 16;  // 64-byte aligned
-    }
+    if (work) wino_work_ = Tensor::empty({work}, DataType::Float(32));  // 64-byte aligned
   }
 
   void run(dn::stream& s, std::span<const Tensor> in, std::span<Tensor> out) {
@@ -199,7 +195,7 @@ class Program {
     }
     for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
     set_threads(num_threads_);
-    for (auto& st : steps_) st.execute(s, wino_work_);
+    for (auto& st : steps_) st.execute(s, wino_work_.defined() ? wino_work_.data_as<float>() : nullptr);
     size_t r = 0;
     for (size_t k = 0; k < out.size(); ++k)
       if (out_copy_[k]) out_reorder_[r++].execute(s, mem_[outputs_[k]], out_mem_[k]);
@@ -615,8 +611,7 @@ class Program {
   std::vector<int64_t> last_use_;    // per value: the last node that reads it
   int64_t node_index_ = 0;           // the node being built
   Tensor arena_;
-  Tensor wino_work_tensor_;          // Winograd convolutions' shared working memory
-  float* wino_work_ = nullptr;
+  Tensor wino_work_;                 // Winograd convolutions' shared working memory
 };
 
 class DnnlModule : public runtime::RuntimeModule {

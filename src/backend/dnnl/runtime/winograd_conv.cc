@@ -16,7 +16,6 @@ namespace partita::backend::dnnl {
 namespace {
 
 constexpr int64_t kRows = runtime::kernels::kMicroRows;  // tiles per micro-kernel call
-using runtime::kernels::micro_kernel_for;
 
 // The 1-d transforms, on `alpha` = M + 2 vectors. Input (B^T d), output (A^T m).
 template <int M>
@@ -274,14 +273,7 @@ __attribute__((target("avx2,fma"))) void WinogradConv::run_task(int64_t block, i
     for (int64_t n0 = c0; n0 < c0 + nc; n0 += 16) {
       int nv = cout_ - n0 >= 16 ? 2 : 1;
       const float* b = u + n0 * cin_;
-      float* c = m + xi * m_stride + (n0 - c0);
-      for (int64_t r0 = 0, rows; r0 < nt; r0 += rows) {
-        // 6 rows at a time; a remainder of 7 to 11 is split in two nearly equal calls, since a
-        // call of 1 or 2 rows streams the whole weight panel for little work.
-        int64_t left = nt - r0;
-        rows = left > kRows && left < 2 * kRows ? (left + 1) / 2 : std::min(kRows, left);
-        micro_kernel_for(rows, nv)(a + r0 * cin_, cin_, b, cin_, c + r0 * chunk_, chunk_);
-      }
+      runtime::kernels::panel_product(a, cin_, nt, b, nv, cin_, 8 * nv, m + xi * m_stride + (n0 - c0), chunk_);
     }
   }
   // Output transform, bias and post-ops, into dst.

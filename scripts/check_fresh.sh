@@ -18,26 +18,43 @@ if ! command -v debootstrap >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap
 fi
 
+# Deletes the root, but never through a mount still attached (that would reach this machine's /dev).
+remove_root() {
+  if grep -q " $root/" /proc/mounts; then
+    echo "check_fresh.sh: mounts under $root remain; not deleting it" >&2
+    return 1
+  fi
+  rm -rf "$root"
+}
+
 base="$root.base.tar"
 if [ ! -f "$base" ]; then
   echo "== debootstrap bookworm (minbase) into $root"
-  rm -rf "$root"
+  remove_root
   debootstrap --variant=minbase --include=ca-certificates,git bookworm "$root" "$mirror" >/dev/null
   tar -C "$root" -cf "$base" .
 else
   echo "== fresh root from $base"
-  rm -rf "$root" && mkdir -p "$root" && tar -C "$root" -xf "$base"
+  remove_root && mkdir -p "$root" && tar -C "$root" -xf "$base"
 fi
 
 cleanup() {
-  for m in dev/pts dev proc sys; do umount -l "$root/$m" 2>/dev/null || true; done
-  [ "${KEEP_ROOT:-0}" = 1 ] || rm -rf "$root"
+  for m in ccache dev/pts dev proc sys; do umount -l "$root/$m" 2>/dev/null || true; done
+  [ "${KEEP_ROOT:-0}" = 1 ] || remove_root
 }
 trap cleanup EXIT
 mount -t proc proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# This machine's compiler cache is shared with the root (FRESH_CCACHE=0 turns that off): it
+# holds compiler outputs only, and a missing header still fails at preprocessing, so it cannot
+# hide a missing package; it saves a full build.
+ccache_env=()
+if [ "${FRESH_CCACHE:-1}" = 1 ] && [ -d "${HOME}/.cache/ccache" ]; then
+  mkdir -p "$root/ccache" && mount --bind "${HOME}/.cache/ccache" "$root/ccache"
+  ccache_env=(CCACHE_DIR=/ccache CCACHE_BASEDIR=/work CCACHE_COMPILERCHECK=content)
+fi
 
 # The committed tree only, as CI sees it: a clone, not a copy of the working tree.
 git clone -q "$(pwd)" "$root/work/main"
@@ -50,7 +67,7 @@ run_in_root() {  # label, command
   local start=$SECONDS
   echo "== fresh root: $1"
   chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-    bash -c "cd /work/main && $2"
+    "${ccache_env[@]}" bash -c "cd /work/main && $2"
   echo "== fresh root: $1 took $((SECONDS - start)) s"
 }
 run_in_root "README command 1 (bash scripts/demo.sh)" "bash scripts/demo.sh"

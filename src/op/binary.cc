@@ -69,9 +69,11 @@ void add_binary(const std::string& name, InferFn infer, bool commutative) {
 
 void register_binary_ops() {
   for (const char* n : {"add", "multiply", "maximum", "minimum"}) add_binary(n, infer_arith, true);
-  for (const char* n : {"subtract", "divide", "floor_divide", "power"}) add_binary(n, infer_arith, false);
+  for (const char* n : {"subtract", "divide", "floor_divide", "power"})
+    add_binary(n, infer_arith, false);
   for (const char* n : {"equal", "not_equal"}) add_binary(n, infer_compare, true);
-  for (const char* n : {"less", "less_equal", "greater", "greater_equal"}) add_binary(n, infer_compare, false);
+  for (const char* n : {"less", "less_equal", "greater", "greater_equal"})
+    add_binary(n, infer_compare, false);
   OpDef where;
   where.name = "relax.where";
   where.args = {{"condition"}, {"x1"}, {"x2"}};

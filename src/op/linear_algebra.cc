@@ -43,7 +43,8 @@ StructInfo infer_matmul(const CallNode& call) {
 /// A multiply-add per output element and reduction step: 2 * out * K (K: x1's last dimension).
 std::optional<PrimExpr> matmul_flops(const CallNode& call) {
   auto out = result_numel(call);
-  const auto* a = call.args.size() == 2 ? call.args[0]->struct_info_.as<TensorStructInfoNode>() : nullptr;
+  if (call.args.size() != 2) return std::nullopt;
+  const auto* a = call.args[0]->struct_info_.as<TensorStructInfoNode>();
   if (!out || !a || !a->shape || a->shape->empty()) return std::nullopt;
   return int_imm(2) * *out * a->shape->back();
 }

@@ -150,7 +150,8 @@ StructInfo infer_adaptive_pool2d(const CallNode& call) {
 /// read in the call's kernel layout.
 std::optional<PrimExpr> conv2d_flops(const CallNode& call) {
   auto out = result_numel(call);
-  const auto* w = call.args.size() == 2 ? call.args[1]->struct_info_.as<TensorStructInfoNode>() : nullptr;
+  if (call.args.size() != 2) return std::nullopt;
+  const auto* w = call.args[1]->struct_info_.as<TensorStructInfoNode>();
   if (!out || !w || !w->shape || w->shape->size() != 4) return std::nullopt;
   auto kpos = parse_layout(call, "kernel_layout", attr_string(call, "kernel_layout"), "OIHW");
   const auto& ws = *w->shape;
@@ -213,7 +214,8 @@ void register_nn_conv_pool_ops() {
                     {"out_layout", AttrKind::String, std::string("NCHW")}};
   adaptive.infer = infer_adaptive_pool2d;
   adaptive.fusion_kind = FusionKind::OutEWiseFusable;
-  adaptive.flops = [](const CallNode& call) { return arg_numel(call, 0); };  // each input summed once
+  // Each input element is added into its window's sum once.
+  adaptive.flops = [](const CallNode& call) { return arg_numel(call, 0); };
   add_op(std::move(adaptive));
 }
 

@@ -26,7 +26,8 @@ double value_with_symbols_as_one(const PrimExpr& e, bool* symbolic) {
   }
   const auto* b = e.as<PrimBinaryNode>();
   if (!b) return 0;
-  double x = value_with_symbols_as_one(b->a, symbolic), y = value_with_symbols_as_one(b->b, symbolic);
+  double x = value_with_symbols_as_one(b->a, symbolic);
+  double y = value_with_symbols_as_one(b->b, symbolic);
   switch (b->op) {
     case PrimOp::Add: return x + y;
     case PrimOp::Sub: return x - y;
@@ -74,8 +75,8 @@ void for_each_binding(const Expr& body, const std::function<void(const BindingNo
 }
 
 // Counts the operators `fn` runs (following calls to local and module functions) into `stats`.
-void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats, ModuleReport& report,
-               int depth = 0) {
+void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats,
+               ModuleReport& report, int depth = 0) {
   if (depth > 64) return;  // recursion in the module: not a dataflow graph we can summarise
   std::map<const VarNode*, const FunctionNode*> locals;
   for_each_binding(fn.body, [&](const BindingNode& b, const Expr& value) {
@@ -153,8 +154,8 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
   names.push_back("host");
   std::ostringstream os;
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s %10s %8s %14s %10s %8s  %s\n", "backend", "partitions", "ops",
-                "MFLOPs", "MB moved", "share", "operators");
+  std::snprintf(line, sizeof line, "%-10s %10s %8s %14s %10s %8s  %s\n", "backend", "partitions",
+                "ops", "MFLOPs", "MB moved", "share", "operators");
   os << line;
   for (const std::string& b : names) {
     auto it = report.backends.find(b);
@@ -168,8 +169,8 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
     }
     double share = report.total_flops > 0 ? 100.0 * s.flops / report.total_flops : 0.0;
     std::snprintf(line, sizeof line, "%-10s %10s %8lld %14.3f %10.3f %7.1f%%  ", b.c_str(),
-                  b == "host" ? "-" : std::to_string(s.partitions).c_str(), (long long)nops, s.flops / 1e6,
-                  s.bytes / 1e6, share);
+                  b == "host" ? "-" : std::to_string(s.partitions).c_str(), (long long)nops,
+                  s.flops / 1e6, s.bytes / 1e6, share);
     os << line << (ops.empty() ? "(none)" : ops) << "\n";
   }
   std::snprintf(line, sizeof line, "total: %.3f MFLOPs, %.3f MB moved", report.total_flops / 1e6,

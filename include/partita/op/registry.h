@@ -43,7 +43,7 @@ using InferFn = std::function<StructInfo(const CallNode& call)>;
 /// How an operator fuses with its neighbours: TVM's OpPatternKind, with its numbering, so that
 /// "kind <= Injective" means what it means in TVM. A fusing code generator reads this.
 enum class FusionKind : uint8_t {
-  ElementWise = 0,      // out[i] = f(in1[i], ...) on inputs of the output's shape (exp, relu, astype)
+  ElementWise = 0,      // out[i] = f(in1[i], ...), inputs of the output's shape (exp, astype)
   Broadcast = 1,        // element-wise after numpy broadcasting of the inputs (add, less, where)
   Injective = 2,        // each output element is one input element (reshape, concat, take, pad)
   CommReduce = 3,       // a commutative reduction over axes (sum, max, mean, variance)
@@ -81,7 +81,8 @@ struct OpDef {
   /// Printed name inside TVMScript, e.g. "R.nn.conv2d"; derived from `name` when empty.
   std::string script_name;
 
-  // ---- traits (all optional: the defaults describe a pure, opaque-to-nobody operator) ----
+  // ---- traits: optional, so a definition that sets none still compiles; fusion_kind is
+  // required in practice (see below) ----
   /// False for operators with side effects: such a call is never removed, even when its result
   /// is unused, and stays outside dataflow blocks.
   bool pure = true;

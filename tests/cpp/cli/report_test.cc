@@ -53,7 +53,8 @@ TEST(Report, CostsComeFromTheOperatorTraits) {
 
   IRModule five = module_with({int_imm(5), int_imm(2)});
   const auto* seq = five.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>();
-  CallCost c = estimate_cost(*seq->blocks[0]->bindings[0].as<VarBindingNode>()->value.as<CallNode>());
+  const auto* costed = seq->blocks[0]->bindings[0].as<VarBindingNode>()->value.as<CallNode>();
+  CallCost c = estimate_cost(*costed);
   EXPECT_EQ(c.flops, 15);
   EXPECT_EQ(c.bytes, 500);
   EXPECT_FALSE(c.symbolic || c.unknown);
@@ -76,7 +77,8 @@ TEST(Report, SymbolicDimensionsCountAsOneAndUnknownCostsAreFlagged) {
   ModuleReport u = analyze_module(bb.get());
   EXPECT_EQ(u.unknown_costs, 1);
   EXPECT_EQ(u.total_flops, 0);
-  EXPECT_NE(format_report(u, {}).find("1 operator call of unknown cost counted as 0"), std::string::npos);
+  EXPECT_NE(format_report(u, {}).find("1 operator call of unknown cost counted as 0"),
+            std::string::npos);
 }
 
 }  // namespace

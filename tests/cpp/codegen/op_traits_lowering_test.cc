@@ -62,7 +62,8 @@ TEST(OpTraitsLowering, ViewTraitMakesAView) {
 
 TEST(OpTraitsLowering, ScalarOperandsTraitPassesScalarsAsTensors) {
   for (bool as_tensors : {true, false}) {
-    op::OpDef def = unary_like(as_tensors ? "test.codegen.scale_by_tensor" : "test.codegen.scale_by_attr");
+    op::OpDef def =
+        unary_like(as_tensors ? "test.codegen.scale_by_tensor" : "test.codegen.scale_by_attr");
     def.args = {{"x"}, {"factor"}};
     def.scalar_operands_as_tensors = as_tensors;
     def.fusion_kind = op::FusionKind::Broadcast;
@@ -73,9 +74,11 @@ TEST(OpTraitsLowering, ScalarOperandsTraitPassesScalarsAsTensors) {
     for (const Instruction& in : f.code)
       if (in.op == Opcode::CallKernel) call = &in;
     ASSERT_NE(call, nullptr) << def.name;
-    // As a tensor: a second register operand; otherwise a kernel attribute named after the argument.
+    // As a tensor: a second register operand; otherwise a kernel attribute named after the
+    // argument.
     EXPECT_EQ(call->args.size(), as_tensors ? 2u : 1u) << def.name;
-    EXPECT_EQ(f.attrs.at(size_t(call->attrs)).values.count("factor"), as_tensors ? 0u : 1u) << def.name;
+    const KernelAttrs& attrs = f.attrs.at(size_t(call->attrs));
+    EXPECT_EQ(attrs.values.count("factor"), as_tensors ? 0u : 1u) << def.name;
   }
 }
 

@@ -38,7 +38,8 @@ TEST(OpInterface, NormalizerInfersThroughTheInterface) {
     BlockBuilder().normalize(unknown);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("unknown operator 'test.ir.nobody'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("unknown operator 'test.ir.nobody'"), std::string::npos)
+        << e.message();
   }
 }
 

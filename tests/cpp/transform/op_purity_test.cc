@@ -64,7 +64,8 @@ TEST(OpPurity, ConvertToDataflowLeavesImpureOperatorCallsOut) {
     EXPECT_TRUE(well_formed(after));
     std::vector<std::pair<bool, size_t>> shape;  // (is_dataflow, bindings) per block
     auto f = after.lookup("main").as_ref<FunctionNode>();
-    for (auto& block : f->body.as<SeqExprNode>()->blocks) shape.emplace_back(block->is_dataflow, block->bindings.size());
+    for (auto& block : f->body.as<SeqExprNode>()->blocks)
+      shape.emplace_back(block->is_dataflow, block->bindings.size());
     return shape;
   };
   using Blocks = std::vector<std::pair<bool, size_t>>;

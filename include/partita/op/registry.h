@@ -87,7 +87,7 @@ struct OpDef {
   /// is unused, and stays outside dataflow blocks.
   bool pure = true;
   /// f(a, b) == f(b, a) for a binary operator: the pattern matcher also tries its operands
-  /// swapped (TVM's matcher does so for add and multiply).
+  /// swapped (TVM's matcher does so for add and multiply only; here every commutative operator).
   bool commutative = false;
   /// R.Prim scalar arguments stand for 0-d tensors (binary element-wise ops and where): the VM
   /// lowering passes them to the kernel as tensors.

@@ -68,11 +68,13 @@ void add_binary(const std::string& name, InferFn infer, bool commutative) {
 }  // namespace
 
 void register_binary_ops() {
-  for (const char* n : {"add", "multiply", "maximum", "minimum"}) add_binary(n, infer_arith, true);
-  for (const char* n : {"subtract", "divide", "floor_divide", "power"})
+  // Commutative as TVM's pattern matcher treats it: it tries swapped operands for add and
+  // multiply only (maximum, minimum, equal are commutative too, but a pattern written for
+  // maximum(c, x) must not match maximum(x, c) if partitions are to be TVM's).
+  for (const char* n : {"add", "multiply"}) add_binary(n, infer_arith, true);
+  for (const char* n : {"maximum", "minimum", "subtract", "divide", "floor_divide", "power"})
     add_binary(n, infer_arith, false);
-  for (const char* n : {"equal", "not_equal"}) add_binary(n, infer_compare, true);
-  for (const char* n : {"less", "less_equal", "greater", "greater_equal"})
+  for (const char* n : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     add_binary(n, infer_compare, false);
   OpDef where;
   where.name = "relax.where";

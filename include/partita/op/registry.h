@@ -86,8 +86,8 @@ struct OpDef {
   /// False for operators with side effects: such a call is never removed, even when its result
   /// is unused, and stays outside dataflow blocks.
   bool pure = true;
-  /// f(a, b) == f(b, a) for a binary operator: the pattern matcher also tries its operands
-  /// swapped (TVM's matcher does so for add and multiply only; here every commutative operator).
+  /// The pattern matcher also tries the operands of a call swapped. Set, as TVM's matcher has
+  /// it, on add and multiply only, so that partitions are TVM's.
   bool commutative = false;
   /// R.Prim scalar arguments stand for 0-d tensors (binary element-wise ops and where): the VM
   /// lowering passes them to the kernel as tensors.

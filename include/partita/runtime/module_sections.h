@@ -14,7 +14,7 @@
 namespace partita::runtime {
 
 /// What identifies one backend module format; a backend keeps one constant of it beside the
-/// code that writes and reads the module (e.g. {"dnnl", 0x4e445450 /* "PTDN" */, 1}).
+/// code that writes and reads the module (e.g. {"mine", 0x4e4d5450 /* "PTMN" */, 1}).
 struct ModuleFormat {
   const char* type_key;  // the module's type key, named in error messages
   uint32_t magic;

@@ -32,7 +32,7 @@ bool plugin_loaded(const std::string& name);
 std::vector<std::string> plugin_search_path();
 
 /// The plug-in that provides the loader for runtime modules of type `type_key`: the key up to
-/// its first '.' ("dnnl" -> "dnnl", "cuda.graph" -> "cuda").
+/// its first '.' ("mine" -> "mine", "mine.graph" -> "mine").
 std::string plugin_for_type_key(const std::string& type_key);
 
 }  // namespace partita::runtime

@@ -69,7 +69,7 @@ fs::path run_min_tool() { return fs::path(PARTITA_BINARY_DIR) / "partita_run_min
 
 TEST(RuntimePlugin, NamesFollowTheTypeKey) {
   EXPECT_EQ(plugin_for_type_key("dnn"), "dnn");
-  EXPECT_EQ(plugin_for_type_key("cuda.graph"), "cuda");
+  EXPECT_EQ(plugin_for_type_key("mine.graph"), "mine");
   EXPECT_THROW(load_plugin("../evil"), Error);
   EXPECT_THROW(load_plugin(""), Error);
 }

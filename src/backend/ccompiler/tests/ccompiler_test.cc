@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "random_tensor.h"
+#include "partita/backend/registry.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
@@ -170,6 +172,24 @@ TEST(CCompiler, RefusesUnsupportedDtypeAndFallsBack) {
   EXPECT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(external_mods_of(out).empty());
   EXPECT_EQ(out.functions().size(), 1u);
+}
+
+}  // namespace
+}  // namespace partita::codegen
+
+namespace partita::codegen {
+namespace {
+
+TEST(CCompiler, RegistersItsRecordAndPatterns) {
+  auto info = backend::find_backend("ccompiler");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->runtime_plugin, "ccompiler");
+  EXPECT_EQ(info->colour.size(), 7u);
+  std::set<std::string> names;
+  for (const auto& p : transform::get_patterns_with_prefix("ccompiler.")) names.insert(p.name);
+  EXPECT_EQ(names, (std::set<std::string>{"ccompiler.add", "ccompiler.subtract", "ccompiler.multiply",
+                                          "ccompiler.divide", "ccompiler.relu", "ccompiler.matmul"}));
+  EXPECT_EQ(Target("ccompiler").str(), "ccompiler -cc=gcc -cflags=-O2");
 }
 
 }  // namespace

@@ -366,8 +366,11 @@ std::string openblas_core_warning(std::string* core_name) {
   __builtin_cpu_init();
   if (!is_slow || !__builtin_cpu_supports("avx2")) return "";
   const std::string preferred = preferred_openblas_core();
-  std::string why = core.requested.empty() ? "" : " (OPENBLAS_CORETYPE=" + core.requested +
-                                                      (core.set_by_partita ? ", set by partita)" : ", set by the user)");
+  std::string why = core.loaded_before ? " (OpenBLAS was loaded before partita's cblas backend)"
+                     : core.requested.empty()
+                         ? ""
+                         : " (OPENBLAS_CORETYPE=" + core.requested +
+                               (core.set_by_partita ? ", set by partita)" : ", set by the user)");
   return "OpenBLAS selected its '" + name + "' kernels" + why + " on a CPU with " +
          (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
          ", so the cblas backend will run several times slower than it can: set OPENBLAS_CORETYPE=" + preferred +

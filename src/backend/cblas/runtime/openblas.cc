@@ -29,7 +29,11 @@ F symbol(void* handle, const char* name) {
 
 Loaded load() {
   Loaded l;
-  if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) {
+  // Already in the process (numpy links it too): its kernels are chosen; say so, set nothing.
+  if (void* present = dlopen(PARTITA_OPENBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(present);
+    l.core.loaded_before = true;
+  } else if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) {
     l.core.requested = user;
   } else if (std::string core = preferred_openblas_core(); !core.empty()) {
     // Before dlopen: OpenBLAS reads the variable in its constructor.

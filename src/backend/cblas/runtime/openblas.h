@@ -23,7 +23,8 @@ struct OpenBlas {
 
 /// OpenBLAS, loaded at the first call (thread-safe). Before loading it, when OPENBLAS_CORETYPE
 /// is unset and preferred_openblas_core() names a core, sets OPENBLAS_CORETYPE to it (left set,
-/// so other users of OpenBLAS in this process and its children get the same kernels). Throws
+/// so other users of OpenBLAS in this process and its children get the same kernels); when
+/// another library of the process loaded OpenBLAS first (numpy does), its choice stands. Throws
 /// Error("RuntimeError") naming the library and dlerror when it cannot be loaded.
 const OpenBlas& openblas();
 
@@ -37,7 +38,8 @@ std::string preferred_openblas_core();
 struct OpenBlasCore {
   std::string requested;  // OPENBLAS_CORETYPE at load (set by us or by the user), or empty
   bool set_by_partita = false;
-  std::string reported;   // openblas_get_corename() after loading
+  bool loaded_before = false;  // something else in the process had loaded OpenBLAS already
+  std::string reported;        // openblas_get_corename() after loading
 };
 /// Loads OpenBLAS (see openblas()) and says how its core was chosen.
 OpenBlasCore openblas_core();

@@ -6,7 +6,8 @@
 #  3. The runtime's sources and headers (src/runtime, include/partita/runtime) and the backends'
 #     runtime halves (src/backend/*/runtime) include nothing of the compiler's layers (ir, op,
 #     script, dpl, transform, codegen, backend, frontend) and no private header of src/.
-#  4. No file outside src/backend/<name>/ includes a header of that folder.
+#  4. No file outside src/backend/<name>/ includes a header of that folder, and no backend source
+#     includes a file outside its folder by relative path (only public headers).
 # Usage: scripts/check_layers.sh <build dir>
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -54,6 +55,13 @@ check_includes "the runtime's sources" "${runtime_files[@]}"
 mapfile -t plugin_files < <(find "$root"/src/backend/*/runtime -name '*.h' -o -name '*.cc' 2>/dev/null | sort)
 if ((${#plugin_files[@]})); then
   check_includes "backends' runtime plug-ins" "${plugin_files[@]}"
+fi
+
+# A backend reaches other code through public headers only: no relative include leaves its folder.
+hits=$(grep -rnE '#[[:space:]]*include[[:space:]]*"(\.\./){2,}' "$root"/src/backend/*/ 2>/dev/null || true)
+if [[ -n "$hits" ]]; then
+  echo "$hits" >&2
+  say "backend sources include files outside their folder by relative path (above)"
 fi
 
 # A backend's folder is private to it: includes of src/backend/<name>/... from elsewhere.

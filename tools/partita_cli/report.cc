@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "partita/backend/registry.h"
 #include "partita/ir/prim_expr.h"
 #include "partita/ir/struct_info.h"
 #include "partita/op/registry.h"
@@ -186,14 +187,21 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
 
 std::string backend_color(const std::string& backend) {
   if (backend == "host") return "#d9d9d9";
-  static const std::map<std::string, std::string> known = {
-      {"dnnl", "#7fb3e6"}, {"cblas", "#f2b36b"}, {"ccompiler", "#8fd18f"}, {"cutlass", "#c9a0dc"}};
-  if (auto it = known.find(backend); it != known.end()) return it->second;
+  // A registered backend's own colour (partita/backend/registry.h); patterns registered by a
+  // user under another prefix get one from a small palette.
+  if (auto info = backend::find_backend(backend)) return info->colour;
   static const char* palette[] = {"#e6a0a0", "#a0e6d8", "#e6e08f", "#b0b0f0"};
   return palette[std::hash<std::string>{}(backend) % 4];
 }
 
 namespace {
+
+// The one-line description a backend registered (shown when hovering its legend entry).
+std::string backend_description(const std::string& backend) {
+  if (backend == "host") return "the host VM's built-in kernels";
+  auto info = backend::find_backend(backend);
+  return info ? info->description : "patterns registered under '" + backend + ".'";
+}
 
 std::string dot_escape(const std::string& s) {
   std::string out;
@@ -261,8 +269,8 @@ class DotWriter {
     // Legend: one entry per colour used.
     os_ << "  subgraph cluster_legend {\n    label=\"legend\"; fontsize=10; style=dashed;\n";
     for (const std::string& b : used_backends_)
-      os_ << "    \"legend_" << dot_escape(b) << "\" [label=\"" << dot_escape(b) << "\", fillcolor=\""
-          << backend_color(b) << "\"];\n";
+      os_ << "    \"legend_" << dot_escape(b) << "\" [label=\"" << dot_escape(b) << "\", tooltip=\""
+          << dot_escape(backend_description(b)) << "\", fillcolor=\"" << backend_color(b) << "\"];\n";
     os_ << "  }\n";
     for (const auto& [a, b] : edges_) os_ << "  " << a << " -> " << b << ";\n";
     os_ << "}\n";

@@ -3,16 +3,23 @@
 // is reported.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
-#include "../random_tensor.h"
-#include "partita/backend/cblas.h"
-#include "partita/backend/cblas_runtime.h"
+#include "random_tensor.h"
+#include "../runtime/cblas_runtime.h"
+#include "../runtime/openblas.h"
 #include "partita/codegen/build.h"
+#include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 #include "partita/runtime/vm.h"
+#include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::cblas {
 namespace {
@@ -38,7 +45,7 @@ IRModule module_of(std::vector<Var> params, const std::function<Expr(BlockBuilde
 
 void check(const IRModule& mod, const std::vector<Tensor>& inputs, size_t expected_mods = 1, int threads = 2) {
   auto want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
-  IRModule parted = partition_for_cblas(mod);
+  IRModule parted = transform::partition_for("cblas", mod);
   IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(parted));
   auto mods = codegen::external_mods_of(lowered);
   ASSERT_EQ(mods.size(), expected_mods);
@@ -138,7 +145,7 @@ TEST(Cblas, PackedWeightEdges) {
 std::vector<std::string> host_ops(const IRModule& mod) {
   codegen::BuildOptions opts;
   opts.targets.push_back(codegen::Target("cblas", {}));
-  return codegen::build(partition_for_cblas(mod), opts)->kernel_names;
+  return codegen::build(transform::partition_for("cblas", mod), opts)->kernel_names;
 }
 
 TEST(Cblas, ActivationsAreFusedAfterTheBias) {
@@ -187,15 +194,50 @@ TEST(Cblas, SingleRowClassifier) {
   }
 }
 
-TEST(Cblas, ReportsOpenBlasCore) {
-  std::string core;
-  std::string warning = openblas_core_warning(&core);
-  EXPECT_FALSE(core.empty());
-  // A warning, when given, tells the user what to set.
-  if (!warning.empty()) {
-    EXPECT_NE(warning.find("OPENBLAS_CORETYPE="), std::string::npos);
+// OpenBLAS runs the kernels of this CPU without the user's help: with OPENBLAS_CORETYPE unset,
+// the plug-in sets it from cpuid before loading OpenBLAS, and OpenBLAS reports that core (on
+// this machine's Sapphire Rapids VM OpenBLAS 0.3.21 would pick SkylakeX by itself, and Prescott
+// on CPUs it does not know). The check runs in a child process started with the variable
+// removed, so it holds whatever the environment of the test run.
+TEST(Cblas, OpenBlasRunsThisCpusKernels) {
+  if (std::getenv("PARTITA_CBLAS_CORE_CHILD")) {
+    OpenBlasCore core = openblas_core();
+    std::printf("requested=%s set_by_partita=%d reported=%s warning=%s\n", core.requested.c_str(),
+                int(core.set_by_partita), core.reported.c_str(), openblas_core_warning().c_str());
+    return;
   }
-  EXPECT_THROW(runtime::load_module_from_binary("cblas", "bad"), Error);
+  std::string cmd = "env -u OPENBLAS_CORETYPE PARTITA_CBLAS_CORE_CHILD=1 /proc/" + std::to_string(getpid()) +
+                    "/exe --gtest_filter=Cblas.OpenBlasRunsThisCpusKernels 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  const std::string preferred = preferred_openblas_core();
+  if (preferred.empty()) GTEST_SKIP() << "a CPU without AVX: OpenBLAS's own choice is kept";
+  auto lower = [](std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  EXPECT_NE(out.find("requested=" + preferred + " set_by_partita=1"), std::string::npos) << out;
+  auto at = out.find("reported=");
+  ASSERT_NE(at, std::string::npos) << out;
+  std::string reported = out.substr(at + 9, out.find(' ', at) - at - 9);
+  EXPECT_EQ(lower(reported), lower(preferred)) << out;
+  for (const char* slow : {"prescott", "generic", "core2", "nehalem", "unknown"}) EXPECT_NE(lower(reported), slow);
+  EXPECT_NE(out.find("warning=\n"), std::string::npos) << "no warning expected: " << out;
+}
+
+TEST(Cblas, MalformedModuleBytesAreCleanErrors) {
+  try {
+    runtime::load_module_from_binary("cblas", "bad");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_NE(std::string(e.what()).find("cblas module"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_cblas_module("{not json"), Error);
 }
 
 }  // namespace

@@ -11,15 +11,15 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "../random_tensor.h"
-#include "partita/backend/dnnl.h"
-#include "partita/backend/dnnl_runtime.h"
+#include "random_tensor.h"
+#include "../runtime/dnnl_runtime.h"
 #include "partita/codegen/build.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 #include "partita/runtime/executable.h"
 #include "partita/runtime/vm.h"
+#include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::dnnl {
 namespace {
@@ -224,7 +224,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
   IRModule mod = bb.get();
   Tensor in = random_tensor({1, 16, 14, 14}, 504);
   Tensor want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", {in})[0];
-  IRModule parted = partition_for_dnnl(mod);
+  IRModule parted = transform::partition_for("dnnl", mod);
   for (int64_t mode : {0, 1, 2, 4}) {
     codegen::BuildOptions opts;
     opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", mode}}));
@@ -232,7 +232,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
     runtime::VirtualMachine vm(exec);
     expect_close(vm.invoke("main", {in})[0], want, "winograd " + std::to_string(mode));
     ASSERT_EQ(exec->external_modules.size(), 1u);
-    json g = json::parse(dnnl_module_graph(*exec->external_modules[0]));
+    json g = json::parse(exec->external_modules[0]->get_source());
     EXPECT_EQ(g.contains("winograd"), mode != 1);  // the default is left out of the graph
     int64_t n = dnnl_module_winograd_convs(*exec->external_modules[0]);
     EXPECT_EQ(n, mode == 0 || !avx2_fma() ? 0 : 2) << "winograd " << mode;

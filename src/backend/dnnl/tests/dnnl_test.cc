@@ -8,9 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "../random_tensor.h"
-#include "partita/backend/dnnl.h"
-#include "partita/backend/dnnl_runtime.h"
+#include "random_tensor.h"
+#include "../runtime/dnnl_runtime.h"
 #include "partita/codegen/build.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
@@ -69,7 +68,7 @@ struct Built {
 json check_against_host(const IRModule& mod, const std::vector<Tensor>& inputs, const std::string& what,
                         bool merge = true) {
   std::vector<Tensor> want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
-  IRModule parted = partition_for_dnnl(mod, merge);
+  IRModule parted = transform::partition_for("dnnl", mod, merge);
   codegen::BuildOptions opts;
   opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}}));
   auto exec = codegen::build(parted, opts);
@@ -85,7 +84,7 @@ json check_against_host(const IRModule& mod, const std::vector<Tensor>& inputs, 
   EXPECT_EQ(mods.size(), 1u) << what;
   if (mods.empty()) return json();
   EXPECT_EQ(mods[0]->type_key(), "dnnl");
-  return json::parse(dnnl_module_graph(*mods[0]));
+  return json::parse(mods[0]->get_source());
 }
 
 int count_ops(const json& g, const std::string& op) {
@@ -206,7 +205,7 @@ TEST(Dnnl, ArenaSharedIntermediatesWithPaddedBlockedLayouts) {
     return bb.emit(op::make_call("relax.nn.max_pool2d", {s}, {{"pool_size", std::vector<int64_t>{2, 2}},
                                                                {"strides", std::vector<int64_t>{2, 2}}}));
   });
-  IRModule parted = partition_for_dnnl(mod);
+  IRModule parted = transform::partition_for("dnnl", mod);
   codegen::BuildOptions opts;
   opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}}));
   runtime::VirtualMachine host(codegen::build(mod)), vm(codegen::build(parted, opts));
@@ -246,7 +245,7 @@ TEST(Dnnl, AdaptiveAveragePooling) {
       json g = check_against_host(mod, {random_tensor({1, 6, 12, 8}, 35)}, "adaptive pooling");
       EXPECT_EQ(count_ops(g, "pool"), 1);
     } else {
-      EXPECT_EQ(partition_for_dnnl(mod)->functions.size(), 2u);  // main + the relu alone
+      EXPECT_EQ(transform::partition_for("dnnl", mod)->functions.size(), 2u);  // main + the relu alone
     }
   }
 }
@@ -286,7 +285,7 @@ TEST(Dnnl, WeightsAreNamedConstantsNotInTheModule) {
   Tensor w = random_tensor({64, 64, 3, 3}, 26);  // 147 KB
   Var x = param("x", {1, 64, 8, 8});
   IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(conv(x, cst(w))); });
-  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(partition_for_dnnl(mod)));
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(transform::partition_for("dnnl", mod)));
   ASSERT_EQ(lowered->const_name_to_constant.size(), 1u);
   EXPECT_TRUE(lowered->const_name_to_constant.begin()->second.content_equal(w));
   auto mods = codegen::external_mods_of(lowered);
@@ -296,7 +295,7 @@ TEST(Dnnl, WeightsAreNamedConstantsNotInTheModule) {
   EXPECT_LT(blob.size(), 4096u);
   EXPECT_EQ(mods[0]->const_names(), std::vector<std::string>{lowered->const_name_to_constant.begin()->first});
   // The whole artifact stores the weight once; it survives save/load.
-  auto exec = codegen::build(partition_for_dnnl(mod));
+  auto exec = codegen::build(transform::partition_for("dnnl", mod));
   std::string bytes;
   exec->save(bytes);
   EXPECT_LT(bytes.size(), w.nbytes() + 64 * 1024);
@@ -318,7 +317,7 @@ TEST(Dnnl, PatternsRejectWhatTheCodegenCannotLower) {
   Var x = param("x", {1, 6, 6, 4});
   Tensor w = random_tensor({3, 3, 4, 8}, 28);
   IRModule plain = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(nhwc_conv(x, w)); });
-  IRModule parted = partition_for_dnnl(plain);
+  IRModule parted = transform::partition_for("dnnl", plain);
   EXPECT_EQ(parted.functions().size(), 1u);  // nothing offloaded
 }
 

@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
-#include "../random_tensor.h"
-#include "partita/backend/ccompiler.h"
-#include "partita/backend/ccompiler_runtime.h"
+#include "random_tensor.h"
+#include "partita/backend/registry.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
@@ -76,7 +76,7 @@ TEST_P(SeedMultiply, ComputesXTimesYExactly) {
   fn(in, outs);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(o.data_as<float>()[i], x.data_as<float>()[i] * y.data_as<float>()[i]);
   // The source is kept with the code.
-  EXPECT_NE(backend::ccompiler::ccompiler_module_source(*m).find("PT_BINARY(pt_mul_f32, float, x * y)"),
+  EXPECT_NE(m->get_source("c").find("PT_BINARY(pt_mul_f32, float, x * y)"),
             std::string::npos);
 }
 
@@ -172,6 +172,24 @@ TEST(CCompiler, RefusesUnsupportedDtypeAndFallsBack) {
   EXPECT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(external_mods_of(out).empty());
   EXPECT_EQ(out.functions().size(), 1u);
+}
+
+}  // namespace
+}  // namespace partita::codegen
+
+namespace partita::codegen {
+namespace {
+
+TEST(CCompiler, RegistersItsRecordAndPatterns) {
+  auto info = backend::find_backend("ccompiler");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->runtime_plugin, "ccompiler");
+  EXPECT_EQ(info->colour.size(), 7u);
+  std::set<std::string> names;
+  for (const auto& p : transform::get_patterns_with_prefix("ccompiler.")) names.insert(p.name);
+  EXPECT_EQ(names, (std::set<std::string>{"ccompiler.add", "ccompiler.subtract", "ccompiler.multiply",
+                                          "ccompiler.divide", "ccompiler.relu", "ccompiler.matmul"}));
+  EXPECT_EQ(Target("ccompiler").str(), "ccompiler -cc=gcc -cflags=-O2");
 }
 
 }  // namespace

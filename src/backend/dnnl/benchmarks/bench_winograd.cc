@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "../src/backend/dnnl/runtime/winograd_conv.h"
+#include "../runtime/winograd_conv.h"
 
 namespace {
 

@@ -1,19 +1,13 @@
-// The "ccompiler" backend (the seeds' demo BYOC target): emits C for its partitions, compiles
-// it with the Target's C compiler into a shared object and returns a runtime module carrying
-// both the source and the compiled bytes.
-//
-// Target kind "ccompiler": cc (string, "gcc"), cflags (list of strings, {"-O2"}).
-// Supported inside a partition (composites nested or not): relax.add/subtract/multiply/divide
-// with broadcasting, relax.nn.relu, relax.matmul (ndim >= 2, batch broadcasting), for float32,
-// float64, int32 and int64 (divide: floats only); symbolic dimensions are taken from the
-// arguments at run time; constants are read by name from the module's constant table.
+// The "ccompiler" backend's compiler half (the seeds' demo BYOC target): emits C for its
+// partitions, compiles it with the Target's C compiler into a shared object and returns a
+// runtime module carrying both the source and the compiled bytes. See README.md.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "partita/codegen/codegen.h"
-#include "partita/runtime/module.h"
 
 namespace partita::backend::ccompiler {
 
@@ -26,7 +20,7 @@ std::string generate_source(const std::vector<codegen::CodegenFunction>& functio
 /// Throws Error("CompileError") with the compiler's output on failure.
 std::string compile_shared_object(const std::string& source, const codegen::Target& target);
 
-/// The codegen registered as "ccompiler".
+/// The codegen registered for "ccompiler".
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
                                const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant);

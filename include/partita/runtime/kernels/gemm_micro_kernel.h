@@ -1,8 +1,9 @@
-// The register-blocked product shared by the runtime's own matrix products (Winograd's
-// transformed-domain products in the dnnl module, the cblas module's products by a prepacked
-// constant weight): c[R][8 * NV] = a[R][k] . b[k][8 * NV], with a's rows `lda` apart (read in
-// place, not packed), b packed (8 * NV floats per step of k) and c's rows `ldc` apart. Up to 6
-// rows by 16 columns: 12 accumulators, two loads of b and six broadcasts of a per step.
+// The register-blocked product the runtime offers backends for their own matrix products (a
+// Winograd convolution's transformed-domain products, products by a prepacked constant weight):
+// c[R][8 * NV] = a[R][k] . b[k][8 * NV], with a's rows `lda` apart (read in place, not packed),
+// b packed (8 * NV floats per step of k) and c's rows `ldc` apart. Up to 6 rows by 16 columns:
+// 12 accumulators, two loads of b and six broadcasts of a per step. Public runtime API (header
+// only), so a backend's runtime plug-in uses it without reaching into the runtime's sources.
 //
 // AVX2 + FMA only: callers check cpu_has_avx2_fma() and fall back otherwise.
 #pragma once

@@ -62,6 +62,22 @@ std::optional<Tensor> evaluate(const Call& call) {
   }
 }
 
+}  // namespace
+
+std::optional<Tensor> evaluate_constant_call(const Call& call) {
+  const auto* callee = call->op.as<OpNode>();
+  if (!callee) return std::nullopt;
+  const op::OpDef* def = op::find_op_def(callee->name);
+  if (!def || !host_can_evaluate(*def)) return std::nullopt;
+  for (const auto& a : call->args)
+    if (!is_constant_argument(a)) return std::nullopt;
+  const StructInfo& sinfo = call->struct_info_;
+  if (!sinfo || !sinfo.as<TensorStructInfoNode>() || !static_shape(sinfo)) return std::nullopt;
+  return evaluate(call);
+}
+
+namespace {
+
 class ConstantFolder : public ExprMutator {
  public:
   using ExprMutator::ExprMutator;
@@ -90,13 +106,7 @@ class ConstantFolder : public ExprMutator {
                                : visited.as_ref<CallNode>();
     // A call rebuilt with new arguments has no struct info until normalized.
     if (!folded_call->struct_info_) folded_call = builder_.normalize(folded_call).as_ref<CallNode>();
-    const op::OpDef* def = op::find_op_def(callee->name);
-    if (!def || !host_can_evaluate(*def)) return folded_call;
-    for (const auto& a : folded_call->args)
-      if (!is_constant_argument(a)) return folded_call;
-    const StructInfo& sinfo = folded_call->struct_info_;
-    if (!sinfo.as<TensorStructInfoNode>() || !static_shape(sinfo)) return folded_call;
-    if (auto value = evaluate(folded_call)) return builder_.normalize(make<ConstantNode>(*value));
+    if (auto value = evaluate_constant_call(folded_call)) return builder_.normalize(make<ConstantNode>(*value));
     return folded_call;
   }
 

@@ -2,6 +2,8 @@
 // FoldBatchnormToConv2D), and the sequence of both that runs before partitioning.
 #pragma once
 
+#include <optional>
+
 #include "partita/transform/pass.h"
 
 namespace partita::transform {
@@ -14,6 +16,11 @@ namespace partita::transform {
 /// expression inside call arguments, and bindings left unused are removed. Calls outside
 /// dataflow blocks, calls with tuple results and calls a kernel refuses are left as they are.
 Pass FoldConstant();
+
+/// The value of `call` (normalized) when FoldConstant folds it: a pure registered operator with
+/// a host kernel (or a view), constant arguments and one tensor result of static shape,
+/// evaluated on the host VM; nullopt for any other call or when the kernel refuses it.
+std::optional<Tensor> evaluate_constant_call(const Call& call);
 
 /// Folds an inference-mode batch_norm whose parameters are constants into the convolution next
 /// to it (2-d, NCHW / OIHW, constant weight):

@@ -100,6 +100,9 @@ void register_elementwise(std::map<std::string, ConvertFn>& t);
 void register_nn(std::map<std::string, ConvertFn>& t);
 void register_shape(std::map<std::string, ConvertFn>& t);
 void register_reduce(std::map<std::string, ConvertFn>& t);
+void register_index(std::map<std::string, ConvertFn>& t);
+void register_einsum(std::map<std::string, ConvertFn>& t);
+void register_signal(std::map<std::string, ConvertFn>& t);
 
 // ---- helpers shared by converters ----
 

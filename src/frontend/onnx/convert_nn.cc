@@ -135,7 +135,7 @@ Expr call(const std::string& op, std::vector<Expr> args, std::vector<std::pair<s
 }
 
 /// Resize of a 4-D NCHW input over its spatial axes (N and C keep their size), by the output
-/// sizes (input 3) or the scales (input 2; output = floor(input * scale)). As in TVM, the
+/// sizes (input 3) or the scales (input 2) when input * scale is whole. As in TVM, the
 /// coordinate transformation uses output size / input size as the scale.
 std::vector<Value> resize(NodeContext& ctx) {
   const std::string mode = ctx.attr_string("mode", "nearest");
@@ -163,7 +163,14 @@ std::vector<Value> resize(NodeContext& ctx) {
       }
       auto d = as_const_int(in[k]);
       if (!d) ctx.fail("a scaled axis must have a static size", "NotImplementedError");
-      out.push_back(int_imm(int64_t(std::floor(double(*d) * scales[k]))));
+      // ONNX maps coordinates with the scale itself; resize2d, as TVM's, with output / input.
+      // They agree when the scaled size is whole; otherwise refuse rather than differ.
+      const double scaled = double(*d) * scales[k];
+      if (std::abs(scaled - std::round(scaled)) > 1e-6 * std::max(1.0, scaled))
+        ctx.fail("scale " + std::to_string(scales[k]) + " of axis " + std::to_string(k) + " (size " +
+                     std::to_string(*d) + ") gives a non-integral output size " + std::to_string(scaled),
+                 "NotImplementedError");
+      out.push_back(int_imm(int64_t(std::llround(scaled))));
     }
   }
   if (!prove_equal(out[0], in[0]) || !prove_equal(out[1], in[1]))

@@ -264,12 +264,13 @@ TEST(OnnxConformance, SingleOperatorModels) {
   EXPECT_GT(attempted, 200);
   // Every model whose operators are all supported imports, except the documented limits:
   // string tensors, training-mode BatchNormalization/Dropout, sequences and optionals, a Pad
-  // whose fill value is a run-time input, Resize's tf_crop_and_resize mode, 3-D windows
-  // (pools and transposed convolutions of rank 5) and MaxPool's Indices output.
+  // whose fill value is a run-time input, Resize's tf_crop_and_resize mode and scales that
+  // give non-integral sizes, 3-D windows (pools and transposed convolutions of rank 5) and
+  // MaxPool's Indices output.
   int known_limits = 0;
   for (const auto& f : import_failures) {
     for (const char* k : {"STRING", "training", "not a tensor", "constant_value", "tf_crop_and_resize",
-                          "only 1-D and 2-D", "Indices output"})
+                          "non-integral output size", "only 1-D and 2-D", "Indices output"})
       if (f.find(k) != std::string::npos) {
         ++known_limits;
         break;

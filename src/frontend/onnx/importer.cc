@@ -423,6 +423,8 @@ IRModule Importer::run(const ::onnx::ModelProto& model) {
   bb.end_dataflow();
   bb.emit_func_output(gv);
   IRModule mod = bb.get();
+  GlobalVar main_gv = mod.get_global_var("main");
+  mod.update(main_gv, fuse_exported_patterns(mod.lookup(main_gv).as_ref<FunctionNode>(), mod));
   if (!kept.empty()) {
     std::vector<Expr> consts;
     for (const auto& [name, t] : kept) consts.push_back(constant(t));

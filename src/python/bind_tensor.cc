@@ -66,7 +66,7 @@ Tensor release_under_gil(Tensor t) {
     if (python_alive()) with_gil([inner] { delete inner; });
     // else: leak; the producer's memory goes with the process
   });
-  return Tensor::from_buffer(t.shape(), t.dtype(), std::move(outer));
+  return Tensor::from_buffer(t.shape(), t.dtype(), std::move(outer), t.device());
 }
 
 DataType dtype_of(const py::array& a) {

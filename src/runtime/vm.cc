@@ -70,7 +70,10 @@ struct VirtualMachine::Impl {
       if (it != uploaded.end()) return it->second.shape() == t.shape() ? it->second : it->second.view(t.shape());
     }
     auto started = copy_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    Tensor out = t.to(target);
+    // Host copies come from the VM's pool: a fresh multi-megabyte host buffer per call costs
+    // its page faults on every copy.
+    Tensor out = target.is_cpu() ? alloc(t.shape(), t.dtype(), target) : Tensor::empty(t.shape(), t.dtype(), target);
+    out.copy_from(t);
     if (copy_profile) {
       copy_profile->calls++;
       copy_profile->total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
@@ -405,14 +408,20 @@ VirtualMachine::~VirtualMachine() = default;
 Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
   int32_t idx = exec_->function_index(name);
   if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
-  if (device_.is_cpu()) return impl_->move(impl_->run(idx, inputs), device_);
+  // Results go to the user's device; host buffers left behind by that go back to the pool.
+  auto to_user = [&](Value result) {
+    Value out = impl_->move(result, device_);
+    impl_->release(result);
+    return out;
+  };
+  if (device_.is_cpu()) return to_user(impl_->run(idx, inputs));
   DeviceAPI* api = device_api(device_);
   api->set_device(device_.id);
   StreamHandle caller_stream = current_stream(device_);
   Value out;
   {
     StreamGuard guard(device_, impl_->has_stream ? impl_->stream : caller_stream);
-    out = impl_->move(impl_->run(idx, inputs), device_);
+    out = to_user(impl_->run(idx, inputs));
   }
   // The caller's later work on its own stream sees the results.
   if (impl_->has_stream) api->stream_wait(device_.id, caller_stream, impl_->stream);

@@ -301,3 +301,38 @@ TEST(Cuda, VirtualMachineOnTheGpu) {
   EXPECT_EQ(values(out[0])[n - 1], 3.0f * float(n - 1));  // the caller's stream waited for s
   device_api(kGpu)->free_stream(0, s);
 }
+
+// What the host-kernel fallback costs: a VM on the GPU running a host kernel on a GPU tensor
+// copies it to the host and the result back; the profile shows the copies' share.
+TEST(Cuda, HostKernelFallbackCost) {
+  REQUIRE_GPU();
+  const int64_t n = int64_t(16) << 20;  // 64 MiB of float32
+  auto ex = std::make_shared<Executable>();
+  ex->kernel_names = {"relax.add"};
+  VMFunction f;
+  f.name = "main";
+  f.param_names = {"x"};
+  f.num_registers = 2;
+  Instruction add;
+  add.op = Opcode::CallKernel;
+  add.index = 0;
+  add.args = {0, 0};
+  add.dst = 1;
+  add.outs = {TensorSpec{f32, true, {n}, {}, {}}};
+  Instruction ret;
+  ret.op = Opcode::Ret;
+  ret.args = {1};
+  f.code = {add, ret};
+  ex->functions.push_back(f);
+  VirtualMachine vm(ex, kGpu);
+  Tensor x = iota({n}).to(kGpu);
+  vm.invoke("main", {x});  // warm-up
+  ProfileReport r = vm.profile("main", {x});
+  double copies = 0, kernel = 0;
+  for (auto& e : r.entries) (e.name == "(device copies)" ? copies : kernel) += e.total_us;
+  std::printf("[measure] VM on cuda:0, relax.add on 64 MiB through the host: %.0f us per call, %.0f us of it "
+              "device copies, %.0f us the host kernel\n", r.wall_us, copies, kernel);
+  EXPECT_GT(copies, 0);
+  std::vector<float> v = values(vm.invoke("main", {x})[0]);
+  EXPECT_EQ(v[size_t(n - 1)], 2.0f * float(n - 1));
+}

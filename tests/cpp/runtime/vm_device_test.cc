@@ -121,10 +121,15 @@ TEST(VMDevices, HostKernelsOnADeviceVMCopyAtTheEdges) {
   EXPECT_EQ(vm.memory_stats().device_copies, 2);  // the input in, the result out
   EXPECT_EQ(vm.memory_stats().device_copy_bytes, 48);
   EXPECT_EQ(fake.current_device, 0);              // the call made the VM's device current
+  // Steady state: the host copy of x and the kernel's output come from the VM's host pool.
+  int64_t reuses = vm.memory_stats().reuses;
+  vm.invoke("main", {x});
+  EXPECT_EQ(vm.memory_stats().reuses, reuses + 2);
+  EXPECT_EQ(vm.memory_stats().device_copies, 4);
   // A host input needs no copy in; the result still comes back on the VM's device.
   out = vm.invoke("main", {iota({2, 3})});
   EXPECT_EQ(out[0].device(), kFake);
-  EXPECT_EQ(vm.memory_stats().device_copies, 3);
+  EXPECT_EQ(vm.memory_stats().device_copies, 5);
   // A CPU VM given a device tensor computes on the host and returns host tensors.
   VirtualMachine cpu_vm(ex);
   out = cpu_vm.invoke("main", {x});
@@ -164,6 +169,7 @@ TEST(VMDevices, ToVdeviceKernelWritesTheOutputsDevice) {
 }
 
 TEST(VMDevices, HostKernelsCannotWriteDeviceMemory) {
+  FakeDeviceAPI::get();
   auto ex = add_executable();
   ex->functions[0].code[0].outs[0].device = kFake;
   Error e = error_of([&] { VirtualMachine vm(ex, kFake); });

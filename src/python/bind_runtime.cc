@@ -147,6 +147,16 @@ static void bind_vm(py::module_& m) {
            "arguments on other devices are copied where the function expects them and results "
            "come back on `device`.")
       .def_property_readonly("device", &VirtualMachine::device)
+      .def("set_graph_capture", &VirtualMachine::set_graph_capture, py::arg("enabled"),
+           "CUDA Graph capture of whole runs where valid (on by default; see graph_stats).")
+      .def("graph_stats", [](const VirtualMachine& vm) {
+        const auto& g = vm.graph_stats();
+        py::dict d;
+        d["captures"] = g.captures;
+        d["launches"] = g.launches;
+        d["fallbacks"] = g.fallbacks;
+        return d;
+      })
       .def("set_stream", [](VirtualMachine& vm, uintptr_t stream) {
         vm.set_stream(reinterpret_cast<runtime::StreamHandle>(stream));
       }, py::arg("stream"), "Runs later calls on this stream of the VM's device (an integer handle).")

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -44,6 +45,172 @@ struct VirtualMachine::Impl {
   ProfileEntry* copy_profile = nullptr;
   static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
 
+  // CUDA Graphs (see vm.h). A graph owns its input buffers, the outputs every launch writes,
+  // and every buffer the captured run allocated: those stay reserved while the graph exists.
+  struct Graph {
+    void* exec = nullptr;
+    std::vector<Tensor> inputs;
+    Value outputs;
+    std::vector<Tensor> keep;
+  };
+  static constexpr size_t kMaxGraphs = 16;  // distinct (function, input shapes) pairs
+  DeviceAPI* api = nullptr;                 // the VM device's
+  bool graph_capture = true;
+  std::vector<bool> extern_capturable;
+  std::vector<int8_t> function_capturable;  // -1 not yet analysed, 0 no, 1 yes
+  std::map<std::pair<int32_t, std::string>, Graph> graphs;
+  std::set<std::pair<int32_t, std::string>> warmed;  // seen once: the next call captures
+  std::vector<Tensor>* capture_keep = nullptr;       // set while capturing
+  StreamHandle graph_stream = nullptr;
+  bool has_graph_stream = false;
+  GraphStats graph_stats;
+
+  ~Impl() {
+    free_graphs();
+    if (has_graph_stream) {
+      try {
+        api->free_stream(vm_device.id, graph_stream);
+      } catch (const Error&) {
+      }
+    }
+  }
+
+  void free_graphs() {
+    for (auto& [key, g] : graphs) api->free_graph(vm_device.id, g.exec);
+    graphs.clear();
+    warmed.clear();
+  }
+
+  /// A device tensor; while a run is captured it is also kept for the graph.
+  Tensor device_empty(std::vector<int64_t> shape, DataType dtype, Device device) {
+    Tensor t = Tensor::empty(std::move(shape), dtype, device);
+    if (capture_keep) capture_keep->push_back(t);
+    return t;
+  }
+
+  /// Whether a whole run of function `fidx` is device work that a graph can hold.
+  bool capturable(int32_t fidx, int depth = 0) {
+    int8_t& known = function_capturable[size_t(fidx)];
+    if (known >= 0) return known == 1;
+    if (depth > 64) return false;
+    known = 0;  // while analysing: a recursive function is not captured
+    const VMFunction& f = ex->functions[size_t(fidx)];
+    bool ok = true;
+    for (size_t pc = 0; pc < f.code.size() && ok; ++pc) {
+      const Instruction& in = f.code[pc];
+      switch (in.op) {
+        case Opcode::CallKernel:
+          ok = kernel_placements[size_t(in.index)] == KernelPlacement::kAnyDevice;
+          for (Device d : out_devices[size_t(fidx)][pc]) ok = ok && d == vm_device;
+          break;
+        case Opcode::CallExtern:
+          ok = extern_capturable[size_t(in.index)] && extern_devices[size_t(in.index)] == vm_device;
+          break;
+        case Opcode::CallFunc: ok = capturable(in.index, depth + 1); break;
+        case Opcode::View: case Opcode::MakeTuple: case Opcode::GetItem: case Opcode::LoadConst:
+        case Opcode::Move: case Opcode::MatchTensor: case Opcode::Ret: break;
+        default: ok = false;  // host scalars, control flow on host values
+      }
+    }
+    function_capturable[size_t(fidx)] = ok ? 1 : 0;
+    return ok;
+  }
+
+  StreamHandle capture_stream() {
+    if (!has_graph_stream) {
+      graph_stream = api->create_stream(vm_device.id);  // the default stream cannot be captured
+      has_graph_stream = true;
+    }
+    return graph_stream;
+  }
+
+  bool all_on_vm_device(const Value& v) const {
+    if (v.tuple) {
+      for (auto& f : *v.tuple)
+        if (!all_on_vm_device(f)) return false;
+      return true;
+    }
+    return v.tensor.defined() && v.tensor.device() == vm_device;
+  }
+
+  Value copy_on_device(const Value& v) {
+    if (v.tuple) {
+      std::vector<Value> fields;
+      for (auto& f : *v.tuple) fields.push_back(copy_on_device(f));
+      return Value::make_tuple(std::move(fields));
+    }
+    Tensor t = Tensor::empty(v.tensor.shape(), v.tensor.dtype(), v.tensor.device());
+    t.copy_from(v.tensor);
+    return Value(std::move(t));
+  }
+
+  /// Records a run of `fidx` on the capture stream into `g`. False when the capture failed.
+  bool capture(int32_t fidx, const std::vector<Value>& inputs, StreamHandle caller, Graph& g) {
+    int id = vm_device.id;
+    StreamHandle s = capture_stream();
+    StreamGuard guard(vm_device, s);
+    for (auto& v : inputs) g.inputs.push_back(Tensor::empty(v.tensor.shape(), v.tensor.dtype(), vm_device));
+    api->stream_wait(id, s, caller);
+    if (!api->begin_capture(id, s)) return false;
+    capture_keep = &g.keep;
+    bool ran = true;
+    try {
+      g.outputs = run(fidx, std::vector<Value>(g.inputs.begin(), g.inputs.end()));
+    } catch (const Error&) {
+      ran = false;  // e.g. a synchronization the capture refused; the normal run will tell
+    }
+    capture_keep = nullptr;
+    void* exec = api->end_capture(id, s);
+    if (!ran || !exec || !all_on_vm_device(g.outputs)) {
+      if (exec) api->free_graph(id, exec);
+      return false;
+    }
+    g.exec = exec;
+    return true;
+  }
+
+  Value launch(Graph& g, const std::vector<Value>& inputs, StreamHandle caller) {
+    int id = vm_device.id;
+    StreamHandle s = capture_stream();
+    Value out;
+    {
+      StreamGuard guard(vm_device, s);
+      api->stream_wait(id, s, caller);
+      for (size_t i = 0; i < inputs.size(); ++i) g.inputs[i].copy_from(inputs[i].tensor);
+      api->launch_graph(id, g.exec, s);
+      out = copy_on_device(g.outputs);  // later launches overwrite the graph's outputs
+    }
+    api->stream_wait(id, caller, s);
+    ++graph_stats.launches;
+    return out;
+  }
+
+  /// The result of a call through a graph, or nothing when this call runs normally (the
+  /// warm-up call, tuple arguments, too many graphs, a failed capture).
+  std::optional<Value> run_graph(int32_t fidx, const std::vector<Value>& inputs, StreamHandle caller) {
+    std::string sig;
+    for (const Value& v : inputs) {
+      if (v.tuple || !v.tensor.defined()) return std::nullopt;
+      sig += v.tensor.dtype().str() + "(";  // any device: inputs are copied in outside the graph
+      for (int64_t d : v.tensor.shape()) sig += std::to_string(d) + ",";
+      sig += ")";
+    }
+    auto key = std::make_pair(fidx, sig);
+    auto it = graphs.find(key);
+    if (it == graphs.end()) {
+      if (warmed.insert(key).second || graphs.size() >= kMaxGraphs) return std::nullopt;
+      Graph g;
+      if (!capture(fidx, inputs, caller, g)) {
+        function_capturable[size_t(fidx)] = 0;
+        ++graph_stats.fallbacks;
+        return std::nullopt;
+      }
+      ++graph_stats.captures;
+      it = graphs.emplace(key, std::move(g)).first;
+    }
+    return launch(it->second, inputs, caller);
+  }
+
   /// Maps a device named by the executable to one of the VM's (see TensorSpec::device).
   Device resolve(Device d, const std::string& where) const {
     if (d.is_cpu()) return Device::cpu();
@@ -72,7 +239,7 @@ struct VirtualMachine::Impl {
     auto started = copy_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     // Host copies come from the VM's pool: a fresh multi-megabyte host buffer per call costs
     // its page faults on every copy.
-    Tensor out = target.is_cpu() ? alloc(t.shape(), t.dtype(), target) : Tensor::empty(t.shape(), t.dtype(), target);
+    Tensor out = target.is_cpu() ? alloc(t.shape(), t.dtype(), target) : device_empty(t.shape(), t.dtype(), target);
     out.copy_from(t);
     if (copy_profile) {
       copy_profile->calls++;
@@ -112,7 +279,7 @@ struct VirtualMachine::Impl {
       // Device memory is pooled by the device's caching allocator.
       ++stats.allocations;
       stats.bytes_allocated += int64_t(n);
-      return Tensor::empty(std::move(shape), dtype, device);
+      return device_empty(std::move(shape), dtype, device);
     }
     for (auto it = pool.lower_bound(n); it != pool.end() && it->first <= 2 * n + 256; ++it) {
       if (it->second.empty()) continue;
@@ -343,7 +510,8 @@ struct VirtualMachine::Impl {
 VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
     : exec_(std::move(exec)), device_(device), impl_(new Impl) {
   if (!exec_) throw_error("ValueError", "VirtualMachine needs an executable");
-  if (!device.is_cpu()) device_api(device);  // a missing plug-in or GPU is an error now, not at the first call
+  // A missing plug-in or GPU is an error now, not at the first call.
+  impl_->api = device_api(device);
   impl_->ex = exec_.get();
   impl_->vm_device = device;
   for (auto& k : exec_->kernel_names) {
@@ -367,9 +535,11 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
                                   (mods.empty() ? "none" : mods) + ")");
     }
     impl_->externs.push_back(std::move(fn));
+    impl_->extern_capturable.push_back(owner->supports_graph_capture());
     impl_->extern_devices.push_back(impl_->resolve(Device{owner->device_kind(), 0}, "external function '" + s +
                                                                                       "' (module '" + owner->type_key() + "')"));
   }
+  impl_->function_capturable.assign(exec_->functions.size(), -1);
   for (const Tensor& c : exec_->constants)
     if (c.defined()) impl_->constant_data.insert(c.data());
   for (const VMFunction& f : exec_->functions) {
@@ -398,6 +568,13 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
   }
 }
 
+void VirtualMachine::set_graph_capture(bool enabled) {
+  impl_->graph_capture = enabled;
+  if (!enabled) impl_->free_graphs();
+}
+
+const GraphStats& VirtualMachine::graph_stats() const { return impl_->graph_stats; }
+
 void VirtualMachine::set_stream(StreamHandle stream) {
   impl_->has_stream = true;
   impl_->stream = stream;
@@ -421,7 +598,10 @@ Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Va
   Value out;
   {
     StreamGuard guard(device_, impl_->has_stream ? impl_->stream : caller_stream);
-    out = to_user(impl_->run(idx, inputs));
+    std::optional<Value> graphed;
+    if (impl_->graph_capture && !impl_->kernel_profile && impl_->capturable(idx))
+      graphed = impl_->run_graph(idx, inputs, current_stream(device_));
+    out = graphed ? std::move(*graphed) : to_user(impl_->run(idx, inputs));
   }
   // The caller's later work on its own stream sees the results.
   if (impl_->has_stream) api->stream_wait(device_.id, caller_stream, impl_->stream);

@@ -107,6 +107,8 @@ def test_vm_takes_a_device_and_cpu_is_unchanged():
         assert isinstance(out, np.ndarray)
         np.testing.assert_array_equal(out, np.full((2, 3), 2, "float32"))
         assert vm.memory_stats()["device_copies"] == 0
+        assert vm.graph_stats() == {"captures": 0, "launches": 0, "fallbacks": 0}
+    vm.set_graph_capture(False)
 
 
 def test_cuda_without_a_gpu_is_a_clear_error():
@@ -142,6 +144,7 @@ def test_cuda_tensors_and_the_vm_on_the_gpu():
     out = vm["main"](a)  # host input, result still on the GPU
     assert out.device == gpu
     assert vm.memory_stats()["device_copies"] == 3
+    assert vm.graph_stats()["captures"] == 0  # host kernels: nothing to capture
     with pytest.raises(partita.PartitaError, match="no CUDA device: cuda:99"):
         rt.tensor(a, partita.cuda(99))
 

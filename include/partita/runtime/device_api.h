@@ -65,6 +65,15 @@ class DeviceAPI {
   /// blocking the host (an event recorded on one and waited for on the other).
   virtual void stream_wait(int id, StreamHandle waiting, StreamHandle signalling) = 0;
 
+  /// Graph capture (CUDA Graphs): work queued on `stream` between begin and end is recorded,
+  /// not run, into a graph that `launch_graph` replays. `begin_capture` returns false where the
+  /// device has no graphs; `end_capture` returns nullptr when the capture failed (something
+  /// queued could not be captured, e.g. a synchronization), leaving the stream usable.
+  virtual bool begin_capture(int id, StreamHandle stream) { return false; }
+  virtual void* end_capture(int id, StreamHandle stream) { return nullptr; }
+  virtual void launch_graph(int id, void* graph, StreamHandle stream) {}
+  virtual void free_graph(int id, void* graph) noexcept {}
+
   virtual AllocatorStats allocator_stats(int id) { return {}; }
   /// Gives idle pooled memory of device `id` back to the driver.
   virtual void empty_cache(int id) {}

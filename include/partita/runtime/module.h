@@ -49,6 +49,11 @@ class RuntimeModule {
   virtual std::vector<std::string> function_names() const { return {}; }
   /// The kind of device its functions read and write (see PackedFunc above).
   virtual DeviceKind device_kind() const { return DeviceKind::kCPU; }
+  /// True when its functions may be captured into a CUDA Graph: they only enqueue work on the
+  /// current stream (no host synchronization, no reading device results on the host, no
+  /// allocation outside the runtime's allocator) and do the same for the same input shapes,
+  /// so replaying the captured work is running them. The VM captures only such functions.
+  virtual bool supports_graph_capture() const { return false; }
   /// Serializes the module (code, options; never the named constants, which the executable
   /// stores once). The default throws Error("ValueError") naming the type key.
   virtual void save_to_binary(std::string& out) const;

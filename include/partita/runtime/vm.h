@@ -15,6 +15,15 @@
 //   (RuntimeModule::device_kind); constants they need on a device are uploaded once per VM;
 // - device-copy kernels (R.to_vdevice) write to the device their output's TensorSpec names;
 // - results come back on the user's device (a CPU VM returns host tensors).
+//
+// CUDA Graphs. On a device with graphs (CUDA), a function whose whole run is device work —
+// only external functions of modules that allow capture (RuntimeModule::supports_graph_capture)
+// and device-copy kernels, no host kernels or control flow — is captured as one graph on its
+// second call with a given set of input shapes (the first call is the warm-up: constants
+// uploaded, libraries initialised) and replayed from then on: inputs are copied into the
+// graph's own buffers, the graph is launched, the results are copied out (so results of
+// earlier calls stay valid). A capture that fails falls back to running the function, which is
+// then never captured again. On by default; set_graph_capture(false) turns it off.
 #pragma once
 
 #include <memory>
@@ -43,6 +52,12 @@ struct MemoryStats {
   int64_t pool_bytes = 0;        // bytes now idle in the pool
   int64_t device_copies = 0;     // tensors copied between devices by the VM
   int64_t device_copy_bytes = 0; // their total size
+};
+
+struct GraphStats {
+  int64_t captures = 0;   // graphs captured
+  int64_t launches = 0;   // runs served by launching a graph (the capturing call included)
+  int64_t fallbacks = 0;  // captures that failed (the function then runs normally)
 };
 
 /// Time spent in one kernel or external function during VirtualMachine::profile.
@@ -85,6 +100,10 @@ class VirtualMachine {
   /// and on return the caller's current stream is made to wait for it. Without it, calls run
   /// on the calling thread's current stream.
   void set_stream(StreamHandle stream);
+  /// Captures and replays CUDA Graphs where valid (see above); on by default. Turning it off
+  /// frees the graphs captured so far.
+  void set_graph_capture(bool enabled);
+  const GraphStats& graph_stats() const;
 
   struct Impl;
 

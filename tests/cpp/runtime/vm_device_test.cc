@@ -307,3 +307,116 @@ TEST(VMDevices, VersionOneArtifactsLoad) {
   std::memcpy(v3.data() + 8, &three, 4);
   EXPECT_TRUE(contains(error_of([&] { Executable::load(v3); }).message(), "versions 1 to 2"));
 }
+
+namespace {
+
+/// A capturable module on the fake device: out = in, one device-to-device copy per call (so a
+/// graph's replay, which re-runs the recorded copies, computes what the function does).
+class CopyModule : public RuntimeModule {
+ public:
+  int calls = 0;
+  bool synchronizes = false;  // a function that synchronizes cannot be captured
+  std::string type_key() const override { return "fake_copy"; }
+  DeviceKind device_kind() const override { return FakeDeviceAPI::kKind; }
+  bool supports_graph_capture() const override { return true; }
+  PackedFunc get_function(const std::string& s) override {
+    if (s != "copy") return {};
+    return [this](std::span<const Tensor> ins, std::span<Tensor> outs) {
+      ++calls;
+      outs[0].copy_from(ins[0]);
+      if (synchronizes) synchronize(ins[0].device());
+    };
+  }
+};
+
+/// main(x: (n,)) = copy(copy(x)): all device work, with a symbolic length.
+std::shared_ptr<Executable> copy_chain(std::shared_ptr<CopyModule> module) {
+  auto ex = std::make_shared<Executable>();
+  ex->extern_symbols = {"copy"};
+  ex->external_modules = {module};
+  Instruction match;
+  match.op = Opcode::MatchTensor;
+  match.args = {0};
+  match.dst = 0;
+  match.match_ndim = 1;
+  match.match_dims = {DimMatch{true, 0, {}}};
+  match.name = "x";
+  TensorSpec n{f32, false, {}, {{int64_t(DimOp::Var), 0}}, {}};
+  VMFunction f = function({"x"}, 3, {match, call(Opcode::CallExtern, 0, {0}, 1, {n}), call(Opcode::CallExtern, 0, {1}, 2, {n}),
+                                     ret(2)});
+  f.num_sym_vars = 1;
+  f.code[2].kills = {1};
+  ex->functions.push_back(f);
+  return ex;
+}
+
+}  // namespace
+
+TEST(VMGraphs, CapturedOnTheSecondCallAndReplayedAfter) {
+  FakeDeviceAPI& fake = FakeDeviceAPI::get();
+  fake.graphs_supported = true;
+  auto module = std::make_shared<CopyModule>();
+  VirtualMachine vm(copy_chain(module), kFake);
+  std::vector<std::vector<float>> results;
+  std::vector<Tensor> held;
+  for (int call = 0; call < 4; ++call) {
+    Tensor out = vm.invoke("main", {iota({4}, float(call + 1)).to(kFake)})[0];
+    EXPECT_EQ(out.device(), kFake);
+    held.push_back(out);
+  }
+  // Warm-up, capture (the function runs while recorded, then the graph is launched), replays.
+  EXPECT_EQ(module->calls, 4);  // 2 externs x (warm-up + capture); never again after
+  EXPECT_EQ(vm.graph_stats().captures, 1);
+  EXPECT_EQ(vm.graph_stats().launches, 3);
+  EXPECT_EQ(vm.graph_stats().fallbacks, 0);
+  // Every call's result is its own input, and earlier results were not overwritten.
+  for (int call = 0; call < 4; ++call) {
+    float k = float(call + 1);
+    EXPECT_EQ(values(held[size_t(call)]), (std::vector<float>{0, k, 2 * k, 3 * k})) << call;
+  }
+  // Host inputs are copied into the graph's input buffers (outside the graph): still a replay.
+  Tensor out = vm.invoke("main", {iota({4}, 7)})[0];
+  EXPECT_EQ(values(out), (std::vector<float>{0, 7, 14, 21}));
+  EXPECT_EQ(vm.graph_stats().launches, 4);
+  EXPECT_EQ(module->calls, 4);
+  // New input shapes: a new warm-up, then a new graph.
+  for (int call = 0; call < 3; ++call) {
+    out = vm.invoke("main", {iota({5}, 3).to(kFake)})[0];
+    EXPECT_EQ(values(out), (std::vector<float>{0, 3, 6, 9, 12}));
+  }
+  EXPECT_EQ(vm.graph_stats().captures, 2);
+  EXPECT_EQ(vm.graph_stats().launches, 6);
+  EXPECT_EQ(module->calls, 8);
+  // Turning capture off frees the graphs; calls run normally.
+  int freed = fake.graphs_freed;
+  vm.set_graph_capture(false);
+  EXPECT_EQ(fake.graphs_freed, freed + 2);
+  vm.invoke("main", {iota({4}).to(kFake)});
+  EXPECT_EQ(module->calls, 10);
+}
+
+TEST(VMGraphs, FailedCaptureFallsBackAndHostWorkIsNeverCaptured) {
+  FakeDeviceAPI& fake = FakeDeviceAPI::get();
+  auto module = std::make_shared<CopyModule>();
+  module->synchronizes = true;
+  VirtualMachine vm(copy_chain(module), kFake);
+  for (int call = 0; call < 4; ++call) {
+    Tensor out = vm.invoke("main", {iota({3}, 2).to(kFake)})[0];
+    EXPECT_EQ(values(out), (std::vector<float>{0, 2, 4})) << call;
+  }
+  EXPECT_EQ(vm.graph_stats().captures, 0);
+  EXPECT_EQ(vm.graph_stats().fallbacks, 1);  // tried once, then the function runs normally
+  EXPECT_FALSE(fake.capturing);
+  // Host kernels make a function ineligible: no capture is even tried.
+  VirtualMachine host(add_executable(), kFake);
+  for (int call = 0; call < 3; ++call) host.invoke("main", {iota({2, 3}).to(kFake)});
+  EXPECT_EQ(host.graph_stats().captures + host.graph_stats().fallbacks, 0);
+  // A device without graphs: the capture is refused and the function runs normally.
+  fake.graphs_supported = false;
+  auto plain = std::make_shared<CopyModule>();
+  VirtualMachine no_graphs(copy_chain(plain), kFake);
+  for (int call = 0; call < 3; ++call) no_graphs.invoke("main", {iota({3}).to(kFake)});
+  EXPECT_EQ(plain->calls, 6);
+  EXPECT_EQ(no_graphs.graph_stats().captures, 0);
+  fake.graphs_supported = true;
+}

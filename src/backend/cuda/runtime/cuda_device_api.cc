@@ -166,6 +166,40 @@ class CUDADeviceAPI final : public DeviceAPI {
     if (err != cudaSuccess) throw_cuda_error(err, "cudaEventRecord/cudaStreamWaitEvent");
   }
 
+  bool begin_capture(int id, StreamHandle stream) override {
+    DeviceScope scope(id);
+    // Relaxed: the caching allocator may call cudaMalloc while a run is being captured.
+    if (cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeRelaxed) == cudaSuccess) return true;
+    cudaGetLastError();
+    return false;
+  }
+  void* end_capture(int id, StreamHandle stream) override {
+    DeviceScope scope(id);
+    cudaGraph_t graph = nullptr;
+    cudaError_t err = cudaStreamEndCapture(as_stream(stream), &graph);
+    if (err != cudaSuccess || !graph) {
+      cudaGetLastError();
+      if (graph) cudaGraphDestroy(graph);
+      return nullptr;
+    }
+    cudaGraphExec_t exec = nullptr;
+    err = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return exec;
+  }
+  void launch_graph(int id, void* graph, StreamHandle stream) override {
+    DeviceScope scope(id);
+    PARTITA_CUDA_CALL(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), as_stream(stream)));
+  }
+  void free_graph(int id, void* graph) noexcept override {
+    cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+    cudaGetLastError();
+  }
+
   AllocatorStats allocator_stats(int id) override { return allocators_.get(id).stats(); }
   void empty_cache(int id) override { allocators_.get(id).empty_cache(); }
 

@@ -5,12 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "partita/support/error.h"
+#include "vm_graphs.h"
 
 namespace partita::runtime {
 
@@ -45,46 +46,17 @@ struct VirtualMachine::Impl {
   ProfileEntry* copy_profile = nullptr;
   static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
 
-  // CUDA Graphs (see vm.h). A graph owns its input buffers, the outputs every launch writes,
-  // and every buffer the captured run allocated: those stay reserved while the graph exists.
-  struct Graph {
-    void* exec = nullptr;
-    std::vector<Tensor> inputs;
-    Value outputs;
-    std::vector<Tensor> keep;
-  };
-  static constexpr size_t kMaxGraphs = 16;  // distinct (function, input shapes) pairs
-  DeviceAPI* api = nullptr;                 // the VM device's
+  // CUDA Graphs (vm_graphs.h): made for a device VM; functions are analysed once.
+  DeviceAPI* api = nullptr;  // the VM device's
   bool graph_capture = true;
+  std::unique_ptr<GraphCache> graphs;
   std::vector<bool> extern_capturable;
   std::vector<int8_t> function_capturable;  // -1 not yet analysed, 0 no, 1 yes
-  std::map<std::pair<int32_t, std::string>, Graph> graphs;
-  std::set<std::pair<int32_t, std::string>> warmed;  // seen once: the next call captures
-  std::vector<Tensor>* capture_keep = nullptr;       // set while capturing
-  StreamHandle graph_stream = nullptr;
-  bool has_graph_stream = false;
-  GraphStats graph_stats;
-
-  ~Impl() {
-    free_graphs();
-    if (has_graph_stream) {
-      try {
-        api->free_stream(vm_device.id, graph_stream);
-      } catch (const Error&) {
-      }
-    }
-  }
-
-  void free_graphs() {
-    for (auto& [key, g] : graphs) api->free_graph(vm_device.id, g.exec);
-    graphs.clear();
-    warmed.clear();
-  }
 
   /// A device tensor; while a run is captured it is also kept for the graph.
   Tensor device_empty(std::vector<int64_t> shape, DataType dtype, Device device) {
     Tensor t = Tensor::empty(std::move(shape), dtype, device);
-    if (capture_keep) capture_keep->push_back(t);
+    if (graphs && graphs->capture_keep()) graphs->capture_keep()->push_back(t);
     return t;
   }
 
@@ -114,101 +86,6 @@ struct VirtualMachine::Impl {
     }
     function_capturable[size_t(fidx)] = ok ? 1 : 0;
     return ok;
-  }
-
-  StreamHandle capture_stream() {
-    if (!has_graph_stream) {
-      graph_stream = api->create_stream(vm_device.id);  // the default stream cannot be captured
-      has_graph_stream = true;
-    }
-    return graph_stream;
-  }
-
-  bool all_on_vm_device(const Value& v) const {
-    if (v.tuple) {
-      for (auto& f : *v.tuple)
-        if (!all_on_vm_device(f)) return false;
-      return true;
-    }
-    return v.tensor.defined() && v.tensor.device() == vm_device;
-  }
-
-  Value copy_on_device(const Value& v) {
-    if (v.tuple) {
-      std::vector<Value> fields;
-      for (auto& f : *v.tuple) fields.push_back(copy_on_device(f));
-      return Value::make_tuple(std::move(fields));
-    }
-    Tensor t = Tensor::empty(v.tensor.shape(), v.tensor.dtype(), v.tensor.device());
-    t.copy_from(v.tensor);
-    return Value(std::move(t));
-  }
-
-  /// Records a run of `fidx` on the capture stream into `g`. False when the capture failed.
-  bool capture(int32_t fidx, const std::vector<Value>& inputs, StreamHandle caller, Graph& g) {
-    int id = vm_device.id;
-    StreamHandle s = capture_stream();
-    StreamGuard guard(vm_device, s);
-    for (auto& v : inputs) g.inputs.push_back(Tensor::empty(v.tensor.shape(), v.tensor.dtype(), vm_device));
-    api->stream_wait(id, s, caller);
-    if (!api->begin_capture(id, s)) return false;
-    capture_keep = &g.keep;
-    bool ran = true;
-    try {
-      g.outputs = run(fidx, std::vector<Value>(g.inputs.begin(), g.inputs.end()));
-    } catch (const Error&) {
-      ran = false;  // e.g. a synchronization the capture refused; the normal run will tell
-    }
-    capture_keep = nullptr;
-    void* exec = api->end_capture(id, s);
-    if (!ran || !exec || !all_on_vm_device(g.outputs)) {
-      if (exec) api->free_graph(id, exec);
-      return false;
-    }
-    g.exec = exec;
-    return true;
-  }
-
-  Value launch(Graph& g, const std::vector<Value>& inputs, StreamHandle caller) {
-    int id = vm_device.id;
-    StreamHandle s = capture_stream();
-    Value out;
-    {
-      StreamGuard guard(vm_device, s);
-      api->stream_wait(id, s, caller);
-      for (size_t i = 0; i < inputs.size(); ++i) g.inputs[i].copy_from(inputs[i].tensor);
-      api->launch_graph(id, g.exec, s);
-      out = copy_on_device(g.outputs);  // later launches overwrite the graph's outputs
-    }
-    api->stream_wait(id, caller, s);
-    ++graph_stats.launches;
-    return out;
-  }
-
-  /// The result of a call through a graph, or nothing when this call runs normally (the
-  /// warm-up call, tuple arguments, too many graphs, a failed capture).
-  std::optional<Value> run_graph(int32_t fidx, const std::vector<Value>& inputs, StreamHandle caller) {
-    std::string sig;
-    for (const Value& v : inputs) {
-      if (v.tuple || !v.tensor.defined()) return std::nullopt;
-      sig += v.tensor.dtype().str() + "(";  // any device: inputs are copied in outside the graph
-      for (int64_t d : v.tensor.shape()) sig += std::to_string(d) + ",";
-      sig += ")";
-    }
-    auto key = std::make_pair(fidx, sig);
-    auto it = graphs.find(key);
-    if (it == graphs.end()) {
-      if (warmed.insert(key).second || graphs.size() >= kMaxGraphs) return std::nullopt;
-      Graph g;
-      if (!capture(fidx, inputs, caller, g)) {
-        function_capturable[size_t(fidx)] = 0;
-        ++graph_stats.fallbacks;
-        return std::nullopt;
-      }
-      ++graph_stats.captures;
-      it = graphs.emplace(key, std::move(g)).first;
-    }
-    return launch(it->second, inputs, caller);
   }
 
   /// Maps a device named by the executable to one of the VM's (see TensorSpec::device).
@@ -570,10 +447,13 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
 
 void VirtualMachine::set_graph_capture(bool enabled) {
   impl_->graph_capture = enabled;
-  if (!enabled) impl_->free_graphs();
+  if (!enabled && impl_->graphs) impl_->graphs->clear();
 }
 
-const GraphStats& VirtualMachine::graph_stats() const { return impl_->graph_stats; }
+const GraphStats& VirtualMachine::graph_stats() const {
+  static const GraphStats kNone;
+  return impl_->graphs ? impl_->graphs->stats() : kNone;
+}
 
 void VirtualMachine::set_stream(StreamHandle stream) {
   impl_->has_stream = true;
@@ -599,8 +479,11 @@ Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Va
   {
     StreamGuard guard(device_, impl_->has_stream ? impl_->stream : caller_stream);
     std::optional<Value> graphed;
-    if (impl_->graph_capture && !impl_->kernel_profile && impl_->capturable(idx))
-      graphed = impl_->run_graph(idx, inputs, current_stream(device_));
+    if (impl_->graph_capture && !impl_->kernel_profile && impl_->capturable(idx)) {
+      if (!impl_->graphs) impl_->graphs = std::make_unique<GraphCache>(api, device_);
+      graphed = impl_->graphs->call(idx, inputs, current_stream(device_),
+                                    [&](std::vector<Value> args) { return impl_->run(idx, std::move(args)); });
+    }
     out = graphed ? std::move(*graphed) : to_user(impl_->run(idx, inputs));
   }
   // The caller's later work on its own stream sees the results.

@@ -370,21 +370,7 @@ BlockBuilder::BlockBuilder(std::optional<IRModule> mod)
 
 BlockBuilder::~BlockBuilder() = default;
 
-std::string BlockBuilder::get_unique_name(const std::string& hint) {
-  std::string name = hint;
-  for (char& c : name)
-    if (c == '.') c = '_';
-  auto it = name_map_.find(name);
-  if (it == name_map_.end()) {
-    name_map_.emplace(name, 0);
-    return name;
-  }
-  std::string candidate;
-  do {
-    candidate = name + std::to_string(++it->second);
-  } while (!name_map_.emplace(candidate, 0).second);
-  return candidate;
-}
+std::string BlockBuilder::get_unique_name(const std::string& hint) { return names_.fresh(hint); }
 
 BlockBuilder::BlockFrame& BlockBuilder::current_block(const char* what) {
   if (block_stack_.empty())

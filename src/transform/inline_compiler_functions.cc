@@ -12,6 +12,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/block_builder.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"

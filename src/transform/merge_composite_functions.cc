@@ -6,15 +6,18 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "grouping.h"
+#include "rewrite_bindings.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/ptr_map.h"
+#include "partita/ir/substitute.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
-#include "fuse_ops_by_pattern_fusor.h"
-
 namespace partita::transform {
 namespace {
+
+using namespace detail;
 
 bool is_flat_tensor_tuple(const Expr& e) {
   auto* t = e->struct_info_ ? e->struct_info_.as<TupleStructInfoNode>() : nullptr;
@@ -22,21 +25,6 @@ bool is_flat_tensor_tuple(const Expr& e) {
   for (const auto& f : t->fields)
     if (!f.as<TensorStructInfoNode>()) return false;
   return true;
-}
-
-void vars_in(const Expr& value, std::vector<const VarNode*>& out) {
-  if (auto* v = value.as<VarNode>()) {
-    out.push_back(v);
-  } else if (auto* c = value.as<CallNode>()) {
-    if (auto* v = c->op.as<VarNode>()) out.push_back(v);
-    for (const auto& a : c->args) vars_in(a, out);
-  } else if (auto* t = value.as<TupleNode>()) {
-    for (const auto& f : t->fields) vars_in(f, out);
-  } else if (auto* g = value.as<TupleGetItemNode>()) {
-    vars_in(g->tuple, out);
-  } else if (value.as<FunctionNode>() || value.as<SeqExprNode>() || value.as<IfNode>()) {
-    for (const auto& v : free_vars(value)) out.push_back(v.get());
-  }
 }
 
 class GroupsBuilder {
@@ -58,7 +46,7 @@ class GroupsBuilder {
     for (int i = 0; i < n; ++i) {
       var_index[bindings[i]->var.get()] = i;
       used.clear();
-      vars_in(binding_value(*bindings[i]), used);
+      used_vars(binding_value(*bindings[i]), used);
       for (auto* v : used) {
         const int* at = var_index.find(v);
         if (!at || *at == i) continue;
@@ -75,7 +63,8 @@ class GroupsBuilder {
       std::vector<int> fill(user_off.begin(), user_off.end() - 1);
       for (const auto& [p, u] : uses) user_list[fill[p]++] = u;
     }
-    GroupGraph graph(std::move(offsets), std::move(edges));
+    GroupGraph graph;
+    graph.reset(offsets, edges);
     std::vector<int> codegen(n, -1);  // per root: index into codegens_; -1 = host
 
     // True when the tuple bound at `t` is only read through get-items inside this block.
@@ -159,6 +148,7 @@ class GroupsBuilder {
       }
       bg.group_of[i] = root_to_group[r];
     }
+    bg.count = int(bg.attrs.size());
     return bg;
   }
 
@@ -202,17 +192,18 @@ class CompositeInliner {
     // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
     size_t n_bindings = 0;
     for (const auto& blk : seq->blocks) n_bindings += blk->bindings.size();
-    PtrMap<Expr> to_plain(n_bindings);
+    PtrMap<Expr> plain(n_bindings);
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
-        if (b->var.as<DataflowVarNode>()) to_plain[b->var.get()] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
+        if (b->var.as<DataflowVarNode>()) plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
+    Substitutor to_plain(std::move(plain));
     PtrMap<Var> local;  // composite function -> its local function var here
     std::vector<Binding> out;
     out.reserve(n_bindings + 8);
     for (const auto& blk : seq->blocks) {
       for (const auto& b0 : blk->bindings) {
         Var var = b0->var;
-        if (const Expr* plain = to_plain.find(var.get())) var = plain->as_ref<VarNode>();
+        var = to_plain.visit_var_def(var);
         const Expr& value0 = binding_value(*b0);
         Expr value;
         if (auto* call = value0.as<CallNode>()) {
@@ -221,24 +212,24 @@ class CompositeInliner {
               Var* lv = local.find(f);
               if (!lv) {
                 Function inner = inline_copy(*f);
-                Var v = make<VarNode>(detail::numbered("gv", n_gv_), inner->struct_info_);
+                Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
                 out.push_back(make<VarBindingNode>(v, inner));
                 lv = local.emplace(f, v).first;
               }
               // One new call: the composite's local variable as the callee, arguments renamed.
               auto* nc = copy_node(Ref<CallNode>(call));
               nc->op = *lv;
-              for (auto& a : nc->args) a = substitute_vars(a, to_plain);
+              for (auto& a : nc->args) a = to_plain(a);
               value = Call(nc);
             }
           }
         }
-        if (!value) value = substitute_vars(value0, to_plain);
+        if (!value) value = to_plain(value0);
         if (auto* mc = b0.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
         else out.push_back(make<VarBindingNode>(var, value));
       }
     }
-    Expr body = substitute_vars(seq->body, to_plain);
+    Expr body = to_plain(seq->body);
     Expr nseq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
     nseq->struct_info_ = seq->struct_info_;
     auto* nf = copy_node(func);
@@ -263,31 +254,11 @@ class CompositeInliner {
   }
 
   // `f` with fresh parameters and binding variables and without "Primitive": the local function
-  // a merged function calls (copy_with_new_vars, then the attribute dropped, in one copy).
+  // a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
-    auto* seq = f.body.as<SeqExprNode>();
-    size_t n = f.params.size();
-    if (seq)
-      for (const auto& blk : seq->blocks) n += blk->bindings.size();
-    PtrMap<Expr> remap(n);
-    auto fresh = [](const Var& v) -> Var {
-      if (v.as<DataflowVarNode>()) return make<DataflowVarNode>(v->name_hint, v->struct_info_);
-      return make<VarNode>(v->name_hint, v->struct_info_);
-    };
-    std::vector<Var> params;
-    params.reserve(f.params.size());
-    for (const auto& p : f.params) {
-      params.push_back(fresh(p));
-      remap.emplace(p.get(), params.back());
-    }
-    if (seq)
-      for (const auto& blk : seq->blocks)
-        for (const auto& b : blk->bindings) remap.emplace(b->var.get(), fresh(b->var));
-    auto* n_f = copy_node(Function(&f));
-    n_f->params = std::move(params);
-    n_f->body = substitute_vars(f.body, remap);
-    n_f->attrs.erase("Primitive");
-    return Function(n_f);
+    auto* n = copy_node(copy_with_new_vars(Function(&f)));
+    n->attrs.erase("Primitive");
+    return Function(n);
   }
 
   const IRModule& original_;
@@ -299,8 +270,8 @@ std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t 
   std::unordered_set<const VarNode*> out;
   std::vector<const VarNode*> used;
   for (size_t b = block_index + 1; b < seq.blocks.size(); ++b)
-    for (const auto& bind : seq.blocks[b]->bindings) vars_in(binding_value(*bind), used);
-  vars_in(seq.body, used);
+    for (const auto& bind : seq.blocks[b]->bindings) used_vars(binding_value(*bind), used);
+  used_vars(seq.body, used);
   out.insert(used.begin(), used.end());
   return out;
 }
@@ -400,7 +371,7 @@ IRModule merge_composite_functions(IRModule mod) {
       const auto& blk = seq->blocks[b];
       if (!blk->is_dataflow) continue;
       BlockGroups bg = builder.run(blk, escaping_vars(*seq, b));
-      if (!bg.attrs.empty()) groups[name][blk.get()] = std::move(bg);
+      if (bg.count > 0) groups[name][b] = std::move(bg);
     }
   }
   IRModule grouped = make_grouped_functions(mod, groups, /*lift_constants=*/true);
@@ -415,62 +386,40 @@ IRModule merge_composite_functions(IRModule mod) {
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
-    auto* seq = func->body.as<SeqExprNode>();
-    std::vector<BindingBlock> blocks;
-    bool changed = false;
-    for (const auto& blk : seq->blocks) {
-      std::vector<Binding> bs;
-      bool bchanged = false;
-      for (const auto& b : blk->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-        auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-        if (!gv) {
-          bs.push_back(b);
-          continue;
+    Function out = rewrite_bindings(func, [&](const Binding& b) -> Binding {
+      auto* vb = b.as<VarBindingNode>();
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+      if (!gv) return b;
+      auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
+      if (fresh) {
+        const FunctionNode* gf = nullptr;
+        if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
+          auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
+          if (f && f->attrs.count("Codegen")) gf = f;
         }
-        auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
-        if (fresh) {
-          const FunctionNode* gf = nullptr;
-          if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
-            auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
-            if (f && f->attrs.count("Codegen")) gf = f;
+        if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
+          auto it = renamed.find(gv->name_hint);
+          if (it == renamed.end()) {
+            result.remove(gv->name_hint);
+            std::string hint = gv->name_hint + "_" + *codegen;
+            std::string name = names.fresh(hint);
+            while (result.contains(name)) name = names.fresh(hint);
+            Function nf = inliner.run(Function(gf), name);
+            GlobalVar ngv = make<GlobalVarNode>(name);
+            ngv->struct_info_ = nf->struct_info_;
+            result.add(ngv, nf);
+            it = renamed.emplace(gv->name_hint, ngv).first;
           }
-          auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
-          if (codegen) {
-            auto it = renamed.find(gv->name_hint);
-            if (it == renamed.end()) {
-              result.remove(gv->name_hint);
-              std::string hint = gv->name_hint + "_" + *codegen;
-              std::string name = names.fresh(hint);
-              while (result.contains(name)) name = names.fresh(hint);
-              Function nf = inliner.run(Function(gf), name);
-              GlobalVar ngv = make<GlobalVarNode>(name);
-              ngv->struct_info_ = nf->struct_info_;
-              result.add(ngv, nf);
-              it = renamed.emplace(gv->name_hint, ngv).first;
-            }
-            *callee = it->second;
-          }
+          *callee = it->second;
         }
-        if (!callee->defined()) {
-          bs.push_back(b);
-          continue;
-        }
-        auto* nc = copy_node(Ref<CallNode>(call));
-        nc->op = *callee;
-        bs.push_back(make<VarBindingNode>(b->var, Expr(Call(nc))));
-        bchanged = true;
       }
-      blocks.push_back(bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk);
-      changed = changed || bchanged;
-    }
-    if (!changed) continue;
-    auto* ns = copy_node(Ref<SeqExprNode>(seq));
-    ns->blocks = std::move(blocks);
-    auto* nf = copy_node(func);
-    nf->body = SeqExpr(ns);
-    result.update(result.get_global_var(target), Function(nf));
+      if (!callee->defined()) return b;
+      auto* nc = copy_node(Ref<CallNode>(call));
+      nc->op = *callee;
+      return make<VarBindingNode>(b->var, Expr(Call(nc)));
+    });
+    if (!(out == func)) result.update(result.get_global_var(target), out);
   }
   return remove_unreachable(std::move(result));
 }

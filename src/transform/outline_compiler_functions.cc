@@ -3,6 +3,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "partita/ir/module.h"
+#include "partita/ir/name_supply.h"
 
 namespace partita {
 
@@ -136,7 +137,7 @@ class BlockBuilder {
   StructInfo erase_to_well_defined_in_scope(const StructInfo& sinfo) const;
 
   IRModule context_mod_;
-  std::unordered_map<std::string, int> name_map_;
+  NameSupply names_;
   std::vector<BlockFrame> block_stack_;
   std::vector<ScopeFrame> scope_stack_;
   std::unordered_map<Var, Expr, RefHash, RefEq> binding_table_;

@@ -1,32 +1,157 @@
-// Internal to FuseOpsByPattern / MergeCompositeFunctions: turning groups of bindings into
-// functions (TVM's OperatorFusor / FunctionCreator). Shared by make_grouped_functions
-// (fuse_ops_by_pattern_grouping.cc) and the deferred FuseOpsByPattern
-// (fuse_ops_by_pattern_deferred.cc), so both make exactly the same functions, names and calls.
-#pragma once
+// The grouping machinery (see grouping.h).
+#include "grouping.h"
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <unordered_map>
-#include <vector>
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
-#include "partita/ir/ptr_map.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/ir/substitute.h"
 #include "partita/support/error.h"
-#include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform::detail {
 
-using NodeRemap = PtrMap<Expr>;
+// ---- GroupGraph -------------------------------------------------------------------------------
 
-/// `e` with variables replaced per `remap`, rebuilding only what changes (same for a binding,
-/// whose variable is replaced too when `remap` maps it to a variable).
-Expr subst(const Expr& e, const NodeRemap& remap);
-Binding subst_binding(const Binding& b, const NodeRemap& remap);
+void GroupGraph::reset(std::vector<int>& offsets, std::vector<int>& edges) {
+  offsets_.swap(offsets);
+  edges_.swap(edges);
+  int n = int(offsets_.size()) - 1;
+  parent_.resize(n);
+  min_pos_.resize(n);
+  max_pos_.resize(n);
+  head_.resize(n);
+  tail_.resize(n);
+  next_.assign(n, -1);
+  // Marks are search epochs; the epoch keeps counting, so stale marks never match.
+  mark_.resize(n, 0);
+  visited_.resize(n, 0);
+  for (int i = 0; i < n; ++i) {
+    parent_[i] = head_[i] = tail_[i] = i;
+    min_pos_[i] = max_pos_[i] = i;
+  }
+}
 
-inline void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
+int GroupGraph::find(int x) {
+  while (parent_[x] != x) {
+    parent_[x] = parent_[parent_[x]];
+    x = parent_[x];
+  }
+  return x;
+}
+
+int GroupGraph::unite(int a, int b) {
+  a = find(a);
+  b = find(b);
+  if (a == b) return a;
+  parent_[b] = a;
+  next_[tail_[a]] = head_[b];
+  tail_[a] = tail_[b];
+  min_pos_[a] = std::min(min_pos_[a], min_pos_[b]);
+  max_pos_[a] = std::max(max_pos_[a], max_pos_[b]);
+  return a;
+}
+
+bool GroupGraph::is_ancestor(int anc_root, int node) {
+  anc_root = find(anc_root);
+  int start = find(node);
+  if (start == anc_root) return false;
+  ++epoch_;
+  int lo = min_pos_[anc_root];
+  std::vector<int>& stack = stack_;
+  stack.assign(1, start);
+  visited_[start] = epoch_;
+  size_t budget = kSearchBudget;
+  while (!stack.empty()) {
+    int g = stack.back();
+    stack.pop_back();
+    for (int m = head_[g]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        // Past the budget, answer "maybe": callers then refuse the merge, which is always safe.
+        if (--budget == 0) return true;
+        int r = find(in);
+        if (r == anc_root) return true;
+        // A group entirely before the ancestor's first binding cannot descend from it.
+        if (r == g || visited_[r] == epoch_ || max_pos_[r] < lo) continue;
+        visited_[r] = epoch_;
+        stack.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>& composite) {
+  bool whole = true;  // an earlier match may only be absorbed whole
+  for (int j : matched) {
+    int r = find(j);
+    if (!composite[r]) continue;
+    for_each_member(r, [&](int mem) { whole = whole && std::find(matched.begin(), matched.end(), mem) != matched.end(); });
+  }
+  if (!whole || merge_creates_cycle(matched)) return false;
+  int root = matched.front();
+  for (int j : matched) {
+    composite[find(j)] = 0;
+    root = unite(root, j);
+  }
+  composite[find(root)] = 1;
+  return true;
+}
+
+bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
+  ++epoch_;
+  uint32_t in_set = epoch_;
+  int lo = size();
+  std::vector<int>& roots = roots_;
+  roots.clear();
+  for (int n : nodes) {
+    int r = find(n);
+    if (mark_[r] == in_set) continue;
+    mark_[r] = in_set;
+    roots.push_back(r);
+    lo = std::min(lo, min_pos_[r]);
+  }
+  // A cycle appears iff a group outside the set both depends on the set and feeds it: search
+  // backwards from every outside input of the set for a member of the set.
+  ++epoch_;
+  uint32_t seen = epoch_;
+  std::vector<int>& stack = stack_;
+  stack.clear();
+  for (int r : roots) {
+    for (int m = head_[r]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        int ir = find(in);
+        if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
+        visited_[ir] = seen;
+        stack.push_back(ir);
+      }
+    }
+  }
+  size_t budget = kSearchBudget;
+  while (!stack.empty()) {
+    int g = stack.back();
+    stack.pop_back();
+    for (int m = head_[g]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        if (--budget == 0) return true;  // "maybe a cycle": the caller keeps the groups apart
+        int r = find(in);
+        if (mark_[r] == in_set) return true;
+        if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
+        visited_[r] = seen;
+        stack.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
   if (auto* v = value.as<VarNode>()) {
     out.push_back(v);
     return;
@@ -53,6 +178,16 @@ inline void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
     if (auto* v = x.as<VarNode>()) out.push_back(v);
   });
 }
+
+
+std::string numbered(const char* hint, int& count) {
+  std::string name(hint);
+  if (count > 0) name += std::to_string(count);
+  ++count;
+  return name;
+}
+
+namespace {
 
 inline bool is_inlinable(const Expr& e) {
   if (auto* t = e.as<TupleNode>())
@@ -155,18 +290,6 @@ struct Creator {
 
 // c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
 /// The `count`-th name NameSupply gives for `hint` when nothing else it names can collide with
-/// them ("lv", "lv1", "lv2", ...): the variables of a pass, without a table entry per name.
-inline std::string numbered(const char* hint, int& count) {
-  std::string name(hint);
-  if (count > 0) name += std::to_string(count);
-  ++count;
-  return name;
-}
-
-/// Operands as they are (bindings already up to date).
-struct SameOperand {
-  const Expr& operator()(const Expr& e) const { return e; }
-};
 
 inline void append_name_part(std::string& name, const CallNode& call) {
   if (auto* op = call.op.as<OpNode>()) {
@@ -288,77 +411,205 @@ void order_units(const std::vector<int>& offsets, const std::vector<int>& edges,
   }
 }
 
-class Fusor {
- public:
-  Fusor(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
 
-  Function transform(const Function& func, const std::unordered_map<const BindingBlockNode*, BlockGroups>& groups) {
-    auto* seq = func->body.as<SeqExprNode>();
-    if (!seq) return func;
-    NodeRemap remap;
-    std::vector<BindingBlock> blocks;
-    bool changed = false;
-    for (const auto& blk : seq->blocks) {
-      auto it = groups.find(blk.get());
-      BindingBlock nb;
-      if (blk->is_dataflow && it != groups.end() && !it->second.attrs.empty()) {
-        nb = fuse_block(blk, it->second, remap);
-      } else {
-        std::vector<Binding> bs;
-        bool bchanged = false;
-        for (const auto& b : blk->bindings) {
-          bs.push_back(subst_binding(b, remap));
-          bchanged = bchanged || !(bs.back() == b);
+}  // namespace
+
+// ---- FunctionSlots ----------------------------------------------------------------------------
+
+FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
+  auto* seq = func->body.as<SeqExprNode>();
+  if (!seq) return;
+  size_t n = 0;
+  for (const auto& blk : seq->blocks) n += blk->bindings.size();
+  slots.reserve(n + n / 2);
+  ins.reserve(2 * n);
+  var_slot.reserve(n + n / 2);
+  for (const auto& blk : seq->blocks) {
+    Block& block = blocks.emplace_back();
+    block.is_dataflow = blk->is_dataflow;
+    block.order.reserve(blk->bindings.size());
+    for (const auto& b : blk->bindings) {
+      Slot slot;
+      slot.binding = b.get();
+      slot.var = b->var.get();
+      slot.value = binding_value(*b).get();
+      if (auto* vb = b.as<VarBindingNode>()) {
+        slot.is_var_binding = true;
+        if (auto* call = vb->value.as<CallNode>()) {
+          slot.is_call = true;
+          slot.op = call->op.as<OpNode>();
         }
-        nb = bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk;
       }
-      changed = changed || !(nb == blk);
-      blocks.push_back(nb);
+      // Inputs are the bindings before this one (a use before the binding is no input).
+      scratch_.clear();
+      used_vars(binding_value(*b), scratch_);
+      slot.in_begin = int(ins.size());
+      for (auto* v : scratch_)
+        if (const int* at = var_slot.find(v)) ins.push_back(*at);
+      slot.in_end = int(ins.size());
+      int s = int(slots.size());
+      slots.push_back(slot);
+      block.order.push_back(s);
+      if (auto [at, fresh] = var_slot.emplace(slot.var, s); !fresh) *at = s;  // bound again: the last
     }
-    if (!changed) return func;
-    auto* ns = copy_node(Ref<SeqExprNode>(seq));
-    ns->blocks = std::move(blocks);
-    ns->body = subst(seq->body, remap);
-    auto* nf = copy_node(func);
-    nf->body = Ref<SeqExprNode>(ns);
-    return Function(nf);
   }
+}
 
-  IRModule& mod() { return mod_; }
-
-  // ---- one group at a time (fuse_block, and the deferred FuseOpsByPattern) ----
-
-  // Bindings are appended in block order, so a variable is bound earlier in the group of
-  // binding `index` iff its binding is in that group and comes before `index`.
-  bool defined_in_group(const Expr& e, const PtrMap<int>& var_index, const std::vector<int>& group_of,
-                        int index) const {
-    auto* v = e.as<VarNode>();
-    if (!v) return false;
-    const int* at = var_index.find(v);
-    return at && *at < index && group_of[*at] == group_of[index];
+int FunctionSlots::resolve(int s) {
+  int r = s;
+  while (slots[r].rep >= 0) r = slots[r].rep;
+  while (slots[s].rep >= 0 && slots[s].rep != r) {  // shorten the chain for the next time
+    int next = slots[s].rep;
+    slots[s].rep = r;
+    s = next;
   }
+  return r;
+}
 
-  /// Adds binding `b` (number `index`) to group `c`; a group's bindings are added in block
+Expr FunctionSlots::current(const Expr& e) {
+  // Operands (variables, and calls, tuples and get-items of them) are rebuilt here, keeping
+  // their struct info: replacing a variable by the one standing for it changes none.
+  auto list = [&](const std::vector<Expr>& xs, std::vector<Expr>& out) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      Expr y = current(xs[k]);
+      if (out.empty() && y == xs[k]) continue;
+      if (out.empty()) out.assign(xs.begin(), xs.begin() + std::ptrdiff_t(k));
+      out.push_back(std::move(y));
+    }
+    return !out.empty();
+  };
+  switch (e->kind()) {
+    case NodeKind::Var:
+    case NodeKind::DataflowVar: {
+      const int* s = var_slot.find(e.get());
+      if (!s) return e;
+      int r = resolve(*s);
+      return r == *s ? e : Expr(Var(slots[r].var));
+    }
+    case NodeKind::Call: {
+      auto* c = e.as<CallNode>();
+      Expr op = current(c->op);
+      std::vector<Expr> args;
+      if (!list(c->args, args) && op == c->op) return e;
+      auto* n = copy_node(Ref<CallNode>(c));
+      n->op = op;
+      if (!args.empty()) n->args = std::move(args);
+      return Ref<CallNode>(n);
+    }
+    case NodeKind::Tuple: {
+      std::vector<Expr> fields;
+      if (!list(e.as<TupleNode>()->fields, fields)) return e;
+      auto* n = copy_node(Ref<TupleNode>(e.as<TupleNode>()));
+      n->fields = std::move(fields);
+      return Ref<TupleNode>(n);
+    }
+    case NodeKind::TupleGetItem: {
+      auto* g = e.as<TupleGetItemNode>();
+      Expr tuple = current(g->tuple);
+      if (tuple == g->tuple) return e;
+      auto* n = copy_node(Ref<TupleGetItemNode>(g));
+      n->tuple = tuple;
+      return Ref<TupleGetItemNode>(n);
+    }
+    case NodeKind::Function:
+    case NodeKind::SeqExpr:
+    case NodeKind::If: {  // nested scopes: the substitution utility
+      std::vector<const VarNode*> vs;
+      used_vars(e, vs);
+      PtrMap<Expr> remap;
+      for (auto* v : vs)
+        if (Expr now = current(Expr(Var(v))); !(now.get() == v)) remap.emplace(v, now);
+      return remap.empty() ? e : Substitutor(std::move(remap))(e);
+    }
+    default: return e;  // leaves
+  }
+}
+
+void FunctionSlots::refresh(int s) {
+  Slot& slot = slots[s];
+  bool stale = false;
+  for (int k = slot.in_begin; k < slot.in_end; ++k) {
+    int r = resolve(ins[k]);
+    if (r == ins[k]) continue;
+    ins[k] = r;
+    stale = true;
+  }
+  if (!stale) return;
+  Expr old_value(slot.value);
+  Expr value = current(old_value);
+  if (value == old_value) return;
+  Binding b;
+  if (auto* mc = Binding(slot.binding).as<MatchCastNode>()) b = make<MatchCastNode>(mc->var, value, mc->struct_info);
+  else b = make<VarBindingNode>(Var(slot.var), value);
+  slot.binding = b.get();
+  slot.value = value.get();
+  made_.push_back(std::move(b));
+}
+
+int FunctionSlots::add_slot(const Var& var, const Expr& value) {
+  Binding binding = make<VarBindingNode>(var, value);
+  Slot slot;
+  slot.binding = binding.get();
+  slot.var = var.get();
+  slot.value = value.get();
+  slot.is_var_binding = true;
+  slot.is_call = value.as<CallNode>() != nullptr;
+  made_.push_back(std::move(binding));
+  scratch_.clear();
+  used_vars(value, scratch_);
+  slot.in_begin = int(ins.size());
+  for (auto* v : scratch_)
+    if (const int* at = var_slot.find(v)) ins.push_back(*at);
+  slot.in_end = int(ins.size());
+  int s = int(slots.size());
+  var_slot.emplace(var.get(), s);
+  slots.push_back(slot);
+  return s;
+}
+
+Function FunctionSlots::rebuild() {
+  if (!changed) return func_;
+  auto* seq = func_->body.as<SeqExprNode>();
+  std::vector<BindingBlock> out;
+  bool any = false;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const BindingBlock& old = seq->blocks[b];
+    std::vector<Binding> bindings;
+    bindings.reserve(blocks[b].order.size());
+    bool same = blocks[b].order.size() == old->bindings.size();
+    for (int s : blocks[b].order) {
+      refresh(s);
+      bindings.emplace_back(slots[s].binding);
+      same = same && bindings.back().get() == old->bindings[bindings.size() - 1].get();
+    }
+    out.push_back(same ? old : BindingBlock(make<BindingBlockNode>(std::move(bindings), old->is_dataflow)));
+    any = any || !same;
+  }
+  Expr body = current(seq->body);
+  if (!any && body == seq->body) return func_;
+  auto* ns = copy_node(Ref<SeqExprNode>(seq));
+  ns->blocks = std::move(out);
+  ns->body = body;
+  auto* nf = copy_node(func_);
+  nf->body = Ref<SeqExprNode>(ns);
+  return Function(nf);
+}
+
+// ---- GroupFuser ------------------------------------------------------------------------------
+
+struct GroupFuser::Impl {
+  Impl(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
+
+  /// Adds binding `b` (position `index`) to group `c`; a group's bindings are added in block
   /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
-  /// `operand(e)` gives what operand `e` of `b` stands for (the variable an absorbed one was
-  /// replaced by): the bindings need not be rebuilt to be described.
-  template <class DefinedHere, class Operand = SameOperand>
-  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here,
-                      Operand&& operand = Operand()) {
-    auto check = [&](const Expr& e0) {
-      const Expr& e = operand(e0);
-      c.check_def(e, defined_here(e), lift_constants_);
-    };
-    if (auto* vb = b.as<VarBindingNode>()) {
-      if (auto* call = vb->value.as<CallNode>()) {
-        for (const auto& a : call->args) check(a);
-      } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
-        check(tgi->tuple);
-      } else {
-        std::vector<const VarNode*> vs;
-        used_vars(vb->value, vs);
-        for (auto* v : vs) check(Var(v));
-      }
+  template <class DefinedHere>
+  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here) {
+    auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
+    auto* vb = b.as<VarBindingNode>();
+    if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) {
+      for (const auto& a : call->args) check(a);
+    } else if (auto* tgi = vb ? vb->value.as<TupleGetItemNode>() : nullptr) {
+      check(tgi->tuple);
     } else {
       std::vector<const VarNode*> vs;
       used_vars(binding_value(*b), vs);
@@ -368,7 +619,6 @@ class Fusor {
     c.bindings.push_back(index);
   }
 
- private:
   // A cheap key for de-duplication, equal for structurally equal functions: the struct info of
   // the parameters and result, the attributes and the called operators. Hashing whole functions
   // dominated partitioning; candidates with equal keys are still compared structurally.
@@ -543,9 +793,8 @@ class Fusor {
   // Empty when the group holds something it does not describe (the function is then built and
   // compared as before).
   // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
-  template <class Operand>
   bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
-                      std::vector<int64_t>& fp, Operand&& operand) {
+                      std::vector<int64_t>& fp) {
     fp.clear();
     int64_t attrs_id = -1;
     for (size_t k = 0; k < fattrs_seen_.size(); ++k)
@@ -584,8 +833,7 @@ class Fusor {
     for (size_t k = 0; k < c.arguments.size(); ++k) put(intern(c.arguments[k]->struct_info_));
     put(int64_t(c.bindings.size()));
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
-    auto arg_token = [&](const Expr& a0) -> bool {
-      const Expr& a = operand(a0);  // a temporary lives as long as the reference
+    auto arg_token = [&](const Expr& a) -> bool {
       if (int k = index_in(c.arguments, a.get()); k >= 0) {
         put(kParam);
         put(k);
@@ -655,37 +903,37 @@ class Fusor {
  public:
   /// Once every binding and output of `c` is known: notes whether the group is used at all and
   /// takes its fingerprint.
-  template <class Operand = SameOperand>
-  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
-                       Operand&& operand = Operand()) {
+  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     if (c.outputs.empty()) return;  // dead code: nothing of the group is used
     c.has_outputs = true;
     // Composites repeat (one per match of a pattern), and so do merged groups of repeated
     // layers: a known fingerprint skips building and comparing the function.
-    if (!fingerprint_of(c, bindings, attrs, c.fingerprint, operand)) c.fingerprint.clear();
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
     // Built (or found already made) when the group is emitted, in order.
   }
 
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
-    NodeRemap remap(c.arguments.size() + c.outputs.size());
+    PtrMap<Expr> remap(c.arguments.size() + c.outputs.size());
     std::vector<Var> params = c.make_params();
     for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), params[k]);
     std::vector<Expr> outputs(c.outputs.size());
+    for (int i : c.bindings) {
+      const Var& var = bindings[i]->var;
+      int idx = c.output_index(var.get());
+      if (idx < 0) continue;
+      outputs[idx] = make<VarNode>(local.fresh("gv"), var->struct_info_);
+      remap.emplace(var.get(), outputs[idx]);
+    }
+    Substitutor subst(std::move(remap), mod_);
     std::vector<Binding> out;
     for (int i : c.bindings) {
       const Binding& b = bindings[i];
-      int idx = c.output_index(b->var.get());
-      if (idx >= 0) {
-        Var nv = make<VarNode>(local.fresh("gv"), b->var->struct_info_);
-        Expr value = subst(binding_value(*b), remap);
-        if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(nv, value, mc->struct_info));
-        else out.push_back(make<VarBindingNode>(nv, value));
-        remap[b->var.get()] = nv;
-        outputs[idx] = nv;
-      } else {
-        out.push_back(subst_binding(b, remap));
-      }
+      Var var = subst.visit_var_def(b->var);
+      Expr value = subst(binding_value(*b));
+      if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+      else out.push_back(make<VarBindingNode>(var, value));
     }
     Expr body;
     if (outputs.size() == 1) {
@@ -746,13 +994,6 @@ class Fusor {
     return v;
   }
 
-  /// The function an earlier group with the fingerprint of `c` became, else null.
-  GlobalVar known_function(const Creator& c) const {
-    if (c.fingerprint.empty()) return GlobalVar();
-    auto it = by_fingerprint_.find(c.fingerprint);
-    return it == by_fingerprint_.end() ? GlobalVar() : it->second;
-  }
-
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,
   /// else built and added (or found structurally equal to one already in the module).
   GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
@@ -769,111 +1010,126 @@ class Fusor {
     return gv;
   }
 
- private:
+  // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
+  // keeping the pairs' order within a key.
+  template <class V>
+  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off, std::vector<V>& out) {
+    off.assign(keys + 1, 0);
+    for (const auto& kv : pairs) ++off[kv.first + 1];
+    for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
+    out.resize(pairs.size());
+    fill_.assign(off.begin(), off.end() - 1);
+    for (const auto& kv : pairs) out[fill_[kv.first]++] = kv.second;
+  }
 
-  BindingBlock fuse_block(const BindingBlock& blk, const BlockGroups& bg, NodeRemap& remap) {
-    const auto& bindings = blk->bindings;
-    int n = int(bindings.size());
-    int G = int(bg.attrs.size());
+  // True when `e` is a variable bound earlier in group u than member i (the slots of i's
+  // operands are the current ones).
+  bool defined_before(const FunctionSlots& fn, int i, int u, const Expr& e, const std::vector<int>& group_of) const {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    const Slot& ms = fn.slots[cur_slot_[i]];
+    for (int k = ms.in_begin; k < ms.in_end; ++k) {
+      int p = fn.ins[k];
+      if (fn.slots[p].var != v) continue;
+      int j = pos_[p];
+      return j >= 0 && j < i && group_of[j] == u;
+    }
+    return false;
+  }
+
+  void fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& bg) {
+    std::vector<int>& order0 = fn.blocks[b].order;
+    int n = int(order0.size()), G = bg.count;
     PARTITA_ICHECK(int(bg.group_of.size()) == n);
-    PtrMap<int> var_index(n);
-    for (int i = 0; i < n; ++i) var_index[bindings[i]->var.get()] = i;
-    // The members of each group, in block order (CSR).
-    std::vector<int> mem_off(G + 1, 0), members;
+    const std::vector<int>& group_of = bg.group_of;
+    // The bindings are described as they were when the groups were made (TVM names parameters
+    // after the variables the grouped bindings use, before an earlier block's groups replace
+    // them): no refresh here.
+    pos_.assign(fn.slots.size(), -1);
+    cur_slot_ = order0;
+    for (int i = 0; i < n; ++i) pos_[order0[i]] = i;
+    // The members of each group in block order.
+    cur_.resize(n);
+    pairs_.clear();
     for (int i = 0; i < n; ++i)
-      if (bg.group_of[i] >= 0) ++mem_off[bg.group_of[i] + 1];
-    for (int g = 0; g < G; ++g) mem_off[g + 1] += mem_off[g];
-    members.resize(mem_off[G]);
-    {
-      std::vector<int> fill(mem_off.begin(), mem_off.end() - 1);
-      for (int i = 0; i < n; ++i)
-        if (bg.group_of[i] >= 0) members[fill[bg.group_of[i]]++] = i;
-    }
-
-    auto unit = [&](int i) { return bg.group_of[i] >= 0 ? bg.group_of[i] : G + i; };
-    // Dependencies between units as (unit, producer) pairs, bucketed into CSR form below, and
-    // the uses that make a member's variable an output of its group, in the order met.
-    std::vector<std::pair<int, int>> dep_pairs;
-    dep_pairs.reserve(2 * n);
-    std::vector<std::pair<int, const VarNode*>> uses;  // (group, variable used outside it)
-    std::vector<const VarNode*> vs;
+      if (group_of[i] >= 0) pairs_.emplace_back(group_of[i], i);
+    bucket(pairs_, G, mem_off_, members_);
+    // Dependencies between units (groups, and the other bindings), and the uses that make a
+    // member's variable an output of its group, in the order met.
+    auto unit = [&](int i) { return group_of[i] >= 0 ? group_of[i] : G + i; };
+    pairs_.clear();  // (unit, producer unit)
+    uses_.clear();   // (group, variable used outside it)
     for (int i = 0; i < n; ++i) {
-      int cur = unit(i);
-      vs.clear();
-      used_vars(binding_value(*bindings[i]), vs);
-      int last = -1;
-      for (auto* v : vs) {
-        const int* at = var_index.find(v);
-        if (!at || *at >= i) continue;
-        int j = *at, prod = unit(j);
-        if (prod == cur) continue;
-        if (prod != last) dep_pairs.emplace_back(cur, prod);
+      int u = unit(i), last = -1;
+      const Slot& s = fn.slots[order0[i]];
+      for (int k = s.in_begin; k < s.in_end; ++k) {
+        int j = pos_[fn.ins[k]];
+        if (j < 0) continue;  // bound in another block
+        int prod = unit(j);
+        if (prod == u) continue;
+        if (prod != last) pairs_.emplace_back(u, prod);
         last = prod;
-        if (bg.group_of[j] >= 0) uses.emplace_back(bg.group_of[j], v);
+        if (group_of[j] >= 0) uses_.emplace_back(group_of[j], fn.slots[fn.ins[k]].var);
       }
     }
-    std::vector<int> use_off(G + 1, 0);
-    std::vector<const VarNode*> use_vars(uses.size());
-    for (const auto& [g, v] : uses) ++use_off[g + 1];
-    for (int g = 0; g < G; ++g) use_off[g + 1] += use_off[g];
-    {
-      std::vector<int> fill(use_off.begin(), use_off.end() - 1);
-      for (const auto& [g, v] : uses) use_vars[fill[g]++] = v;
-    }
-    std::vector<int> dep_off(G + n + 1, 0), dep_edges(dep_pairs.size());
-    for (const auto& [u, p] : dep_pairs) ++dep_off[u + 1];
-    for (int u = 0; u < G + n; ++u) dep_off[u + 1] += dep_off[u];
-    {
-      std::vector<int> fill(dep_off.begin(), dep_off.end() - 1);
-      for (const auto& [u, p] : dep_pairs) dep_edges[fill[u]++] = p;
-    }
+    bucket(pairs_, G + n, dep_off_, dep_edges_);
+    bucket(uses_, G, use_off_, use_vars_);
+    order_units(dep_off_, dep_edges_, n, unit, units_, topo_scratch_);
 
-    std::vector<int> order;
-    order_units(dep_off, dep_edges, n, unit, order, topo_scratch_);
-
-    // Emission. One Creator serves every group, described when it is emitted: its bindings in
-    // block order (non-DataflowVar ones are outputs), then the outputs the uses found.
-    std::vector<Binding> out;
-    out.reserve(n);
+    // Emission. One Creator serves every group: its bindings in block order (non-DataflowVar
+    // ones are outputs), then the outputs the uses found.
+    std::vector<int>& order = order_;
+    order.clear();
     Creator& c = creator_;
-    for (int u : order) {
+    for (int u : units_) {
       if (u >= G) {
-        out.push_back(subst_binding(bindings[u - G], remap));
+        order.push_back(order0[u - G]);
         continue;
       }
+      const DictAttrs& attrs = bg.attrs_of(u);
       c.reset();
-      for (int m = mem_off[u]; m < mem_off[u + 1]; ++m) {
-        int i = members[m];
-        append_binding(c, bindings[i], i, [&](const Expr& e) { return defined_in_group(e, var_index, bg.group_of, i); });
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+        int i = members_[m];
+        cur_[i] = Binding(fn.slots[order0[i]].binding);
+        append_binding(c, cur_[i], i, [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
-      for (int k = use_off[u]; k < use_off[u + 1]; ++k) c.append_output(use_vars[k]);
-      create_function(c, bindings, bg.attrs[u]);
-      if (!c.has_outputs) continue;
-      GlobalVar gv = group_function(c, bindings, bg.attrs[u]);
-      std::vector<Expr> args;
-      args.reserve(c.arguments.size());
-      for (const auto& a : c.arguments) args.push_back(subst(a, remap));
-      Call call = make<CallNode>(gv, std::move(args));
-      call->struct_info_ = call_ret_sinfo(gv, c, *call);
-      const Var& last = bindings[c.bindings.back()]->var;
-      Var nv = emit_var(last, call);
-      out.push_back(make<VarBindingNode>(nv, call));
-      if (c.outputs.size() == 1) {
-        remap[c.outputs[0]] = nv;
-        continue;
-      }
-      auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
-      for (int i : c.bindings) {
-        int idx = c.output_index(bindings[i]->var.get());
-        if (idx < 0) continue;
-        Expr item = make<TupleGetItemNode>(nv, idx);
-        item->struct_info_ = tinfo ? tinfo->fields[idx] : bindings[i]->var->struct_info_;
-        Var iv = emit_var(bindings[i]->var, item);
-        out.push_back(make<VarBindingNode>(iv, item));
-        remap[bindings[i]->var.get()] = iv;
-      }
+      for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
+      create_function(c, cur_, attrs);
+      if (c.has_outputs) emit_group(fn, u, c, attrs);
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
-    return make<BindingBlockNode>(std::move(out), true);
+    order0.swap(order);  // the old order's storage serves the next block
+    fn.changed = true;
+  }
+
+  // The call of group u's function (and get-items of its outputs) as new slots; the members'
+  // variables that are outputs now stand for them.
+  void emit_group(FunctionSlots& fn, int u, Creator& c, const DictAttrs& attrs) {
+    GlobalVar gv = group_function(c, cur_, attrs);
+    std::vector<Expr> args;
+    args.reserve(c.arguments.size());
+    for (const auto& a : c.arguments) args.push_back(fn.current(a));
+    Call call = make<CallNode>(gv, std::move(args));
+    call->struct_info_ = call_ret_sinfo(gv, c, *call);
+    Var nv = emit_var(cur_[c.bindings.back()]->var, call);
+    int cs = fn.add_slot(nv, call);
+    order_.push_back(cs);
+    if (c.outputs.size() == 1) {
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
+        if (cur_[members_[m]]->var.get() == c.outputs[0]) fn.slots[cur_slot_[members_[m]]].rep = cs;
+      return;
+    }
+    auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+    for (int i : c.bindings) {
+      const Var& var = cur_[i]->var;
+      int idx = c.output_index(var.get());
+      if (idx < 0) continue;
+      Expr item = make<TupleGetItemNode>(nv, idx);
+      item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+      int ts = fn.add_slot(emit_var(var, item), item);
+      order_.push_back(ts);
+      fn.slots[cur_slot_[i]].rep = ts;
+    }
   }
 
   IRModule mod_;
@@ -894,8 +1150,34 @@ class Fusor {
   std::vector<std::pair<ObjectRef, int>> sinfo_cache_ = std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
-  Creator creator_;                      // fuse_block's, reset for each group
-  UnitOrderScratch topo_scratch_;        // fuse_block's
+  // fuse_block's working arrays, reused from block to block.
+  Creator creator_;
+  UnitOrderScratch topo_scratch_;
+  std::vector<int> pos_, cur_slot_, fill_, mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
+  std::vector<Binding> cur_;
+  std::vector<std::pair<int, int>> pairs_;
+  std::vector<std::pair<int, const VarNode*>> uses_;
+  std::vector<const VarNode*> use_vars_;
 };
+
+GroupFuser::GroupFuser(IRModule mod, bool lift_constants) : impl_(std::make_unique<Impl>(std::move(mod), lift_constants)) {}
+GroupFuser::~GroupFuser() = default;
+IRModule& GroupFuser::mod() { return impl_->mod_; }
+void GroupFuser::fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& groups) {
+  if (groups.count > 0) impl_->fuse_block(fn, b, groups);
+}
+
+IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants) {
+  GroupFuser fuser(std::move(mod), lift_constants);
+  for (const auto& [name, blocks] : groups) {
+    Function func = fuser.mod().lookup(name).as_ref<FunctionNode>();
+    if (!func || blocks.empty()) continue;
+    FunctionSlots fn(func);
+    for (const auto& [b, bg] : blocks) fuser.fuse_block(fn, b, bg);
+    Function out = fn.rebuild();
+    if (!(out == func)) fuser.mod().update(fuser.mod().get_global_var(name), out);
+  }
+  return fuser.mod();
+}
 
 }  // namespace partita::transform::detail

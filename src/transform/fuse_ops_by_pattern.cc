@@ -331,9 +331,11 @@ class PatternPass {
 IRModule annotate_composites(IRModule mod) {
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> wrapped;  // composite name -> wrapper
+  std::function<Binding(const Binding&)> rewrite;      // calls of composites -> their wrappers
   auto wrap = [&](const GlobalVar& gv) -> GlobalVar {
     if (auto it = wrapped.find(gv->name_hint); it != wrapped.end()) return it->second;
-    Function func = mod.lookup(gv).as_ref<FunctionNode>();
+    // A composite calling another (a pattern matched a call of one) calls its wrapper too.
+    Function func = rewrite_bindings(mod.lookup(gv).as_ref<FunctionNode>(), rewrite);
     std::string codegen = codegen_name_of(*func->attr_string("Composite"));
     auto* inner_node = copy_node(func);
     inner_node->attrs.erase("Primitive");
@@ -372,6 +374,15 @@ IRModule annotate_composites(IRModule mod) {
     auto* f = mod.lookup(gv->name_hint).as<FunctionNode>();
     return f && f->attrs.count("Composite") ? gv : nullptr;
   };
+  rewrite = [&](const Binding& b) -> Binding {
+    auto* vb = b.as<VarBindingNode>();
+    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
+    if (!gv) return b;
+    auto* nc = copy_node(Ref<CallNode>(call));
+    nc->op = wrap(GlobalVar(gv));
+    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+  };
   std::vector<std::string> names_before;
   for (const auto& [name, entry] : mod->functions) names_before.push_back(name);
   for (const auto& name : names_before) {
@@ -379,15 +390,7 @@ IRModule annotate_composites(IRModule mod) {
     auto* f = mod.lookup(name).as<FunctionNode>();
     if (!f || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
     Function func(f);
-    Function out = rewrite_bindings(func, [&](const Binding& b) -> Binding {
-      auto* vb = b.as<VarBindingNode>();
-      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-      const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
-      if (!gv) return b;
-      auto* nc = copy_node(Ref<CallNode>(call));
-      nc->op = wrap(GlobalVar(gv));
-      return make<VarBindingNode>(b->var, Expr(Call(nc)));
-    });
+    Function out = rewrite_bindings(func, rewrite);
     if (!(out == func)) mod.update(mod.get_global_var(name), out);
   }
   return mod;

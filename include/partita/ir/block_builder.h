@@ -93,6 +93,10 @@ class BlockBuilder {
   Expr normalize(const Expr& expr);
   /// Normalizes a call/tuple argument: returns a leaf, binding non-leaf values to new vars.
   Expr normalize_argument(const Expr& expr);
+  /// The struct info normalize() gives a call, tuple, get-item or leaf whose operands have
+  /// struct info already, without emitting anything or changing `expr` (for front ends that
+  /// build their own nodes, e.g. the parser). Throws what normalize() throws.
+  StructInfo derive_struct_info(const Expr& expr);
 
   // ---- module-level ----
 

@@ -267,6 +267,7 @@ class PatternPass {
     const FunctionSlots* f = &fn;
     const std::vector<int>* o = &order;
     usages_ = std::make_shared<PatternCheckContext::VarUsages>(
+        o->size(),
         [this, f, o](const Var& v, std::vector<Var>& users) {
           const int* s = f->var_slot.find(v.get());
           if (!s || pos_[*s] < 0) return false;
@@ -277,6 +278,7 @@ class PatternPass {
           for (int j = 0; j < int(o->size()); ++j) add(Var(f->slots[(*o)[j]].var), users_of(*f, *o, j));
         });
     bound_ = std::make_shared<PatternCheckContext::BoundVars>(
+        o->size(),
         [this, f, o](const Expr& e, Var& var) {
           int s = slot_of_value(*f, *o, e.get());
           if (s < 0) return false;

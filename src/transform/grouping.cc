@@ -53,34 +53,37 @@ int GroupGraph::unite(int a, int b) {
   return a;
 }
 
-bool GroupGraph::is_ancestor(int anc_root, int node) {
-  anc_root = find(anc_root);
-  int start = find(node);
-  if (start == anc_root) return false;
-  ++epoch_;
-  int lo = min_pos_[anc_root];
-  std::vector<int>& stack = stack_;
-  stack.assign(1, start);
-  visited_[start] = epoch_;
+// Walks back from the groups on stack_ through their members' inputs, skipping groups that end
+// before position `lo` (they cannot be reached from later ones): true when a group `target`
+// accepts is reached, or when the walk exceeds the budget ("maybe": callers then keep groups
+// apart, which is always safe).
+template <class Target>
+bool GroupGraph::reaches(int lo, uint32_t seen, Target&& target) {
   size_t budget = kSearchBudget;
-  while (!stack.empty()) {
-    int g = stack.back();
-    stack.pop_back();
+  while (!stack_.empty()) {
+    int g = stack_.back();
+    stack_.pop_back();
     for (int m = head_[g]; m >= 0; m = next_[m]) {
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
-        int in = edges_[e];
-        // Past the budget, answer "maybe": callers then refuse the merge, which is always safe.
         if (--budget == 0) return true;
-        int r = find(in);
-        if (r == anc_root) return true;
-        // A group entirely before the ancestor's first binding cannot descend from it.
-        if (r == g || visited_[r] == epoch_ || max_pos_[r] < lo) continue;
-        visited_[r] = epoch_;
-        stack.push_back(r);
+        int r = find(edges_[e]);
+        if (target(r)) return true;
+        if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
+        visited_[r] = seen;
+        stack_.push_back(r);
       }
     }
   }
   return false;
+}
+
+bool GroupGraph::is_ancestor(int anc_root, int node) {
+  anc_root = find(anc_root);
+  int start = find(node);
+  if (start == anc_root) return false;
+  visited_[start] = ++epoch_;
+  stack_.assign(1, start);
+  return reaches(min_pos_[anc_root], epoch_, [&](int r) { return r == anc_root; });
 }
 
 bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>& composite) {
@@ -130,23 +133,7 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
       }
     }
   }
-  size_t budget = kSearchBudget;
-  while (!stack.empty()) {
-    int g = stack.back();
-    stack.pop_back();
-    for (int m = head_[g]; m >= 0; m = next_[m]) {
-      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
-        int in = edges_[e];
-        if (--budget == 0) return true;  // "maybe a cycle": the caller keeps the groups apart
-        int r = find(in);
-        if (mark_[r] == in_set) return true;
-        if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
-        visited_[r] = seen;
-        stack.push_back(r);
-      }
-    }
-  }
-  return false;
+  return reaches(lo, seen, [&](int r) { return mark_[r] == in_set; });
 }
 
 // ---- helpers ------------------------------------------------------------------------------

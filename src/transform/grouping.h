@@ -56,6 +56,9 @@ class GroupGraph {
   bool group_match(const std::vector<int>& matched, std::vector<char>& composite);
 
  private:
+  template <class Target>
+  bool reaches(int lo, uint32_t seen, Target&& target);
+
   std::vector<int> offsets_, edges_;
   std::vector<int> parent_, min_pos_, max_pos_;
   std::vector<int> head_, tail_, next_;  // member lists, linked through next_

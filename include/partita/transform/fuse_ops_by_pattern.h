@@ -3,9 +3,7 @@
 // annotate_codegen, each composite is wrapped in a public function carrying "Codegen".
 #pragma once
 
-#include <deque>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,7 +12,6 @@
 
 #include "partita/dpl/pattern.h"
 #include "partita/ir/module.h"
-#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 #include "partita/transform/pass.h"
 
@@ -24,43 +21,16 @@ namespace partita::transform {
 /// map (find / count / at / iteration) whose entries may be made when first asked for. A check
 /// asks about a few variables of its match, and making the whole table of a 100k-binding block
 /// for every pattern cost more than the partitioning itself. Iterating, size() and empty() make
-/// every entry first. Iterators and references stay valid (entries are never removed).
+/// every entry first. Iterators and references stay valid: entries are never removed, and the
+/// map has room for all of them from the start.
 template <class K, class V>
 class BlockTable {
  public:
   using Map = std::unordered_map<K, V, RefHash, RefEq>;
   using key_type = K;
   using mapped_type = V;
-  using value_type = std::pair<const K, V>;
-  class const_iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = BlockTable::value_type;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const value_type*;
-    using reference = const value_type&;
-    const_iterator() = default;
-    reference operator*() const { return (*entries_)[at_]; }
-    pointer operator->() const { return &(*entries_)[at_]; }
-    const_iterator& operator++() {
-      if (++at_ >= entries_->size()) at_ = kEnd;
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator old = *this;
-      ++*this;
-      return old;
-    }
-    bool operator==(const const_iterator& o) const { return at_ == o.at_; }
-    bool operator!=(const const_iterator& o) const { return at_ != o.at_; }
-
-   private:
-    friend class BlockTable;
-    static constexpr size_t kEnd = size_t(-1);  // end() stays end() when entries are added
-    const_iterator(const std::deque<value_type>* entries, size_t at) : entries_(entries), at_(at) {}
-    const std::deque<value_type>* entries_ = nullptr;
-    size_t at_ = kEnd;
-  };
+  using value_type = typename Map::value_type;
+  using const_iterator = typename Map::const_iterator;
   using iterator = const_iterator;
   /// The entry of `key`: fills `value` and returns true, or returns false when there is none.
   using EntryFn = std::function<bool(const K& key, V& value)>;
@@ -69,25 +39,24 @@ class BlockTable {
 
   BlockTable() = default;
   /// A table with all its entries.
-  explicit BlockTable(Map entries) {
-    for (auto& [k, v] : entries) add(k, std::move(v));
+  explicit BlockTable(Map entries) : map_(std::move(entries)) {}
+  /// A table of at most `capacity` entries, made on demand by `entry` (one) and `all` (every one).
+  BlockTable(size_t capacity, EntryFn entry, AllFn all) : entry_(std::move(entry)), all_(std::move(all)) {
+    map_.reserve(capacity);
   }
-  /// A table whose entries are made on demand by `entry` (one) and `all` (every one).
-  BlockTable(EntryFn entry, AllFn all) : entry_(std::move(entry)), all_(std::move(all)) {}
 
   const_iterator find(const K& key) const {
-    if (!key) return end();
-    if (const size_t* at = index_.find(key.get())) return const_iterator(&entries_, *at);
-    if (!entry_) return end();
+    auto it = map_.find(key);
+    if (it != map_.end() || !entry_ || !key) return it;
     V value{};
-    if (!entry_(key, value)) return end();
-    return const_iterator(&entries_, add(key, std::move(value)));
+    if (!entry_(key, value)) return map_.end();
+    return map_.emplace(key, std::move(value)).first;
   }
   const_iterator begin() const {
     complete();
-    return const_iterator(&entries_, entries_.empty() ? const_iterator::kEnd : 0);
+    return map_.begin();
   }
-  const_iterator end() const { return const_iterator(&entries_, const_iterator::kEnd); }
+  const_iterator end() const { return map_.end(); }
   size_t count(const K& key) const { return find(key) == end() ? 0 : 1; }
   bool contains(const K& key) const { return count(key) != 0; }
   const V& at(const K& key) const {
@@ -98,7 +67,7 @@ class BlockTable {
   }
   size_t size() const {
     complete();
-    return entries_.size();
+    return map_.size();
   }
   bool empty() const { return size() == 0; }
   /// Makes every entry now and forgets how entries are made (FuseOpsByPattern calls it before
@@ -106,21 +75,14 @@ class BlockTable {
   void complete() const {
     if (!all_) return;
     all_([this](const K& key, V&& value) {
-      if (key && !index_.contains(key.get())) add(key, std::move(value));
+      if (key) map_.emplace(key, std::move(value));
     });
     entry_ = nullptr;
     all_ = nullptr;
   }
 
  private:
-  size_t add(const K& key, V&& value) const {
-    entries_.emplace_back(key, std::move(value));
-    index_.emplace(key.get(), entries_.size() - 1);
-    return entries_.size() - 1;
-  }
-  // A deque and an index by node address: no allocation per entry beyond the entry's own.
-  mutable std::deque<value_type> entries_;
-  mutable PtrMap<size_t> index_;
+  mutable Map map_;
   mutable EntryFn entry_;
   mutable AllFn all_;
 };

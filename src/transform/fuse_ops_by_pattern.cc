@@ -11,7 +11,7 @@
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 #include "grouping.h"
-#include "rewrite_bindings.h"
+#include "pass_util.h"
 #include "partita/dpl/matcher.h"
 #include "partita/ir/analysis.h"
 #include "partita/support/error.h"

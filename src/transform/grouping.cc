@@ -187,67 +187,42 @@ inline bool is_inlinable(const Expr& e) {
 }
 
 // One group's function being made. Most groups are small composites whose function already
-// exists (found by fingerprint), so parameters and the name are only made when it is built, and
-// the lookup tables are plain scans until a group grows large.
+// exists (found by fingerprint), so parameters and the name are only made when it is built.
 struct Creator {
-  static constexpr size_t kScan = 16;
   std::vector<int> bindings;
   std::vector<Expr> arguments;
   std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
-  PtrMap<char> argument_set;  // filled once there are more than kScan arguments
+  PtrMap<char> argument_set;
   std::vector<const VarNode*> outputs;
-  PtrMap<int> output_at;  // filled once there are more than kScan outputs
+  PtrMap<int> output_at;
   int n_param_for_const = 0;
   Function func;
   bool has_outputs = false;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
 
-  /// Empty again, keeping the vectors' storage (one Creator can serve group after group).
+  /// Empty again, keeping the vectors' storage (one Creator serves group after group).
   void reset() {
     bindings.clear();
     arguments.clear();
     const_param_no.clear();
-    if (!argument_set.empty()) argument_set = PtrMap<char>();
+    argument_set.clear();
     outputs.clear();
-    if (!output_at.empty()) output_at = PtrMap<int>();
+    output_at.clear();
     n_param_for_const = 0;
     func = Function();
     has_outputs = false;
     fingerprint.clear();
   }
-
   int output_index(const VarNode* v) const {
-    if (outputs.size() <= kScan) {
-      for (size_t k = 0; k < outputs.size(); ++k)
-        if (outputs[k] == v) return int(k);
-      return -1;
-    }
     const int* i = output_at.find(v);
     return i ? *i : -1;
   }
-  int append_output(const VarNode* v) {
-    int i = output_index(v);
-    if (i >= 0) return i;
-    outputs.push_back(v);
-    if (outputs.size() == kScan + 1) {
-      output_at.reserve(2 * outputs.size());
-      for (size_t k = 0; k < outputs.size(); ++k) output_at.emplace(outputs[k], int(k));
-    } else if (outputs.size() > kScan + 1) {
-      output_at.emplace(v, int(outputs.size() - 1));
-    }
-    return int(outputs.size() - 1);
-  }
-  bool is_argument(const Object* e) const {
-    if (arguments.size() <= kScan) {
-      for (const auto& a : arguments)
-        if (a.get() == e) return true;
-      return false;
-    }
-    return argument_set.contains(e);
+  void append_output(const VarNode* v) {
+    if (output_at.emplace(v, int(outputs.size())).second) outputs.push_back(v);
   }
   // `defined_here`: `e` is a variable bound earlier in this group.
   void check_def(const Expr& e, bool defined_here, bool lift_constants) {
-    if (is_argument(e.get())) return;
+    if (argument_set.contains(e.get())) return;
     auto* var = e.as<VarNode>();
     if (var && defined_here) return;
     if (!lift_constants && e.as<ConstantNode>()) return;
@@ -256,12 +231,7 @@ struct Creator {
     if (is_inlinable(e)) return;
     arguments.push_back(e);
     const_param_no.push_back(no);
-    if (arguments.size() == kScan + 1) {
-      argument_set.reserve(2 * arguments.size());
-      for (const auto& a : arguments) argument_set.emplace(a.get(), 1);
-    } else if (arguments.size() > kScan + 1) {
-      argument_set.emplace(e.get(), 1);
-    }
+    argument_set.emplace(e.get(), 1);
   }
   std::vector<Var> make_params() const {
     std::vector<Var> params;
@@ -1152,19 +1122,6 @@ GroupFuser::~GroupFuser() = default;
 IRModule& GroupFuser::mod() { return impl_->mod_; }
 void GroupFuser::fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& groups) {
   if (groups.count > 0) impl_->fuse_block(fn, b, groups);
-}
-
-IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants) {
-  GroupFuser fuser(std::move(mod), lift_constants);
-  for (const auto& [name, blocks] : groups) {
-    Function func = fuser.mod().lookup(name).as_ref<FunctionNode>();
-    if (!func || blocks.empty()) continue;
-    FunctionSlots fn(func);
-    for (const auto& [b, bg] : blocks) fuser.fuse_block(fn, b, bg);
-    Function out = fn.rebuild();
-    if (!(out == func)) fuser.mod().update(fuser.mod().get_global_var(name), out);
-  }
-  return fuser.mod();
 }
 
 }  // namespace partita::transform::detail

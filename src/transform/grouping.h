@@ -145,11 +145,6 @@ class GroupFuser {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Function name -> block index -> its groups.
-using ModuleGroups = std::map<std::string, std::map<size_t, BlockGroups>>;
-/// Groups the given blocks of the given functions (GroupFuser), in name order.
-IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants);
-
 /// `count`-th name NameSupply gives for `hint` when nothing else it names can collide with them
 /// ("lv", "lv1", ...): the variables of a pass, without a table entry per name.
 std::string numbered(const char* hint, int& count);

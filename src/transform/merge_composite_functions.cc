@@ -1,5 +1,5 @@
 // MergeCompositeFunctions: group composite calls per backend (TVM's CompositeGroupsBuilder),
-// make one function per group (make_grouped_functions), then inline the composites into them
+// make one function per group (grouping.h's GroupFuser), then inline the composites into them
 // and name them after their backend (TVM's CompositeInliner / CompositeFunctionAnnotator).
 #include "partita/transform/merge_composite_functions.h"
 
@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "grouping.h"
-#include "rewrite_bindings.h"
+#include "pass_util.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/ptr_map.h"
 #include "partita/ir/substitute.h"
@@ -31,27 +31,28 @@ class GroupsBuilder {
  public:
   explicit GroupsBuilder(const IRModule& mod) : mod_(mod) {}
 
-  // Groups of one dataflow block of `func`; `escaping` are variables used outside the block's
-  // bindings (later blocks, the function result).
-  BlockGroups run(const BindingBlock& blk, const std::unordered_set<const VarNode*>& escaping) {
-    const auto& bindings = blk->bindings;
-    int n = int(bindings.size());
-    PtrMap<int> var_index(n);
+  // Groups of block `b` of `fn`; `escaping` are variables used outside the block's bindings
+  // (later blocks, the function result).
+  BlockGroups run(const FunctionSlots& fn, size_t b, const std::unordered_set<const VarNode*>& escaping) {
+    const std::vector<int>& order = fn.blocks[b].order;
+    int n = int(order.size());
+    std::vector<int> pos(fn.slots.size(), -1);  // slot -> position in the block
+    for (int i = 0; i < n; ++i) pos[order[i]] = i;
+    std::vector<Binding> bindings;
+    bindings.reserve(n);
+    for (int s : order) bindings.emplace_back(fn.slots[s].binding);
     std::vector<int> offsets{0}, edges;
     offsets.reserve(n + 1);
     edges.reserve(2 * n);
     std::vector<std::pair<int, int>> uses;  // (producer, user), one per use, in user order
     uses.reserve(2 * n);
-    std::vector<const VarNode*> used;
     for (int i = 0; i < n; ++i) {
-      var_index[bindings[i]->var.get()] = i;
-      used.clear();
-      used_vars(binding_value(*bindings[i]), used);
-      for (auto* v : used) {
-        const int* at = var_index.find(v);
-        if (!at || *at == i) continue;
-        if (int(edges.size()) == offsets.back() || edges.back() != *at) edges.push_back(*at);
-        uses.emplace_back(*at, i);
+      const Slot& slot = fn.slots[order[i]];
+      for (int k = slot.in_begin; k < slot.in_end; ++k) {
+        int j = pos[fn.ins[k]];
+        if (j < 0) continue;  // bound in another block
+        if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+        uses.emplace_back(j, i);
       }
       offsets.push_back(int(edges.size()));
     }
@@ -79,10 +80,8 @@ class GroupsBuilder {
       return true;
     };
     auto index_of = [&](const Expr& e) -> int {
-      auto* v = e.as<VarNode>();
-      if (!v) return -1;
-      const int* at = var_index.find(v);
-      return at ? *at : -1;
+      const int* at = e.as<VarNode>() ? fn.var_slot.find(e.get()) : nullptr;
+      return at ? pos[*at] : -1;
     };
 
     std::vector<int> parents;
@@ -276,90 +275,12 @@ std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t 
   return out;
 }
 
-// Removes private functions no public function reaches (TVM runs DeadCodeElimination here).
-// Functions are numbered in name order; a GlobalVar met in a call is resolved through the node
-// the module itself keys the function by, by name only when it is another node (names are long:
-// every merged function is named after all its operators).
-IRModule remove_unreachable(IRModule mod) {
-  std::vector<const std::pair<const std::string, std::pair<GlobalVar, Expr>>*> entries;
-  entries.reserve(mod->functions.size());
-  PtrMap<int> index_of(mod->functions.size());
-  for (const auto& entry : mod->functions) {
-    index_of.emplace(entry.second.first.get(), int(entries.size()));
-    entries.push_back(&entry);
-  }
-  std::vector<char> live(entries.size(), 0);
-  std::vector<int> stack;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    auto* f = entries[i]->second.second.as<FunctionNode>();
-    if (!f || f->attrs.count("global_symbol")) {
-      live[i] = 1;
-      stack.push_back(int(i));
-    }
-  }
-  PtrMap<char> seen;  // GlobalVar nodes already visited
-  auto visit = [&](const GlobalVar& gv) {
-    if (!seen.emplace(gv.get(), 1).second) return;
-    int i = -1;
-    if (const int* at = index_of.find(gv.get())) {
-      i = *at;
-    } else {
-      auto it = mod->functions.find(gv->name_hint);
-      if (it == mod->functions.end()) return;
-      i = *index_of.find(it->second.first.get());
-    }
-    if (!live[i]) {
-      live[i] = 1;
-      stack.push_back(i);
-    }
-  };
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    const Expr& f = entries[i]->second.second;
-    auto* fn = f.as<FunctionNode>();
-    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
-    if (!seq) {
-      for (const auto& gv : all_global_vars(f)) visit(gv);
-      continue;
-    }
-    // Flat bindings of calls and leaves are scanned directly, as are local functions made of
-    // such bindings (the inlined composites); anything else generically.
-    auto scan = [&](auto&& self, const Expr& e) -> void {
-      if (auto* c = e.as<CallNode>()) {
-        if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
-        bool leaf_args = true;
-        for (const auto& a : c->args) leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
-        if (leaf_args && !c->op.as<FunctionNode>()) return;
-      } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
-        return;
-      } else if (auto* lf = e.as<FunctionNode>()) {
-        if (auto* ls = lf->body.as<SeqExprNode>()) {
-          for (const auto& blk : ls->blocks)
-            for (const auto& b : blk->bindings) self(self, binding_value(*b));
-          self(self, ls->body);
-          return;
-        }
-      }
-      for (const auto& gv : all_global_vars(e)) visit(gv);
-    };
-    for (const auto& blk : seq->blocks)
-      for (const auto& b : blk->bindings) scan(scan, binding_value(*b));
-    scan(scan, seq->body);
-  }
-  std::vector<std::string> dead;
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (!live[i]) dead.push_back(entries[i]->first);
-  for (const auto& name : dead) mod.remove(name);
-  return mod;
-}
-
 }  // namespace
 
 IRModule merge_composite_functions(IRModule mod) {
   const IRModule original = mod;
   GroupsBuilder builder(original);
-  ModuleGroups groups;
+  GroupFuser fuser(mod, /*lift_constants=*/true);
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
     auto* f = entry.second.as<FunctionNode>();
@@ -367,14 +288,14 @@ IRModule merge_composite_functions(IRModule mod) {
     auto* seq = f->body.as<SeqExprNode>();
     if (!seq) continue;
     targets.push_back(name);
-    for (size_t b = 0; b < seq->blocks.size(); ++b) {
-      const auto& blk = seq->blocks[b];
-      if (!blk->is_dataflow) continue;
-      BlockGroups bg = builder.run(blk, escaping_vars(*seq, b));
-      if (bg.count > 0) groups[name][b] = std::move(bg);
-    }
+    FunctionSlots fn{Function(f)};
+    std::vector<BlockGroups> groups(fn.blocks.size());
+    for (size_t b = 0; b < groups.size(); ++b)
+      if (fn.blocks[b].is_dataflow) groups[b] = builder.run(fn, b, escaping_vars(*seq, b));
+    for (size_t b = 0; b < groups.size(); ++b) fuser.fuse_block(fn, b, groups[b]);
+    if (fn.changed) fuser.mod().update(fuser.mod().get_global_var(name), fn.rebuild());
   }
-  IRModule grouped = make_grouped_functions(mod, groups, /*lift_constants=*/true);
+  IRModule grouped = fuser.mod();
 
   // Rename each new group function to <name>_<codegen>, public, with composites inlined.
   CompositeInliner inliner(original);
@@ -421,7 +342,7 @@ IRModule merge_composite_functions(IRModule mod) {
     });
     if (!(out == func)) result.update(result.get_global_var(target), out);
   }
-  return remove_unreachable(std::move(result));
+  return remove_unreachable_functions(std::move(result));  // TVM runs DeadCodeElimination here
 }
 
 Pass MergeCompositeFunctions() {

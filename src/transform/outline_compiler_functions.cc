@@ -5,7 +5,7 @@
 #include "partita/ir/functor.h"
 #include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
-#include "rewrite_bindings.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 

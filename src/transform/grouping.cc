@@ -262,68 +262,6 @@ inline void append_name_part(std::string& name, const CallNode& call) {
   }
 }
 
-// Interned representatives by hash, for the exact keys of struct infos and call attributes:
-// std::unordered_map divides by a prime on every lookup, and fingerprints look up several per
-// group. Representatives with equal hashes are chained in insertion order.
-template <class Rep>
-class RepTable {
- public:
-  // The id of the first representative with hash `h` that `same(rep)` accepts, else -1.
-  template <class Same>
-  int find(size_t h, Same&& same) const {
-    for (int e = head(h); e >= 0; e = items_[e].next)
-      if (same(items_[e].rep)) return items_[e].id;
-    return -1;
-  }
-  void add(size_t h, Rep rep, int id) {
-    int e = head(h);
-    int fresh = int(items_.size());
-    items_.push_back({h, rep, id, -1});
-    if (e >= 0) {
-      while (items_[e].next >= 0) e = items_[e].next;
-      items_[e].next = fresh;
-      return;
-    }
-    if ((heads_ + 1) * 2 > table_.size()) {
-      std::vector<int> old(std::max<size_t>(16, 2 * table_.size()), -1);
-      old.swap(table_);
-      for (int x : old)
-        if (x >= 0) table_[probe(items_[x].hash)] = x;
-    }
-    table_[probe(h)] = fresh;
-    ++heads_;
-  }
-
- private:
-  struct Item {
-    size_t hash;
-    Rep rep;
-    int id, next;
-  };
-  static size_t mix(size_t h) {
-    h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
-    return h ^ (h >> 32);
-  }
-  // The first free slot for `h` (call only to place a new head).
-  size_t probe(size_t h) const {
-    size_t mask = table_.size() - 1;
-    size_t i = mix(h) & mask;
-    while (table_[i] >= 0) i = (i + 1) & mask;
-    return i;
-  }
-  int head(size_t h) const {
-    if (table_.empty()) return -1;
-    size_t mask = table_.size() - 1;
-    for (size_t i = mix(h) & mask;; i = (i + 1) & mask) {
-      int e = table_[i];
-      if (e < 0 || items_[e].hash == h) return e;
-    }
-  }
-  std::vector<Item> items_;
-  std::vector<int> table_;  // chain heads, -1 when free; the size is a power of two
-  size_t heads_ = 0;
-};
-
 /// Scratch of order_units, kept between calls so that it allocates once.
 struct UnitOrderScratch {
   std::vector<char> state;  // per unit: 0 new, 1 open, 2 done
@@ -706,43 +644,39 @@ struct GroupFuser::Impl {
         }
       }
       if (exact) {
-        int id = tensor_sinfo_ids_.find(h, [&](const TensorStructInfoNode* rep) { return same_constant_tensor_sinfo(*rep, *t); });
         // Only representatives are kept alive (nearly every binding has its own object).
-        if (id < 0) {
-          id = int(intern_keep_.size());
-          tensor_sinfo_ids_.add(h, t, id);
-          intern_keep_.push_back(x);
-        }
-        cached = {x, id};
+        int64_t id = intern_by(x, h, [&](const ObjectRef& rep) {
+          auto* r = rep.as<TensorStructInfoNode>();
+          return r && same_constant_tensor_sinfo(*r, *t);
+        });
+        cached = {x, int(id)};
         return id;
       }
     }
     // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
     // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
-    if (auto* a = x.as<AttrsNode>()) {
-      size_t h = attrs_hash(*a);
-      int id = attrs_ids_.find(h, [&](const AttrsNode* rep) { return same_attrs(*rep, *a); });
-      if (id >= 0) return id;
-      id = int(intern_keep_.size());
-      attrs_ids_.add(h, a, id);
-      intern_keep_.push_back(x);
-      return id;
-    }
+    if (auto* a = x.as<AttrsNode>())
+      return intern_by(x, attrs_hash(*a) ^ 0x5bd1e995, [&](const ObjectRef& rep) {
+        auto* r = rep.as<AttrsNode>();
+        return r && same_attrs(*r, *a);
+      });
     if (const int* id = intern_cache_.find(x.get())) return *id;
-    auto& bucket = intern_buckets_[structural_hash(x)];
-    int id = -1;
-    for (const auto& [rep, rid] : bucket)
-      if (structural_equal(rep, x, /*map_free_vars=*/false)) {
-        id = rid;
-        break;
-      }
-    if (id < 0) {
-      id = int(intern_keep_.size());
-      bucket.emplace_back(x, id);
-    }
+    int64_t id = intern_by(x, structural_hash(x), [&](const ObjectRef& rep) {
+      return structural_equal(rep, x, /*map_free_vars=*/false);
+    });
     intern_keep_.push_back(x);
-    intern_cache_.emplace(x.get(), id);
+    intern_cache_.emplace(x.get(), int(id));
     return id;
+  }
+
+  // The id of the representative with hash `h` that `same` accepts, else `x` becomes one.
+  template <class Same>
+  int64_t intern_by(const ObjectRef& x, size_t h, Same&& same) {
+    auto& bucket = intern_buckets_[h];
+    for (const auto& [rep, id] : bucket)
+      if (same(rep)) return id;
+    bucket.emplace_back(x, int(intern_count_++));
+    return bucket.back().second;
   }
 
   // A description of the function `create_function` would build, equal only for structurally
@@ -1101,8 +1035,7 @@ struct GroupFuser::Impl {
   PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
-  RepTable<const TensorStructInfoNode*> tensor_sinfo_ids_;
-  RepTable<const AttrsNode*> attrs_ids_;
+  size_t intern_count_ = 0;
   static constexpr size_t kSinfoCache = 256;
   std::vector<std::pair<ObjectRef, int>> sinfo_cache_ = std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;

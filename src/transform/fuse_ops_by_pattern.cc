@@ -91,22 +91,8 @@ class PatternPass {
   // group_attrs_; returns the number of groups.
   int partition(FunctionSlots& fn, const std::vector<int>& order) {
     int n = int(order.size());
-    pos_.assign(fn.slots.size(), -1);
-    for (int i = 0; i < n; ++i) pos_[order[i]] = i;
-    offsets_.assign(1, 0);
-    edges_.clear();
-    for (int i = 0; i < n; ++i) {
-      fn.refresh(order[i]);
-      const Slot& s = fn.slots[order[i]];
-      for (int k = s.in_begin; k < s.in_end; ++k) {
-        int j = pos_[fn.ins[k]];
-        if (j < 0) continue;  // bound in another block
-        PARTITA_ICHECK(j < i);
-        if (int(edges_.size()) == offsets_.back() || edges_.back() != j) edges_.push_back(j);
-      }
-      offsets_.push_back(int(edges_.size()));
-    }
-    if (pat_->check) index_users(n);
+    fn.block_graph(order, pos_, offsets_, edges_);
+    if (pat_->check) graph_users(offsets_, edges_, users_off_, users_);
     // The values the matcher reaches through variables (bound in this block), with their slots:
     // every call or get-item a match covers besides its root is one of them, so this stands for
     // a value -> binding table.
@@ -205,27 +191,6 @@ class PatternPass {
     ctx.var_usages = usages_;
     ctx.value_to_bound_var = bound_;
     return ctx;
-  }
-
-  // users_: for each position, the positions whose values use its variable, in order (CSR
-  // users_off_), from the producers in offsets_ / edges_.
-  void index_users(int n) {
-    users_off_.assign(n + 1, 0);
-    tmp_.assign(n, -1);  // the last user counted per producer
-    for (int i = 0; i < n; ++i)
-      for (int e = offsets_[i]; e < offsets_[i + 1]; ++e)
-        if (int j = edges_[e]; tmp_[j] != i) {
-          tmp_[j] = i;
-          ++users_off_[j + 1];
-        }
-    for (int j = 0; j < n; ++j) users_off_[j + 1] += users_off_[j];
-    users_.resize(users_off_[n]);
-    std::vector<int>& fill = matched_;  // free until matching starts
-    fill.assign(users_off_.begin(), users_off_.end() - 1);
-    for (int i = 0; i < n; ++i)
-      for (int e = offsets_[i]; e < offsets_[i + 1]; ++e)
-        if (int j = edges_[e]; fill[j] == users_off_[j] || users_[fill[j] - 1] != i)
-          users_[fill[j]++] = i;
   }
 
   std::vector<Var> users_of(const FunctionSlots& fn, const std::vector<int>& order, int j) const {

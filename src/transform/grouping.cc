@@ -462,6 +462,45 @@ int FunctionSlots::add_slot(const Var& var, const Expr& value) {
   return s;
 }
 
+void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>& pos, std::vector<int>& offsets,
+                                std::vector<int>& edges) {
+  int n = int(order.size());
+  pos.assign(slots.size(), -1);
+  for (int i = 0; i < n; ++i) pos[order[i]] = i;
+  offsets.assign(1, 0);
+  edges.clear();
+  for (int i = 0; i < n; ++i) {
+    refresh(order[i]);
+    const Slot& s = slots[order[i]];
+    for (int k = s.in_begin; k < s.in_end; ++k) {
+      int j = pos[ins[k]];
+      if (j < 0) continue;  // bound in another block
+      PARTITA_ICHECK(j < i);
+      if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+    }
+    offsets.push_back(int(edges.size()));
+  }
+}
+
+void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges, std::vector<int>& off,
+                 std::vector<int>& users) {
+  int n = int(offsets.size()) - 1;
+  off.assign(n + 1, 0);
+  std::vector<int> last(n, -1);  // the last user counted per node
+  for (int i = 0; i < n; ++i)
+    for (int e = offsets[i]; e < offsets[i + 1]; ++e)
+      if (int j = edges[e]; last[j] != i) {
+        last[j] = i;
+        ++off[j + 1];
+      }
+  for (int j = 0; j < n; ++j) off[j + 1] += off[j];
+  users.resize(off[n]);
+  std::vector<int> fill(off.begin(), off.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int e = offsets[i]; e < offsets[i + 1]; ++e)
+      if (int j = edges[e]; fill[j] == off[j] || users[fill[j] - 1] != i) users[fill[j]++] = i;
+}
+
 Function FunctionSlots::rebuild() {
   if (!changed) return func_;
   auto* seq = func_->body.as<SeqExprNode>();

@@ -109,6 +109,11 @@ class FunctionSlots {
   Expr current(const Expr& e);
   /// A new slot binding `var` to `value` (not yet placed in a block).
   int add_slot(const Var& var, const Expr& value);
+  /// The graph of the bindings `order` (a block's) for GroupGraph, each brought up to date first:
+  /// `pos` maps a slot to its position (-1: not in the block), node i's inputs are the positions
+  /// of the bindings of the block it uses.
+  void block_graph(const std::vector<int>& order, std::vector<int>& pos, std::vector<int>& offsets,
+                   std::vector<int>& edges);
   /// The function as the slots stand (the input itself when nothing changed).
   Function rebuild();
 
@@ -144,6 +149,11 @@ class GroupFuser {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The users of each node of the graph `offsets` / `edges` (as GroupGraph takes it), each once and
+/// in order: node j's are `users[off[j] .. off[j + 1])`.
+void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges, std::vector<int>& off,
+                 std::vector<int>& users);
 
 /// `count`-th name NameSupply gives for `hint` when nothing else it names can collide with them
 /// ("lv", "lv1", ...): the variables of a pass, without a table entry per name.

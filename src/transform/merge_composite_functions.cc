@@ -33,37 +33,15 @@ class GroupsBuilder {
 
   // Groups of block `b` of `fn`; `escaping` are variables used outside the block's bindings
   // (later blocks, the function result).
-  BlockGroups run(const FunctionSlots& fn, size_t b, const std::unordered_set<const VarNode*>& escaping) {
+  BlockGroups run(FunctionSlots& fn, size_t b, const std::unordered_set<const VarNode*>& escaping) {
     const std::vector<int>& order = fn.blocks[b].order;
     int n = int(order.size());
-    std::vector<int> pos(fn.slots.size(), -1);  // slot -> position in the block
-    for (int i = 0; i < n; ++i) pos[order[i]] = i;
     std::vector<Binding> bindings;
     bindings.reserve(n);
     for (int s : order) bindings.emplace_back(fn.slots[s].binding);
-    std::vector<int> offsets{0}, edges;
-    offsets.reserve(n + 1);
-    edges.reserve(2 * n);
-    std::vector<std::pair<int, int>> uses;  // (producer, user), one per use, in user order
-    uses.reserve(2 * n);
-    for (int i = 0; i < n; ++i) {
-      const Slot& slot = fn.slots[order[i]];
-      for (int k = slot.in_begin; k < slot.in_end; ++k) {
-        int j = pos[fn.ins[k]];
-        if (j < 0) continue;  // bound in another block
-        if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
-        uses.emplace_back(j, i);
-      }
-      offsets.push_back(int(edges.size()));
-    }
-    // Users of each binding in CSR form (user_off[t] .. user_off[t + 1]).
-    std::vector<int> user_off(n + 1, 0), user_list(uses.size());
-    for (const auto& [p, u] : uses) ++user_off[p + 1];
-    for (int t = 0; t < n; ++t) user_off[t + 1] += user_off[t];
-    {
-      std::vector<int> fill(user_off.begin(), user_off.end() - 1);
-      for (const auto& [p, u] : uses) user_list[fill[p]++] = u;
-    }
+    std::vector<int> pos, offsets, edges, user_off, user_list;
+    fn.block_graph(order, pos, offsets, edges);
+    graph_users(offsets, edges, user_off, user_list);
     GroupGraph graph;
     graph.reset(offsets, edges);
     std::vector<int> codegen(n, -1);  // per root: index into codegens_; -1 = host

@@ -324,24 +324,7 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
     block.is_dataflow = blk->is_dataflow;
     block.order.reserve(blk->bindings.size());
     for (const auto& b : blk->bindings) {
-      Slot slot;
-      slot.binding = b.get();
-      slot.var = b->var.get();
-      slot.value = binding_value(*b).get();
-      if (auto* vb = b.as<VarBindingNode>()) {
-        slot.is_var_binding = true;
-        if (auto* call = vb->value.as<CallNode>()) {
-          slot.is_call = true;
-          slot.op = call->op.as<OpNode>();
-        }
-      }
-      // Inputs are the bindings before this one (a use before the binding is no input).
-      scratch_.clear();
-      used_vars(binding_value(*b), scratch_);
-      slot.in_begin = int(ins.size());
-      for (auto* v : scratch_)
-        if (const int* at = var_slot.find(v)) ins.push_back(*at);
-      slot.in_end = int(ins.size());
+      Slot slot = make_slot(*b);  // inputs: the bindings before this one (a use before is none)
       int s = int(slots.size());
       slots.push_back(slot);
       block.order.push_back(s);
@@ -441,21 +424,32 @@ void FunctionSlots::refresh(int s) {
   made_.push_back(std::move(b));
 }
 
-int FunctionSlots::add_slot(const Var& var, const Expr& value) {
-  Binding binding = make<VarBindingNode>(var, value);
+Slot FunctionSlots::make_slot(const BindingNode& b) {
   Slot slot;
-  slot.binding = binding.get();
-  slot.var = var.get();
+  slot.binding = &b;
+  slot.var = b.var.get();
+  const Expr& value = binding_value(b);
   slot.value = value.get();
-  slot.is_var_binding = true;
-  slot.is_call = value.as<CallNode>() != nullptr;
-  made_.push_back(std::move(binding));
+  if (b.kind() == NodeKind::VarBinding) {
+    slot.is_var_binding = true;
+    if (auto* call = value.as<CallNode>()) {
+      slot.is_call = true;
+      slot.op = call->op.as<OpNode>();
+    }
+  }
   scratch_.clear();
   used_vars(value, scratch_);
   slot.in_begin = int(ins.size());
   for (auto* v : scratch_)
     if (const int* at = var_slot.find(v)) ins.push_back(*at);
   slot.in_end = int(ins.size());
+  return slot;
+}
+
+int FunctionSlots::add_slot(const Var& var, const Expr& value) {
+  Binding binding = make<VarBindingNode>(var, value);
+  Slot slot = make_slot(*binding);
+  made_.push_back(std::move(binding));
   int s = int(slots.size());
   var_slot.emplace(var.get(), s);
   slots.push_back(slot);

@@ -124,6 +124,8 @@ class FunctionSlots {
   bool changed = false;
 
  private:
+  Slot make_slot(const BindingNode& b);
+
   Function func_;
   std::vector<Binding> made_;  // the bindings made here (slots point into them)
   std::vector<const VarNode*> scratch_;

@@ -141,6 +141,7 @@ class Parser {
   Expr parse_primary();
   Expr parse_r_expr(const Token& start);
   Expr parse_call_args(const Expr& callee, const Token& start);
+  void parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args);
   Expr parse_op_call(const op::OpDef& def, const Token& start);
   Literal parse_literal();
   AttrValue literal_to_attr(const Literal& l, const Token& at);
@@ -1087,10 +1088,8 @@ Expr Parser::parse_postfix(Expr e, const Token& start) {
   }
 }
 
-Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
-  expect("(");
-  std::vector<Expr> args;
-  std::vector<StructInfo> sinfo_args;
+// Call operands up to the closing ')': arguments, and `sinfo_args=` one struct info or a tuple.
+void Parser::parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args) {
   while (!is_punct(peek(), ")")) {
     if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
       next(), next();
@@ -1111,6 +1110,13 @@ Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
     }
     if (!accept(",")) break;
   }
+}
+
+Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
+  expect("(");
+  std::vector<Expr> args;
+  std::vector<StructInfo> sinfo_args;
+  parse_call_operands(start, args, sinfo_args);
   expect(")");
   Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
   if (callee.as<GlobalVarNode>() && !module_funcs_.count(callee.as<GlobalVarNode>()->name_hint)) {
@@ -1418,32 +1424,11 @@ Expr Parser::parse_r_expr(const Token& start) {
     }
     Expr callee = make<ExternFuncNode>(detail::unquote(peek(1), file_));
     callee->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-    // Reuse the generic argument parser after the symbol.
-    size_t save = pos_;
-    (void)save;
     next();  // (
     next();  // "sym"
     std::vector<Expr> args;
     std::vector<StructInfo> sinfo_args;
-    while (accept(",")) {
-      if (is_punct(peek(), ")")) break;
-      if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
-        next(), next();
-        if (accept("(")) {
-          while (!is_punct(peek(), ")")) {
-            sinfo_args.push_back(parse_sinfo());
-            if (!accept(",")) break;
-          }
-          expect(")");
-        } else {
-          sinfo_args.push_back(parse_sinfo());
-        }
-      } else {
-        Expr a = parse_expr();
-        set_sinfo(a, start);
-        args.push_back(a);
-      }
-    }
+    if (accept(",")) parse_call_operands(start, args, sinfo_args);
     expect(")");
     Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
     set_sinfo(c, start);

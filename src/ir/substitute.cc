@@ -25,7 +25,8 @@ Expr Substitutor::visit_(const CallNode* op) {
   // rather than derive it again (most substitutions rename variables).
   auto* call = out.as<CallNode>();
   auto same = [](const Expr& a, const Expr& b) {
-    return a.get() == b.get() || (a->struct_info_ && a->struct_info_.get() == b->struct_info_.get());
+    return a.get() == b.get() ||
+           (a->struct_info_ && a->struct_info_.get() == b->struct_info_.get());
   };
   if (!same(call->op, op->op) || call->args.size() != op->args.size()) return out;
   for (size_t i = 0; i < op->args.size(); ++i)

@@ -21,8 +21,9 @@ namespace partita::transform {
 std::string codegen_name_of(const std::string& composite_name) {
   auto pos = composite_name.find('.');
   if (pos == std::string::npos || pos == 0)
-    throw_error("ValueError", "composite name '" + composite_name +
-                                  "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
+    throw_error("ValueError",
+                "composite name '" + composite_name +
+                    "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
   return composite_name.substr(0, pos);
 }
 
@@ -69,7 +70,8 @@ class PatternPass {
   /// any (a function listed twice keeps the groups of the last partitioning that found some).
   void run(FunctionSlots& fn, size_t b, BlockGroups& out) {
     const std::vector<int>& order = fn.blocks[b].order;
-    if (!std::any_of(order.begin(), order.end(), [&](int s) { return candidate(fn.slots[s]); })) return;
+    if (!std::any_of(order.begin(), order.end(), [&](int s) { return candidate(fn.slots[s]); }))
+      return;
     int count = partition(fn, order);
     if (count == 0) return;
     out.count = count;
@@ -113,7 +115,8 @@ class PatternPass {
       const Slot& s = fn.slots[order[i]];
       if (!candidate(s)) continue;
       jumped.clear();
-      if (!dpl::match_with_lookup(pat_->pattern, static_cast<const VarBindingNode*>(s.binding)->value, lookup, match_))
+      if (!dpl::match_with_lookup(
+              pat_->pattern, static_cast<const VarBindingNode*>(s.binding)->value, lookup, match_))
         continue;
       matched.assign(1, i);
       bool ok = true;
@@ -196,7 +199,8 @@ class PatternPass {
   std::vector<Var> users_of(const FunctionSlots& fn, const std::vector<int>& order, int j) const {
     std::vector<Var> out;
     out.reserve(users_off_[j + 1] - users_off_[j]);
-    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k) out.emplace_back(fn.slots[order[users_[k]]].var);
+    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k)
+      out.emplace_back(fn.slots[order[users_[k]]].var);
     return out;
   }
 
@@ -240,7 +244,8 @@ class PatternPass {
           return true;
         },
         [this, f, o](const std::function<void(const Var&, std::vector<Var>&&)>& add) {
-          for (int j = 0; j < int(o->size()); ++j) add(Var(f->slots[(*o)[j]].var), users_of(*f, *o, j));
+          for (int j = 0; j < int(o->size()); ++j)
+            add(Var(f->slots[(*o)[j]].var), users_of(*f, *o, j));
         });
     bound_ = std::make_shared<PatternCheckContext::BoundVars>(
         o->size(),
@@ -318,14 +323,16 @@ IRModule annotate_composites(IRModule mod) {
     call->struct_info_ = func->ret_struct_info;
     Var output = make<VarNode>("output", func->ret_struct_info);
     std::vector<Binding> bs{make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)};
-    Expr body = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
+    Expr body = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
     body->struct_info_ = func->ret_struct_info;
     mod.remove(gv->name_hint);
     std::string hint = gv->name_hint + "_" + codegen;
     std::string name = names.fresh(hint);
     while (mod.contains(name)) name = names.fresh(hint);
     DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-    Function wrapper = make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
+    Function wrapper =
+        make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
     wrapper->struct_info_ = func_struct_info_of(*wrapper);
     GlobalVar ngv = make<GlobalVarNode>(name);
     ngv->struct_info_ = wrapper->struct_info_;
@@ -369,13 +376,16 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
                              bool bind_constants, bool annotate_codegen,
                              const std::vector<std::string>& entry_functions) {
   for (const auto& pat : patterns) {
-    if (!pat.pattern) throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
-    if (pat.name.empty()) throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
+    if (!pat.pattern)
+      throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
+    if (pat.name.empty())
+      throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
     if (annotate_codegen) codegen_name_of(pat.name);
   }
   for (const auto& name : entry_functions) {
     if (!mod.lookup(name).as<FunctionNode>())
-      throw_error("ValueError", "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
+      throw_error("ValueError",
+                  "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
   }
   // The functions are partitioned in the order listed (a name listed twice, twice), by default
   // every Relax function that is neither Primitive, Composite nor Codegen in name order; the
@@ -385,7 +395,9 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   if (listed.empty()) {
     for (const auto& [name, entry] : mod->functions) {
       auto* f = entry.second.as<FunctionNode>();
-      if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
+      if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") ||
+          f->attrs.count("Codegen"))
+        continue;
       listed.push_back(name);
     }
   }
@@ -430,11 +442,12 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   return mod;
 }
 
-Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants, bool annotate_codegen,
-                      std::vector<std::string> entry_functions) {
+Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants,
+                      bool annotate_codegen, std::vector<std::string> entry_functions) {
   return create_module_pass(
       [=](IRModule mod, const PassContext&) {
-        return fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, annotate_codegen, entry_functions);
+        return fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, annotate_codegen,
+                                   entry_functions);
       },
       0, "FuseOpsByPattern");
 }

@@ -91,7 +91,9 @@ bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>&
   for (int j : matched) {
     int r = find(j);
     if (!composite[r]) continue;
-    for_each_member(r, [&](int mem) { whole = whole && std::find(matched.begin(), matched.end(), mem) != matched.end(); });
+    for_each_member(r, [&](int mem) {
+      whole = whole && std::find(matched.begin(), matched.end(), mem) != matched.end();
+    });
   }
   if (!whole || merge_creates_cycle(matched)) return false;
   int root = matched.front();
@@ -178,10 +180,12 @@ namespace {
 
 inline bool is_inlinable(const Expr& e) {
   if (auto* t = e.as<TupleNode>())
-    return std::all_of(t->fields.begin(), t->fields.end(), [](const Expr& f) { return is_inlinable(f); });
+    return std::all_of(t->fields.begin(), t->fields.end(),
+                       [](const Expr& f) { return is_inlinable(f); });
   if (auto* p = e.as<PrimValueNode>()) return prim_vars_of(p->value).empty();
   if (auto* s = e.as<ShapeExprNode>())
-    return std::all_of(s->values.begin(), s->values.end(), [](const PrimExpr& v) { return prim_vars_of(v).empty(); });
+    return std::all_of(s->values.begin(), s->values.end(),
+                       [](const PrimExpr& v) { return prim_vars_of(v).empty(); });
   return e.as<StringImmNode>() || e.as<DataTypeImmNode>() || e.as<GlobalVarNode>() ||
          e.as<OpNode>() || e.as<ExternFuncNode>();
 }
@@ -238,7 +242,8 @@ struct Creator {
     params.reserve(arguments.size());
     for (size_t k = 0; k < arguments.size(); ++k) {
       const Expr& a = arguments[k];
-      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint : "param_" + std::to_string(const_param_no[k]);
+      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint
+                                                : "param_" + std::to_string(const_param_no[k]);
       params.push_back(make<VarNode>(std::move(pname), a->struct_info_));
     }
     return params;
@@ -328,7 +333,8 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
       int s = int(slots.size());
       slots.push_back(slot);
       block.order.push_back(s);
-      if (auto [at, fresh] = var_slot.emplace(slot.var, s); !fresh) *at = s;  // bound again: the last
+      if (auto [at, fresh] = var_slot.emplace(slot.var, s); !fresh)
+        *at = s;  // bound again: the last
     }
   }
 }
@@ -417,7 +423,8 @@ void FunctionSlots::refresh(int s) {
   Expr value = current(old_value);
   if (value == old_value) return;
   Binding b;
-  if (auto* mc = Binding(slot.binding).as<MatchCastNode>()) b = make<MatchCastNode>(mc->var, value, mc->struct_info);
+  if (auto* mc = Binding(slot.binding).as<MatchCastNode>())
+    b = make<MatchCastNode>(mc->var, value, mc->struct_info);
   else b = make<VarBindingNode>(Var(slot.var), value);
   slot.binding = b.get();
   slot.value = value.get();
@@ -456,8 +463,8 @@ int FunctionSlots::add_slot(const Var& var, const Expr& value) {
   return s;
 }
 
-void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>& pos, std::vector<int>& offsets,
-                                std::vector<int>& edges) {
+void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>& pos,
+                                std::vector<int>& offsets, std::vector<int>& edges) {
   int n = int(order.size());
   pos.assign(slots.size(), -1);
   for (int i = 0; i < n; ++i) pos[order[i]] = i;
@@ -476,8 +483,8 @@ void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>&
   }
 }
 
-void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges, std::vector<int>& off,
-                 std::vector<int>& users) {
+void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges,
+                 std::vector<int>& off, std::vector<int>& users) {
   int n = int(offsets.size()) - 1;
   off.assign(n + 1, 0);
   std::vector<int> last(n, -1);  // the last user counted per node
@@ -510,7 +517,8 @@ Function FunctionSlots::rebuild() {
       bindings.emplace_back(slots[s].binding);
       same = same && bindings.back().get() == old->bindings[bindings.size() - 1].get();
     }
-    out.push_back(same ? old : BindingBlock(make<BindingBlockNode>(std::move(bindings), old->is_dataflow)));
+    out.push_back(
+        same ? old : BindingBlock(make<BindingBlockNode>(std::move(bindings), old->is_dataflow)));
     any = any || !same;
   }
   Expr body = current(seq->body);
@@ -564,7 +572,8 @@ struct GroupFuser::Impl {
           if (!call) continue;
           h = h * 31 + call->args.size();
           if (auto* op = call->op.as<OpNode>()) h = h * 31 ^ std::hash<std::string>()(op->name);
-          if (auto* gv = call->op.as<GlobalVarNode>()) h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
+          if (auto* gv = call->op.as<GlobalVarNode>())
+            h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
         }
       }
     }
@@ -604,8 +613,10 @@ struct GroupFuser::Impl {
   }
 
   // Both tensor struct infos have constant (IntImm) shapes or none.
-  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a, const TensorStructInfoNode& b) {
-    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value()) return false;
+  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a,
+                                         const TensorStructInfoNode& b) {
+    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value())
+      return false;
     if (!a.shape) return true;
     if (a.shape->size() != b.shape->size()) return false;
     for (size_t k = 0; k < a.shape->size(); ++k) {
@@ -621,9 +632,11 @@ struct GroupFuser::Impl {
     size_t h = v.index() * 0x9e3779b97f4a7c15ULL;
     if (auto* b = std::get_if<bool>(&v)) return h ^ size_t(*b);
     if (auto* i = std::get_if<int64_t>(&v)) return h ^ std::hash<int64_t>()(*i);
-    if (auto* d = std::get_if<double>(&v)) return h ^ (*d == 0 || std::isnan(*d) ? 0 : std::hash<double>()(*d));
+    if (auto* d = std::get_if<double>(&v))
+      return h ^ (*d == 0 || std::isnan(*d) ? 0 : std::hash<double>()(*d));
     if (auto* s = std::get_if<std::string>(&v)) return h ^ std::hash<std::string>()(*s);
-    if (auto* t = std::get_if<DataType>(&v)) return h ^ (size_t(t->code()) * 131 + size_t(t->bits()) * 17 + size_t(t->lanes()));
+    if (auto* t = std::get_if<DataType>(&v))
+      return h ^ (size_t(t->code()) * 131 + size_t(t->bits()) * 17 + size_t(t->lanes()));
     if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
       for (int64_t x : *xs) h = (h ^ size_t(x)) * 0x100000001b3ULL;
     return h;
@@ -646,7 +659,8 @@ struct GroupFuser::Impl {
   static bool same_attrs(const AttrsNode& a, const AttrsNode& b) {
     if (a.type_key != b.type_key || a.values.size() != b.values.size()) return false;
     for (size_t k = 0; k < a.values.size(); ++k)
-      if (a.values[k].first != b.values[k].first || !same_attr_value(a.values[k].second, b.values[k].second))
+      if (a.values[k].first != b.values[k].first ||
+          !same_attr_value(a.values[k].second, b.values[k].second))
         return false;
     return true;
   }
@@ -664,8 +678,8 @@ struct GroupFuser::Impl {
       auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) & (kSinfoCache - 1)];
       if (cached.first.get() == t) return cached.second;
       bool exact = true;
-      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 + size_t(t->dtype.lanes()) +
-                 size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
+      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 +
+                 size_t(t->dtype.lanes()) + size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
       if (t->shape) {
         for (const auto& d : *t->shape) {
           auto* imm = d.as<IntImmNode>();
@@ -717,8 +731,8 @@ struct GroupFuser::Impl {
   // Empty when the group holds something it does not describe (the function is then built and
   // compared as before).
   // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
-  bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs,
-                      std::vector<int64_t>& fp) {
+  bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
+                      const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
     int64_t attrs_id = -1;
     for (size_t k = 0; k < fattrs_seen_.size(); ++k)
@@ -770,9 +784,9 @@ struct GroupFuser::Impl {
         put(l);
         return true;
       }
-      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() || a.as<OpNode>() ||
-          a.as<GlobalVarNode>() || a.as<StringImmNode>() || a.as<DataTypeImmNode>() ||
-          a.as<ExternFuncNode>()) {
+      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() ||
+          a.as<OpNode>() || a.as<GlobalVarNode>() || a.as<StringImmNode>() ||
+          a.as<DataTypeImmNode>() || a.as<ExternFuncNode>()) {
         put(kLeaf);
         put(int64_t(a->kind()));
         put(intern(a));
@@ -856,7 +870,8 @@ struct GroupFuser::Impl {
       const Binding& b = bindings[i];
       Var var = subst.visit_var_def(b->var);
       Expr value = subst(binding_value(*b));
-      if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+      if (auto* mc = b.as<MatchCastNode>())
+        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
       else out.push_back(make<VarBindingNode>(var, value));
     }
     Expr body;
@@ -868,7 +883,8 @@ struct GroupFuser::Impl {
       body = make<TupleNode>(outputs);
       body->struct_info_ = tuple_sinfo(fs);
     }
-    Expr seq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
+    Expr seq = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
     seq->struct_info_ = body->struct_info_;
     DictAttrs fattrs = attrs;
     fattrs["Primitive"] = int64_t(1);
@@ -913,14 +929,16 @@ struct GroupFuser::Impl {
   /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
   /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
   Var emit_var(const Var& like, const Expr& value) {
-    Var v = like.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
-                                        : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
+    Var v = like.as<DataflowVarNode>()
+                ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
+                : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
     return v;
   }
 
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,
   /// else built and added (or found structurally equal to one already in the module).
-  GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+  GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings,
+                           const DictAttrs& attrs) {
     GlobalVar gv;
     if (!c.fingerprint.empty()) {
       auto it = by_fingerprint_.find(c.fingerprint);
@@ -937,7 +955,8 @@ struct GroupFuser::Impl {
   // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
   // keeping the pairs' order within a key.
   template <class V>
-  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off, std::vector<V>& out) {
+  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off,
+              std::vector<V>& out) {
     off.assign(keys + 1, 0);
     for (const auto& kv : pairs) ++off[kv.first + 1];
     for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
@@ -948,7 +967,8 @@ struct GroupFuser::Impl {
 
   // True when `e` is a variable bound earlier in group u than member i (the slots of i's
   // operands are the current ones).
-  bool defined_before(const FunctionSlots& fn, int i, int u, const Expr& e, const std::vector<int>& group_of) const {
+  bool defined_before(const FunctionSlots& fn, int i, int u, const Expr& e,
+                      const std::vector<int>& group_of) const {
     auto* v = e.as<VarNode>();
     if (!v) return false;
     const Slot& ms = fn.slots[cur_slot_[i]];
@@ -1015,7 +1035,8 @@ struct GroupFuser::Impl {
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
         cur_[i] = Binding(fn.slots[order0[i]].binding);
-        append_binding(c, cur_[i], i, [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
+        append_binding(c, cur_[i], i,
+                       [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
       create_function(c, cur_, attrs);
@@ -1070,20 +1091,23 @@ struct GroupFuser::Impl {
   std::vector<ObjectRef> intern_keep_;
   size_t intern_count_ = 0;
   static constexpr size_t kSinfoCache = 256;
-  std::vector<std::pair<ObjectRef, int>> sinfo_cache_ = std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
+  std::vector<std::pair<ObjectRef, int>> sinfo_cache_ =
+      std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
   Creator creator_;
   UnitOrderScratch topo_scratch_;
-  std::vector<int> pos_, cur_slot_, fill_, mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
+  std::vector<int> pos_, cur_slot_, fill_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
+      units_, order_;
   std::vector<Binding> cur_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<std::pair<int, const VarNode*>> uses_;
   std::vector<const VarNode*> use_vars_;
 };
 
-GroupFuser::GroupFuser(IRModule mod, bool lift_constants) : impl_(std::make_unique<Impl>(std::move(mod), lift_constants)) {}
+GroupFuser::GroupFuser(IRModule mod, bool lift_constants)
+    : impl_(std::make_unique<Impl>(std::move(mod), lift_constants)) {}
 GroupFuser::~GroupFuser() = default;
 IRModule& GroupFuser::mod() { return impl_->mod_; }
 void GroupFuser::fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& groups) {

@@ -154,8 +154,8 @@ class GroupFuser {
 
 /// The users of each node of the graph `offsets` / `edges` (as GroupGraph takes it), each once and
 /// in order: node j's are `users[off[j] .. off[j + 1])`.
-void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges, std::vector<int>& off,
-                 std::vector<int>& users);
+void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges,
+                 std::vector<int>& off, std::vector<int>& users);
 
 /// `count`-th name NameSupply gives for `hint` when nothing else it names can collide with them
 /// ("lv", "lv1", ...): the variables of a pass, without a table entry per name.

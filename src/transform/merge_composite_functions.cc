@@ -172,7 +172,8 @@ class CompositeInliner {
     PtrMap<Expr> plain(n_bindings);
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
-        if (b->var.as<DataflowVarNode>()) plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
+        if (b->var.as<DataflowVarNode>())
+          plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
     Substitutor to_plain(std::move(plain));
     PtrMap<Var> local;  // composite function -> its local function var here
     std::vector<Binding> out;
@@ -202,12 +203,14 @@ class CompositeInliner {
           }
         }
         if (!value) value = to_plain(value0);
-        if (auto* mc = b0.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+        if (auto* mc = b0.as<MatchCastNode>())
+          out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
         else out.push_back(make<VarBindingNode>(var, value));
       }
     }
     Expr body = to_plain(seq->body);
-    Expr nseq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
+    Expr nseq = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
     nseq->struct_info_ = seq->struct_info_;
     auto* nf = copy_node(func);
     nf->body = nseq;
@@ -262,7 +265,9 @@ IRModule merge_composite_functions(IRModule mod) {
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
     auto* f = entry.second.as<FunctionNode>();
-    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
+    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") ||
+        f->attrs.count("Codegen"))
+      continue;
     auto* seq = f->body.as<SeqExprNode>();
     if (!seq) continue;
     targets.push_back(name);
@@ -324,8 +329,9 @@ IRModule merge_composite_functions(IRModule mod) {
 }
 
 Pass MergeCompositeFunctions() {
-  return create_module_pass([](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); },
-                            0, "MergeCompositeFunctions");
+  return create_module_pass(
+      [](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); }, 0,
+      "MergeCompositeFunctions");
 }
 
 }  // namespace partita::transform

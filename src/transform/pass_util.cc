@@ -8,7 +8,8 @@
 
 namespace partita::transform::detail {
 
-Function rewrite_bindings(const Function& func, const std::function<Binding(const Binding&)>& rewrite) {
+Function rewrite_bindings(const Function& func,
+                          const std::function<Binding(const Binding&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();
   if (!seq) return func;
   std::vector<BindingBlock> blocks;
@@ -23,7 +24,8 @@ Function rewrite_bindings(const Function& func, const std::function<Binding(cons
     }
     changed = changed || block_changed;
     if (!block_changed) blocks.push_back(blk);
-    else if (!bindings.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bindings), blk->is_dataflow));
+    else if (!bindings.empty())
+      blocks.push_back(make<BindingBlockNode>(std::move(bindings), blk->is_dataflow));
   }
   if (!changed) return func;
   auto* ns = copy_node(Ref<SeqExprNode>(seq));
@@ -87,7 +89,8 @@ IRModule remove_unreachable_functions(IRModule mod, const std::vector<std::strin
       if (auto* c = e.as<CallNode>()) {
         if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
         bool leaf_args = true;
-        for (const auto& a : c->args) leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
+        for (const auto& a : c->args)
+          leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
         if (leaf_args && !c->op.as<FunctionNode>()) return;
       } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
         return;

@@ -13,7 +13,8 @@ namespace partita::transform::detail {
 /// `func` with each binding of its body replaced by `rewrite(binding)`: the same binding keeps
 /// it, a null one drops it (and a block left empty with it). Blocks, the body and the function
 /// are new only where something changed.
-Function rewrite_bindings(const Function& func, const std::function<Binding(const Binding&)>& rewrite);
+Function rewrite_bindings(const Function& func,
+                          const std::function<Binding(const Binding&)>& rewrite);
 
 /// `mod` without the functions no root reaches through calls and references (TVM's
 /// RemoveUnusedFunctions): the roots are `entries` and every function with "global_symbol".

@@ -41,7 +41,8 @@ class BlockTable {
   /// A table with all its entries.
   explicit BlockTable(Map entries) : map_(std::move(entries)) {}
   /// A table of at most `capacity` entries, made on demand by `entry` (one) and `all` (every one).
-  BlockTable(size_t capacity, EntryFn entry, AllFn all) : entry_(std::move(entry)), all_(std::move(all)) {
+  BlockTable(size_t capacity, EntryFn entry, AllFn all)
+      : entry_(std::move(entry)), all_(std::move(all)) {
     map_.reserve(capacity);
   }
 

@@ -54,7 +54,8 @@ TEST(Substitute, ReplacesUsesAndKeepsWhatDoesNotChange) {
   // A replacement of another struct info: the call's is derived from it.
   Var w = make<VarNode>("w", tensor_sinfo(std::vector<int64_t>{1}, DataType::Float(32)));
   Expr broadcast = substitute_vars(add, {{x, w}});
-  EXPECT_TRUE(structural_equal(broadcast->struct_info_, tensor_sinfo(std::vector<int64_t>{4}, DataType::Float(32))));
+  EXPECT_TRUE(structural_equal(broadcast->struct_info_,
+                               tensor_sinfo(std::vector<int64_t>{4}, DataType::Float(32))));
 }
 
 TEST(Substitute, ReplacesAnyNodeByIdentity) {
@@ -83,8 +84,8 @@ TEST(Substitute, DefinitionsOfMappedVariablesAreRenamed) {
   for (const auto& v : all_vars(copy)) EXPECT_FALSE(original.count(v.get())) << v->name_hint;
   EXPECT_FALSE(copy.get() == f.get());
   // A function with nothing to rename is still copied.
-  Function empty = make<FunctionNode>(std::vector<Var>{}, make<TupleNode>(std::vector<Expr>{}), tuple_sinfo({}), true,
-                                      DictAttrs{});
+  Function empty = make<FunctionNode>(std::vector<Var>{}, make<TupleNode>(std::vector<Expr>{}),
+                                      tuple_sinfo({}), true, DictAttrs{});
   EXPECT_FALSE(copy_with_new_vars(empty).get() == empty.get());
 }
 
@@ -99,12 +100,17 @@ TEST(NameSupply, FollowsTvm) {
 }
 
 TEST(PrimExprPrinter, InfixWithTheParenthesesPrecedenceNeeds) {
-  PrimExpr n = make<PrimVarNode>("n", DataType::Int(64)), m = make<PrimVarNode>("m", DataType::Int(64));
-  auto bin = [](PrimOp op, PrimExpr a, PrimExpr b) { return PrimExpr(make<PrimBinaryNode>(op, a, b)); };
-  PrimExpr e = bin(PrimOp::Mul, bin(PrimOp::Add, n, int_imm(1)), bin(PrimOp::Sub, m, bin(PrimOp::Sub, n, int_imm(2))));
+  PrimExpr n = make<PrimVarNode>("n", DataType::Int(64)),
+           m = make<PrimVarNode>("m", DataType::Int(64));
+  auto bin = [](PrimOp op, PrimExpr a, PrimExpr b) {
+    return PrimExpr(make<PrimBinaryNode>(op, a, b));
+  };
+  PrimExpr e = bin(PrimOp::Mul, bin(PrimOp::Add, n, int_imm(1)),
+                   bin(PrimOp::Sub, m, bin(PrimOp::Sub, n, int_imm(2))));
   EXPECT_EQ(prim_expr_str(e), "(n + 1) * (m - (n - 2))");
   EXPECT_EQ(prim_expr_str(bin(PrimOp::Sub, bin(PrimOp::Sub, n, m), int_imm(2))), "n - m - 2");
-  EXPECT_EQ(prim_expr_str(bin(PrimOp::FloorDiv, bin(PrimOp::Min, n, m), int_imm(2))), "T.min(n, m) // 2");
+  EXPECT_EQ(prim_expr_str(bin(PrimOp::FloorDiv, bin(PrimOp::Min, n, m), int_imm(2))),
+            "T.min(n, m) // 2");
   EXPECT_EQ(prim_expr_str(PrimExpr()), "null");
   // A hook spells what it knows and leaves the rest.
   std::string out;

@@ -45,17 +45,20 @@ Expr bound(const IRModule& mod, const std::string& name) {
 TEST(ParserStructInfo, CallsOfModuleFunctionsAreSpecialized) {
   // The callee before the caller, and after it (a call parsed before its callee).
   for (bool callee_first : {true, false}) {
-    std::string text = std::string("@I.ir_module\nclass Module:") + (callee_first ? kCallee : kCaller) +
-                       (callee_first ? kCaller : kCallee);
+    std::string text = std::string("@I.ir_module\nclass Module:") +
+                       (callee_first ? kCallee : kCaller) + (callee_first ? kCaller : kCallee);
     IRModule mod = parse_module(text);
     EXPECT_TRUE(well_formed(mod)) << text;
     auto* main = mod.lookup("main").as<FunctionNode>();
-    auto* m = main->params[1]->struct_info_.as<TensorStructInfoNode>()->shape->at(0).as<PrimVarNode>();
+    auto* m =
+        main->params[1]->struct_info_.as<TensorStructInfoNode>()->shape->at(0).as<PrimVarNode>();
     ASSERT_TRUE(m);
     StructInfo four = tensor_sinfo(std::vector<int64_t>{4}, DataType::Float(32));
     StructInfo of_m = tensor_sinfo(std::vector<PrimExpr>{PrimExpr(m)}, DataType::Float(32));
-    EXPECT_TRUE(structural_equal(bound(mod, "c")->struct_info_, four)) << print_expr(bound(mod, "c")->struct_info_);
-    EXPECT_TRUE(structural_equal(bound(mod, "d")->struct_info_, of_m, false)) << print_expr(bound(mod, "d")->struct_info_);
+    EXPECT_TRUE(structural_equal(bound(mod, "c")->struct_info_, four))
+        << print_expr(bound(mod, "c")->struct_info_);
+    EXPECT_TRUE(structural_equal(bound(mod, "d")->struct_info_, of_m, false))
+        << print_expr(bound(mod, "d")->struct_info_);
     // A call parsed before its callee gets its struct info once the callee is parsed; what was
     // made of it meanwhile (the tuple e, unannotated variables) keeps the placeholder R.Object.
     if (callee_first) {
@@ -66,10 +69,13 @@ TEST(ParserStructInfo, CallsOfModuleFunctionsAreSpecialized) {
     for (const char* name : {"c", "d", "e", "f"}) {
       if (!callee_first && (name[0] == 'e' || name[0] == 'f')) continue;
       Expr value = bound(mod, name), fresh;
-      if (auto* c = value.as<CallNode>()) fresh = make<CallNode>(c->op, c->args, c->attrs, c->sinfo_args);
+      if (auto* c = value.as<CallNode>())
+        fresh = make<CallNode>(c->op, c->args, c->attrs, c->sinfo_args);
       if (auto* t = value.as<TupleNode>()) fresh = make<TupleNode>(t->fields);
-      if (auto* g = value.as<TupleGetItemNode>()) fresh = make<TupleGetItemNode>(g->tuple, g->index);
-      EXPECT_TRUE(structural_equal(bb.normalize(fresh)->struct_info_, value->struct_info_, false)) << name;
+      if (auto* g = value.as<TupleGetItemNode>())
+        fresh = make<TupleGetItemNode>(g->tuple, g->index);
+      EXPECT_TRUE(structural_equal(bb.normalize(fresh)->struct_info_, value->struct_info_, false))
+          << name;
     }
   }
 }

@@ -24,8 +24,10 @@ FusionPattern fp(std::string name, dpl::Pattern p) {
   return f;
 }
 
-const FusionPattern kExpRelu = fp("A.exp_relu", is_op("relax.nn.relu")({is_op("relax.exp")({wildcard()})}));
-const FusionPattern kReluExp = fp("A.relu_exp", is_op("relax.exp")({is_op("relax.nn.relu")({wildcard()})}));
+const FusionPattern kExpRelu =
+    fp("A.exp_relu", is_op("relax.nn.relu")({is_op("relax.exp")({wildcard()})}));
+const FusionPattern kReluExp =
+    fp("A.relu_exp", is_op("relax.exp")({is_op("relax.nn.relu")({wildcard()})}));
 const FusionPattern kExp = fp("A.exp", is_op("relax.exp")({wildcard()}));
 const FusionPattern kRelu = fp("A.relu", is_op("relax.nn.relu")({wildcard()}));
 const FusionPattern kAdd = fp("A.add", is_op("relax.add")({wildcard(), wildcard()}));
@@ -166,7 +168,8 @@ TEST(PartitionCases, NestedCallValue) {
   Var v = make<DataflowVarNode>("v", nested->struct_info_);
   Var o = make<VarNode>("o", nested->struct_info_);
   std::vector<Binding> bs{make<VarBindingNode>(v, nested), make<VarBindingNode>(o, call("relax.nn.relu", v))};
-  Expr body = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, o);
+  Expr body =
+      make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, o);
   body->struct_info_ = o->struct_info_;
   Function f = make<FunctionNode>(std::vector<Var>{x}, body, o->struct_info_, true,
                                   DictAttrs{{"global_symbol", std::string("main")}});
@@ -196,8 +199,10 @@ class Module:
 // A composite that calls another (a pattern matched the call of an earlier composite) calls the
 // other's codegen function once annotated, as every other caller does.
 TEST(PartitionCases, CompositeCallingACompositeIsAnnotated) {
-  FusionPattern call_exp = fp("B.call_exp", is_op("relax.nn.relu")({dpl::make_call(dpl::is_gv(""), {wildcard()}, true)}));
-  IRModule after = fuse_ops_by_pattern({kExp, call_exp}, script::parse_module(kExpReluModule), true, true);
+  FusionPattern call_exp = fp(
+      "B.call_exp", is_op("relax.nn.relu")({dpl::make_call(dpl::is_gv(""), {wildcard()}, true)}));
+  IRModule after =
+      fuse_ops_by_pattern({kExp, call_exp}, script::parse_module(kExpReluModule), true, true);
   EXPECT_TRUE(well_formed(after));
   EXPECT_EQ(text_of(after), R"(@I.ir_module
 class Module:
@@ -258,7 +263,8 @@ TEST(PartitionCases, PrimitiveEntryFunctionAsThePatternsLeaveIt) {
             R.output(q)
         return q
 )");
-  FusionPattern mix = fp("A.mix", dpl::make_call(dpl::is_gv(""), {is_op("relax.exp")({wildcard()})}, true));
+  FusionPattern mix =
+      fp("A.mix", dpl::make_call(dpl::is_gv(""), {is_op("relax.exp")({wildcard()})}, true));
   mix.check = [](const PatternCheckContext& ctx) {
     auto* arg = ctx.matched_expr.as<CallNode>()->args[0].as<VarNode>();
     return !(arg && arg->name_hint == "p");
@@ -321,7 +327,8 @@ TEST(PartitionCases, ChecksFollowTheListedEntryFunctions) {
     seen.push_back(ctx.value_to_bound_var->at(ctx.matched_expr)->name_hint);
     return true;
   };
-  for (const auto& [entries, order] : std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>{
+  for (const auto& [entries, order] :
+       std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>>{
            {{}, {"a", "m"}},
            {{"main", "alt"}, {"m", "a"}},
            {{"alt", "main"}, {"a", "m"}},
@@ -405,9 +412,10 @@ class Module:
   std::sort(lines.begin(), lines.end());
   // The add's block: exp_relu's group (which kept `a` as an output, since c uses it), its
   // get-items, c and d. The add's arguments are the group's outputs now.
-  EXPECT_EQ(lines, (std::vector<std::string>{"c = R.add(lv1, lv2)", "c: d", "d = R.nn.relu(c)", "d:",
-                                             "lv = fused_relax_exp_relax_nn_relu(x)", "lv1 = lv[0]", "lv1: c",
-                                             "lv2 = lv[1]", "lv2: c", "lv: lv1 lv2"}));
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{"c = R.add(lv1, lv2)", "c: d", "d = R.nn.relu(c)",
+                                      "d:", "lv = fused_relax_exp_relax_nn_relu(x)", "lv1 = lv[0]",
+                                      "lv1: c", "lv2 = lv[1]", "lv2: c", "lv: lv1 lv2"}));
 }
 
 }  // namespace

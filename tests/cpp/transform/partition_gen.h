@@ -82,7 +82,8 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
       segment = -1;
       Value a = pool[pick(any)];
       std::string p = "p" + std::to_string(i);
-      lines.push_back({"        " + p + ": " + type(a.row, a.f16) + " = R.nn.relu(" + a.name + ")\n", -1});
+      lines.push_back(
+          {"        " + p + ": " + type(a.row, a.f16) + " = R.nn.relu(" + a.name + ")\n", -1});
       pool.push_back({p, a.row, a.f16, -1});
       segment = next;
     }
@@ -110,7 +111,8 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
       value = "R.exp(" + a.name + ")";
     } else if (k == 5) {
       int b = pick([&](const Value& x) { return x.f16 == a.f16 && !x.row; });
-      value = b < 0 ? "R.nn.relu(" + a.name + ")" : "R.matmul(" + a.name + ", " + pool[b].name + ", out_dtype=None)";
+      value = b < 0 ? "R.nn.relu(" + a.name + ")"
+                    : "R.matmul(" + a.name + ", " + pool[b].name + ", out_dtype=None)";
     } else if (k == 6 && o.mixed) {
       out.row = true;
       value = "R.sum(" + a.name + ", axis=[0], keepdims=True)";
@@ -120,8 +122,8 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
     } else if (k >= 9) {
       Value b = pool[pick(any)];
       std::string t = "t" + std::to_string(i);
-      lines.push_back({"            " + t + ": R.Tuple(" + type(a.row, a.f16) + ", " + type(b.row, b.f16) +
-                           ") = (" + a.name + ", " + b.name + ")\n",
+      lines.push_back({"            " + t + ": R.Tuple(" + type(a.row, a.f16) + ", " +
+                           type(b.row, b.f16) + ") = (" + a.name + ", " + b.name + ")\n",
                        segment});
       int at = R(0, 1);
       out = at ? Value{v, b.row, b.f16, segment} : Value{v, a.row, a.f16, segment};
@@ -129,7 +131,8 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
     } else {
       value = "R.nn.relu(" + a.name + ")";
     }
-    lines.push_back({"            " + v + ": " + type(out.row, out.f16) + " = " + value + "\n", segment});
+    lines.push_back(
+        {"            " + v + ": " + type(out.row, out.f16) + " = " + value + "\n", segment});
     pool.push_back(out);
     if (o.extra_outputs && R(0, 7) == 0) leaving.insert(v);
   }
@@ -151,8 +154,9 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
     result = "out";
   }
   std::ostringstream m;
-  m << "    @R.function\n    def " << name << "(x0: " << type(false, false) << ", x1: " << type(false, false)
-    << ", x2: " << type(o.mixed, false) << ") -> " << ret << ":\n";
+  m << "    @R.function\n    def " << name << "(x0: " << type(false, false)
+    << ", x1: " << type(false, false) << ", x2: " << type(o.mixed, false) << ") -> " << ret
+    << ":\n";
   // Each segment is a dataflow block whose values in `leaving` are its outputs.
   for (size_t at = 0; at < lines.size();) {
     if (lines[at].segment < 0) {
@@ -178,29 +182,75 @@ inline std::string gen_function(std::mt19937& rng, const std::string& name, cons
 inline std::vector<FusionPattern> gen_patterns(std::mt19937& rng) {
   auto w = [] { return wildcard(); };
   std::vector<std::pair<std::string, std::function<Pattern()>>> pool{
-      {"add", [&] { return is_op("relax.add")({w(), w()}); }},
-      {"mul", [&] { return is_op("relax.multiply")({w(), w()}); }},
+      {"add",
+       [&] {
+         return is_op("relax.add")({w(), w()});
+       }},
+      {"mul",
+       [&] {
+         return is_op("relax.multiply")({w(), w()});
+       }},
       {"relu", [&] { return is_op("relax.nn.relu")({w()}); }},
       {"exp", [&] { return is_op("relax.exp")({w()}); }},
-      {"matmul", [&] { return is_op("relax.matmul")({w(), w()}); }},
-      {"add_relu", [&] { return is_op("relax.nn.relu")({is_op("relax.add")({w(), w()})}); }},
-      {"matmul_add", [&] { return is_op("relax.add")({is_op("relax.matmul")({w(), w()}), w()}); }},
+      {"matmul",
+       [&] {
+         return is_op("relax.matmul")({w(), w()});
+       }},
+      {"add_relu",
+       [&] {
+         return is_op("relax.nn.relu")({is_op("relax.add")({w(), w()})});
+       }},
+      {"matmul_add",
+       [&] {
+         return is_op("relax.add")({is_op("relax.matmul")({w(), w()}), w()});
+       }},
       {"exp_relu", [&] { return is_op("relax.exp")({is_op("relax.nn.relu")({w()})}); }},
-      {"mul_sub", [&] { return is_op("relax.subtract")({is_op("relax.multiply")({w(), w()}), w()}); }},
-      {"mm_add_relu", [&] { return dpl::make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.relu"); }},
+      {"mul_sub",
+       [&] {
+         return is_op("relax.subtract")({is_op("relax.multiply")({w(), w()}), w()});
+       }},
+      {"mm_add_relu",
+       [&] {
+         return dpl::make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.relu");
+       }},
       {"sub_exp_add",
-       [&] { return is_op("relax.add")({is_op("relax.exp")({is_op("relax.subtract")({w(), w()})}), w()}); }},
-      {"add_or_mul", [&] { return is_op("relax.add")({w(), w()}) | is_op("relax.multiply")({w(), w()}); }},
-      {"anycall", [&] { return dpl::make_call(w(), {w(), w()}); }},
-      {"add_const", [&] { return is_op("relax.add")({w(), dpl::is_const()}); }},
+       [&] {
+         return is_op("relax.add")(
+             {is_op("relax.exp")({is_op("relax.subtract")({w(), w()})}), w()});
+       }},
+      {"add_or_mul",
+       [&] {
+         return is_op("relax.add")({w(), w()}) | is_op("relax.multiply")({w(), w()});
+       }},
+      {"anycall",
+       [&] {
+         return dpl::make_call(w(), {w(), w()});
+       }},
+      {"add_const",
+       [&] {
+         return is_op("relax.add")({w(), dpl::is_const()});
+       }},
       {"exp_tgi", [&] { return is_op("relax.exp")({dpl::is_tuple_get_item(w(), 0)}); }},
-      {"relu_tgi", [&] { return is_op("relax.nn.relu")({dpl::is_tuple_get_item(dpl::is_tuple({w(), w()}))}); }},
-      {"add_same", [&] { Pattern x = w(); return is_op("relax.add")({x, x}); }},
-      {"mul_not_add", [&] { return is_op("relax.multiply")({~is_op("relax.add")({w(), w()}), w()}); }},
+      {"relu_tgi",
+       [&] {
+         return is_op("relax.nn.relu")({dpl::is_tuple_get_item(dpl::is_tuple({w(), w()}))});
+       }},
+      {"add_same",
+       [&] {
+         Pattern x = w();
+         return is_op("relax.add")({x, x});
+       }},
+      {"mul_not_add",
+       [&] {
+         return is_op("relax.multiply")({~is_op("relax.add")({w(), w()}), w()});
+       }},
       {"call_gv", [&] { return dpl::make_call(dpl::is_gv(""), {w()}, true); }},
       {"relu_f32", [&] { return is_op("relax.nn.relu")({w().has_dtype("float32")}); }},
       {"relu_dfv", [&] { return is_op("relax.nn.relu")({dpl::is_dfv()}); }},
-      {"add_lv", [&] { return is_op("relax.add")({dpl::is_dfv("lv"), w()}); }},
+      {"add_lv",
+       [&] {
+         return is_op("relax.add")({dpl::is_dfv("lv"), w()});
+       }},
       {"exp_x0", [&] { return is_op("relax.exp")({dpl::is_var("x0")}); }},
   };
   std::shuffle(pool.begin(), pool.end(), rng);
@@ -208,7 +258,8 @@ inline std::vector<FusionPattern> gen_patterns(std::mt19937& rng) {
   std::vector<FusionPattern> out;
   for (int i = 0; i < k; ++i) {
     FusionPattern p;
-    p.name = std::string(std::uniform_int_distribution<int>(0, 1)(rng) ? "A." : "B.") + pool[i].first;
+    p.name =
+        std::string(std::uniform_int_distribution<int>(0, 1)(rng) ? "A." : "B.") + pool[i].first;
     p.pattern = pool[i].second();
     out.push_back(std::move(p));
   }
@@ -234,8 +285,10 @@ enum CheckKind {
   kNumKinds
 };
 inline const char* kind_name(int k) {
-  static const char* names[] = {"no_leak", "float32", "full_shape", "no_group_args", "single_user",
-                                "arg_users_even", "first_user_is_root", "block_size", "every_third_call"};
+  static const char* names[] = {
+      "no_leak",         "float32",        "full_shape",         "no_group_args",
+      "single_user",     "arg_users_even", "first_user_is_root", "block_size",
+      "every_third_call"};
   return names[k];
 }
 
@@ -267,14 +320,17 @@ inline std::vector<Expr> args_of(const Expr& e) {
 // Everything a check can see of its match, as text.
 inline std::string describe(const PatternCheckContext& ctx) {
   std::ostringstream out;
-  out << script::print_expr(ctx.matched_expr) << " : " << script::print_expr(ctx.matched_expr->struct_info_);
+  out << script::print_expr(ctx.matched_expr) << " : "
+      << script::print_expr(ctx.matched_expr->struct_info_);
   out << " bound to " << name_of(bound_var(ctx, ctx.matched_expr)) << "; bindings";
   std::vector<std::string> bs;
   for (const auto& [var, value] : ctx.matched_bindings)
-    bs.push_back(var->name_hint + (var.as<DataflowVarNode>() ? "" : "(out)") + " = " + script::print_expr(value));
+    bs.push_back(var->name_hint + (var.as<DataflowVarNode>() ? "" : "(out)") + " = " +
+                 script::print_expr(value));
   std::sort(bs.begin(), bs.end());
   for (const auto& b : bs) out << " [" << b << "]";
-  for (const auto& [name, e] : ctx.annotated_expr) out << "; " << name << " = " << script::print_expr(e);
+  for (const auto& [name, e] : ctx.annotated_expr)
+    out << "; " << name << " = " << script::print_expr(e);
   for (const auto& a : args_of(ctx.matched_expr)) {
     auto* v = a.as<VarNode>();
     if (!v) continue;
@@ -311,7 +367,9 @@ inline bool decide(int kind, const PatternCheckContext& ctx, CallbackState& st) 
   switch (kind) {
     case kNoLeak: return !has_leaking_intermediate_variables(ctx);
     case kFloat32: {
-      auto f32 = [&](const Expr& e) { return tensor(e) && tensor(e)->dtype == DataType::Float(32); };
+      auto f32 = [&](const Expr& e) {
+        return tensor(e) && tensor(e)->dtype == DataType::Float(32);
+      };
       if (!f32(ctx.matched_expr)) return false;
       for (const auto& [var, value] : ctx.matched_bindings)
         if (!f32(value)) return false;
@@ -337,7 +395,8 @@ inline bool decide(int kind, const PatternCheckContext& ctx, CallbackState& st) 
       size_t users = 0;
       for (const auto& a : args_of(ctx.matched_expr))
         if (auto* v = a.as<VarNode>())
-          if (auto it = ctx.var_usages->find(Var(v)); it != ctx.var_usages->end()) users += it->second.size();
+          if (auto it = ctx.var_usages->find(Var(v)); it != ctx.var_usages->end())
+            users += it->second.size();
       return users % 2 == 0;
     }
     case kFirstUserIsRoot: {
@@ -395,9 +454,11 @@ inline void add_callbacks(std::vector<FusionPattern>& patterns, std::mt19937& rn
         std::string seen;
         for (const auto& [k, e] : annotated) seen += " " + k + "=" + name_of(e);
         st->log.push_back(name + " attrs" + seen);
-        if (auto it = annotated.find("arg"); it != annotated.end()) attrs["arg"] = name_of(it->second);
+        if (auto it = annotated.find("arg"); it != annotated.end())
+          attrs["arg"] = name_of(it->second);
         if (auto it = annotated.find("root"); it != annotated.end())
-          if (auto* t = it->second->struct_info_.as<TensorStructInfoNode>()) attrs["ndim"] = int64_t(t->ndim);
+          if (auto* t = it->second->struct_info_.as<TensorStructInfoNode>())
+            attrs["ndim"] = int64_t(t->ndim);
         return attrs;
       };
     }

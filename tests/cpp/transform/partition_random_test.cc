@@ -66,7 +66,8 @@ struct Flattener {
     }
     if (auto* g = e.as<TupleGetItemNode>()) return eval(g->tuple, env).items.at(g->index);
     if (auto* f = e.as<FunctionNode>()) return Value{-1, {}, Function(f)};
-    if (auto* c = e.as<ConstantNode>()) return Value{intern("const" + std::to_string(c->data.nbytes()), {}), {}, {}};
+    if (auto* c = e.as<ConstantNode>())
+      return Value{intern("const" + std::to_string(c->data.nbytes()), {}), {}, {}};
     if (auto* c = e.as<CallNode>()) {
       std::vector<Value> args;
       for (const auto& a : c->args) args.push_back(eval(a, env));
@@ -77,7 +78,8 @@ struct Flattener {
         return Value{intern(op->name, ids), {}, {}};
       }
       Function fn;
-      if (auto* gv = c->op.as<GlobalVarNode>()) fn = mod.lookup(gv->name_hint).as_ref<FunctionNode>();
+      if (auto* gv = c->op.as<GlobalVarNode>())
+        fn = mod.lookup(gv->name_hint).as_ref<FunctionNode>();
       else fn = eval(c->op, env).fn;
       if (!fn) throw std::runtime_error("call of a non-function");
       return call(fn, args);
@@ -107,7 +109,8 @@ struct Flattener {
   std::vector<int> run(const std::string& name) {
     Function main = mod.lookup(name).as_ref<FunctionNode>();
     std::vector<Value> args;
-    for (size_t i = 0; i < main->params.size(); ++i) args.push_back(Value{intern("param" + std::to_string(i), {}), {}, {}});
+    for (size_t i = 0; i < main->params.size(); ++i)
+      args.push_back(Value{intern("param" + std::to_string(i), {}), {}, {}});
     return flat_ids(call(main, args));
   }
 };
@@ -151,7 +154,8 @@ TEST(PartitionRandom, InliningBackRestoresTheInput) {
     if (two && iter % 4 == 3) entries = {"main", "main"};
     std::string what = "iteration " + std::to_string(iter) + "\n" + text;
     *st = gen::CallbackState();
-    IRModule after = fuse_ops_by_pattern(patterns, before, !lift, /*annotate_codegen=*/!merge, entries);
+    IRModule after =
+        fuse_ops_by_pattern(patterns, before, !lift, /*annotate_codegen=*/!merge, entries);
     if (merge) after = merge_composite_functions(after);
     ASSERT_TRUE(well_formed(after)) << what;
     EXPECT_EQ(st->errors, 0) << what;
@@ -185,7 +189,9 @@ TEST(PartitionRandom, CallbacksThatDecideNothingChangeNothing) {
     auto neutral = plain;
     for (auto& p : neutral) {
       p.check = [](const PatternCheckContext& ctx) { return ctx.var_usages->size() + 1 > 0; };
-      p.attrs_getter = [](const std::map<std::string, Expr>&) { return std::map<std::string, AttrValue>{}; };
+      p.attrs_getter = [](const std::map<std::string, Expr>&) {
+        return std::map<std::string, AttrValue>{};
+      };
     }
     std::string expected = script::print_module(fuse_ops_by_pattern(plain, before));
     ASSERT_EQ(script::print_module(fuse_ops_by_pattern(neutral, before)), expected) << what;
@@ -224,11 +230,15 @@ IRModule layered_graph(size_t n_layers, unsigned seed, std::vector<int>& kinds) 
     int kind = std::uniform_int_distribution<int>(0, 4)(rng);
     kinds.push_back(kind);
     if (kind == 0) {
-      Var c = bind(op::make_call("relax.nn.conv2d", {cur, cw}, {{"padding", std::vector<int64_t>{1, 1, 1, 1}}}), "c");
-      cur = bind(op::make_call("relax.nn.relu", {bind(op::make_call("relax.add", {c, cb}), "a")}), "r");
+      Var c = bind(op::make_call("relax.nn.conv2d", {cur, cw},
+                                 {{"padding", std::vector<int64_t>{1, 1, 1, 1}}}),
+                   "c");
+      cur = bind(op::make_call("relax.nn.relu", {bind(op::make_call("relax.add", {c, cb}), "a")}),
+                 "r");
     } else if (kind == 1) {
       Var m = bind(op::make_call("relax.matmul", {cur, lw}), "m");
-      cur = bind(op::make_call("relax.nn.gelu", {bind(op::make_call("relax.add", {m, lb}), "a")}), "g");
+      cur = bind(op::make_call("relax.nn.gelu", {bind(op::make_call("relax.add", {m, lb}), "a")}),
+                 "g");
     } else if (kind == 2) {
       cur = skip = bind(op::make_call("relax.add", {cur, skip}), "s");
     } else if (kind == 3) {
@@ -239,10 +249,11 @@ IRModule layered_graph(size_t n_layers, unsigned seed, std::vector<int>& kinds) 
   }
   Var out = make<VarNode>("out", cur->struct_info_);
   bs.push_back(make<VarBindingNode>(out, cur));
-  Expr body = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, out);
+  Expr body = make<SeqExprNode>(
+      std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, out);
   body->struct_info_ = out->struct_info_;
-  Function f = make<FunctionNode>(std::vector<Var>{x, cw, cb, lw, lb}, body, out->struct_info_, true,
-                                  DictAttrs{{"global_symbol", std::string("main")}});
+  Function f = make<FunctionNode>(std::vector<Var>{x, cw, cb, lw, lb}, body, out->struct_info_,
+                                  true, DictAttrs{{"global_symbol", std::string("main")}});
   f->struct_info_ = func_struct_info_of(*f);
   IRModule mod = IRModule::create();
   mod.add(make<GlobalVarNode>("main"), f);
@@ -270,12 +281,16 @@ TEST(PartitionRandom, LayeredGraphBecomesItsLayers) {
     FusionPattern f;
     f.name = std::move(name);
     f.pattern = std::move(p);
-    f.check = [](const PatternCheckContext& ctx) { return !has_leaking_intermediate_variables(ctx); };
+    f.check = [](const PatternCheckContext& ctx) {
+      return !has_leaking_intermediate_variables(ctx);
+    };
     return f;
   };
   std::vector<FusionPattern> table{
-      fp("cutlass.conv2d_bias_relu", make_fused_bias_activation_pattern("relax.nn.conv2d", true, "relax.nn.relu")),
-      fp("cutlass.matmul_bias_gelu", make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.gelu")),
+      fp("cutlass.conv2d_bias_relu",
+         make_fused_bias_activation_pattern("relax.nn.conv2d", true, "relax.nn.relu")),
+      fp("cutlass.matmul_bias_gelu",
+         make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.gelu")),
       fp("cutlass.conv2d", make_fused_bias_activation_pattern("relax.nn.conv2d")),
       fp("cutlass.add", is_op("relax.add")({wildcard(), wildcard()})),
       fp("dnnl.multiply", is_op("relax.multiply")({wildcard(), wildcard()}))};
@@ -286,9 +301,11 @@ TEST(PartitionRandom, LayeredGraphBecomesItsLayers) {
     // so convolutions are grouped alone and the matmul layers stay as they are.
     std::vector<std::string> in_order, reversed;
     for (int k : kinds) {
-      static const std::vector<std::vector<std::string>> fwd{
-          {"cutlass.conv2d_bias_relu"}, {"cutlass.matmul_bias_gelu"}, {"cutlass.add"}, {"relax.nn.softmax"},
-          {"dnnl.multiply"}};
+      static const std::vector<std::vector<std::string>> fwd{{"cutlass.conv2d_bias_relu"},
+                                                             {"cutlass.matmul_bias_gelu"},
+                                                             {"cutlass.add"},
+                                                             {"relax.nn.softmax"},
+                                                             {"dnnl.multiply"}};
       static const std::vector<std::vector<std::string>> rev{
           {"cutlass.conv2d", "cutlass.add", "relax.nn.relu"},
           {"relax.matmul", "cutlass.add", "relax.nn.gelu"},

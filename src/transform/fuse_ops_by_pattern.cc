@@ -393,13 +393,8 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   // function by function in name order.
   std::vector<std::string> listed = entry_functions;
   if (listed.empty()) {
-    for (const auto& [name, entry] : mod->functions) {
-      auto* f = entry.second.as<FunctionNode>();
-      if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") ||
-          f->attrs.count("Codegen"))
-        continue;
-      listed.push_back(name);
-    }
+    for (const auto& [name, entry] : mod->functions)
+      if (as_plain_function(entry.second)) listed.push_back(name);
   }
   struct Entry {
     FunctionSlots slots;

@@ -169,6 +169,13 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
 }
 
 
+const FunctionNode* as_plain_function(const Expr& func) {
+  auto* f = func.as<FunctionNode>();
+  bool special = f && (f->attrs.count("Primitive") || f->attrs.count("Composite") ||
+                       f->attrs.count("Codegen"));
+  return special ? nullptr : f;
+}
+
 std::string numbered(const char* hint, int& count) {
   std::string name(hint);
   if (count > 0) name += std::to_string(count);

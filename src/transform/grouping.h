@@ -23,6 +23,10 @@
 
 namespace partita::transform::detail {
 
+/// A Relax function that is neither Primitive, Composite nor Codegen: what the partitioning
+/// passes partition by default.
+const FunctionNode* as_plain_function(const Expr& func);
+
 /// The variables `value` uses, in order (repeats kept), its callee included.
 void used_vars(const Expr& value, std::vector<const VarNode*>& out);
 

@@ -264,11 +264,8 @@ IRModule merge_composite_functions(IRModule mod) {
   GroupFuser fuser(mod, /*lift_constants=*/true);
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
-    auto* f = entry.second.as<FunctionNode>();
-    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") ||
-        f->attrs.count("Codegen"))
-      continue;
-    auto* seq = f->body.as<SeqExprNode>();
+    auto* f = as_plain_function(entry.second);
+    auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
     if (!seq) continue;
     targets.push_back(name);
     FunctionSlots fn{Function(f)};

@@ -1,6 +1,6 @@
 // The TVMScript parser: recursive descent over the tokens of lexer.h. Struct info of parsed
-// expressions is deduced as the normalizer would (operators through op::infer_struct_info);
-// binding variables take their annotation.
+// expressions comes from BlockBuilder's normalizer (derive_struct_info: the expression is kept
+// as written); binding variables take their annotation.
 #include "partita/script/parser.h"
 
 #include <charconv>
@@ -12,6 +12,7 @@
 
 #include "lexer.h"
 #include "metadata.h"
+#include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 
 namespace partita::script {
@@ -140,6 +141,7 @@ class Parser {
   Expr parse_primary();
   Expr parse_r_expr(const Token& start);
   Expr parse_call_args(const Expr& callee, const Token& start);
+  void parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args);
   Expr parse_op_call(const op::OpDef& def, const Token& start);
   Literal parse_literal();
   AttrValue literal_to_attr(const Literal& l, const Token& at);
@@ -167,7 +169,8 @@ class Parser {
   std::unordered_map<std::string, GlobalVar> globals_;
   std::unordered_map<std::string, Token> global_refs_;  // first reference, for errors
   std::unordered_map<std::string, Expr> module_funcs_;
-  std::vector<std::pair<Call, Token>> pending_global_calls_;
+  std::vector<std::pair<Call, Token>> pending_global_calls_;  // calls of functions not parsed yet
+  BlockBuilder bb_;  // its normalizer gives parsed expressions their struct info
   std::unordered_set<std::string> module_aliases_{"Module"};
   std::string module_name_ = "Module";
   bool in_signature_ = false;
@@ -293,24 +296,19 @@ IRModule Parser::parse_module_text() {
     Function f = parse_function_def(nullptr, true, dec, &name);
     if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
     module_funcs_[name] = f;
-    global(name, start);
+    global(name, start)->struct_info_ = f->struct_info_;  // later calls derive from it
   }
   if (peek().kind == Tok::Dedent) next();
   skip_newlines();
   if (peek().kind != Tok::End) expected("end of input after the module");
   for (const auto& [name, ref] : global_refs_)
     if (!module_funcs_.count(name)) fail_at(ref, "undefined function '" + name + "' in module " + module_name_);
+  for (const auto& [name, f] : module_funcs_) globals_.at(name)->struct_info_ = f->struct_info_;
   for (auto& [call, tok] : pending_global_calls_) {
-    const auto* gv = call->op.as<GlobalVarNode>();
-    const Expr& f = module_funcs_.at(gv->name_hint);
-    const auto* fs = f->struct_info_.as<FuncStructInfoNode>();
-    call->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
+    call->struct_info_ = StructInfo();
+    set_sinfo(call, tok);
   }
-  for (const auto& [name, f] : module_funcs_) {
-    GlobalVar gv = globals_.at(name);
-    gv->struct_info_ = f->struct_info_;
-    mod.add(gv, f);
-  }
+  for (const auto& [name, f] : module_funcs_) mod.add(globals_.at(name), f);
   return mod;
 }
 
@@ -1099,10 +1097,8 @@ Expr Parser::parse_postfix(Expr e, const Token& start) {
   }
 }
 
-Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
-  expect("(");
-  std::vector<Expr> args;
-  std::vector<StructInfo> sinfo_args;
+// Call operands up to the closing ')': arguments, and `sinfo_args=` one struct info or a tuple.
+void Parser::parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args) {
   while (!is_punct(peek(), ")")) {
     if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
       next(), next();
@@ -1123,17 +1119,18 @@ Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
     }
     if (!accept(",")) break;
   }
+}
+
+Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
+  expect("(");
+  std::vector<Expr> args;
+  std::vector<StructInfo> sinfo_args;
+  parse_call_operands(start, args, sinfo_args);
   expect(")");
   Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
-  if (callee.as<GlobalVarNode>()) {
-    auto it = module_funcs_.find(callee.as<GlobalVarNode>()->name_hint);
-    if (it != module_funcs_.end()) {
-      const auto* fs = it->second->struct_info_.as<FuncStructInfoNode>();
-      c->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
-    } else {
-      pending_global_calls_.emplace_back(c, start);
-      c->struct_info_ = object_sinfo();  // replaced once the callee is parsed
-    }
+  if (callee.as<GlobalVarNode>() && !module_funcs_.count(callee.as<GlobalVarNode>()->name_hint)) {
+    pending_global_calls_.emplace_back(c, start);
+    c->struct_info_ = object_sinfo();  // replaced once the callee is parsed
   } else {
     set_sinfo(c, start);
   }
@@ -1436,35 +1433,14 @@ Expr Parser::parse_r_expr(const Token& start) {
     }
     Expr callee = make<ExternFuncNode>(detail::unquote(peek(1), file_));
     callee->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-    // Reuse the generic argument parser after the symbol.
-    size_t save = pos_;
-    (void)save;
     next();  // (
     next();  // "sym"
     std::vector<Expr> args;
     std::vector<StructInfo> sinfo_args;
-    while (accept(",")) {
-      if (is_punct(peek(), ")")) break;
-      if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
-        next(), next();
-        if (accept("(")) {
-          while (!is_punct(peek(), ")")) {
-            sinfo_args.push_back(parse_sinfo());
-            if (!accept(",")) break;
-          }
-          expect(")");
-        } else {
-          sinfo_args.push_back(parse_sinfo());
-        }
-      } else {
-        Expr a = parse_expr();
-        set_sinfo(a, start);
-        args.push_back(a);
-      }
-    }
+    if (accept(",")) parse_call_operands(start, args, sinfo_args);
     expect(")");
     Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
-    c->struct_info_ = c->sinfo_args.empty() ? object_sinfo() : c->sinfo_args[0];
+    set_sinfo(c, start);
     return c;
   } else if (dotted == "match_cast") {
     fail_at(start, "R.match_cast can only be the right-hand side of a binding");
@@ -1552,7 +1528,7 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
       Call c2 = make<CallNode>(c->op, c->args, c->attrs, std::move(sinfo_args));
       c = c2;
     }
-    c->struct_info_ = op::infer_struct_info(*c);
+    c->struct_info_ = bb_.derive_struct_info(c);
   } catch (const Error& err) {
     if (err.kind() == "ParseError") throw;
     fail_at(start, err.kind() + ": " + err.message());
@@ -1560,59 +1536,17 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
   return c;
 }
 
-// ---- struct info deduction ------------------------------------------------------------------------
+// ---- struct info ---------------------------------------------------------------------------------
 
 StructInfo Parser::deduce(const Expr& e, const Token& at) {
-  switch (e->kind()) {
-    case NodeKind::Constant: {
-      const Tensor& t = e.as<ConstantNode>()->data;
-      return tensor_sinfo(t.shape(), t.dtype());
-    }
-    case NodeKind::PrimValue: {
-      const PrimExpr& v = e.as<PrimValueNode>()->value;
-      return prim_sinfo(v->dtype, v);
-    }
-    case NodeKind::StringImm:
-    case NodeKind::DataTypeImm: return object_sinfo();
-    case NodeKind::ShapeExpr: return shape_sinfo(e.as<ShapeExprNode>()->values);
-    case NodeKind::Tuple: {
-      std::vector<StructInfo> fs;
-      for (const Expr& f : e.as<TupleNode>()->fields) {
-        set_sinfo(f, at);
-        fs.push_back(f->struct_info_);
-      }
-      return tuple_sinfo(std::move(fs));
-    }
-    case NodeKind::TupleGetItem: {
-      const auto* g = e.as<TupleGetItemNode>();
-      set_sinfo(g->tuple, at);
-      const auto* ts = g->tuple->struct_info_.as<TupleStructInfoNode>();
-      if (!ts) {
-        if (g->tuple->struct_info_.as<ObjectStructInfoNode>()) return object_sinfo();
-        fail_at(at, "indexing a value that is not a tuple");
-      }
-      if (g->index < 0 || size_t(g->index) >= ts->fields.size())
-        fail_at(at, "tuple index " + std::to_string(g->index) + " out of range for a tuple of " +
-                        std::to_string(ts->fields.size()) + " fields");
-      return ts->fields[size_t(g->index)];
-    }
-    case NodeKind::Call: {
-      const auto* c = e.as<CallNode>();
-      if (c->op.as<OpNode>()) {
-        try {
-          return op::infer_struct_info(*c);
-        } catch (const Error& err) {
-          fail_at(at, err.kind() + ": " + err.message());
-        }
-      }
-      if (!c->sinfo_args.empty()) return c->sinfo_args[0];
-      const StructInfo& fs = c->op->struct_info_;
-      if (const auto* f = fs.as<FuncStructInfoNode>()) return f->ret.defined() ? f->ret : object_sinfo();
-      if (fs.defined() && !fs.as<ObjectStructInfoNode>()) fail_at(at, "calling a value that is not a function");
-      return object_sinfo();
-    }
-    case NodeKind::ExternFunc: return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-    default: return e->struct_info_.defined() ? e->struct_info_ : object_sinfo();
+  if (auto* t = e.as<TupleNode>())
+    for (const Expr& f : t->fields) set_sinfo(f, at);
+  if (auto* g = e.as<TupleGetItemNode>()) set_sinfo(g->tuple, at);
+  try {
+    return bb_.derive_struct_info(e);
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(at, err.kind() + ": " + err.message());
   }
 }
 

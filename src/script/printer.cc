@@ -208,10 +208,7 @@ class Printer {
   static void indent_to(std::string& out, int indent) { out.append(size_t(indent), ' '); }
 
   // ---- prim exprs ----
-  enum Prec { kAdd = 11, kMult = 12, kAtom = 15 };
   void print_prim(const PrimExpr& e, std::string& out);
-  int prim_prec(const PrimExpr& e) const;
-  void print_prim_child(const PrimExpr& e, int parent, bool conservative, std::string& out);
   void print_shape_dim(const PrimExpr& e, std::string& out);
   bool uses_func_var(const PrimExpr& e) const;
   const std::string& tir_var_name(const PrimVarNode* v);
@@ -253,32 +250,6 @@ class Printer {
 
 // ---- prim exprs ---------------------------------------------------------------------------------
 
-int Printer::prim_prec(const PrimExpr& e) const {
-  if (const auto* b = e.as<PrimBinaryNode>()) {
-    switch (b->op) {
-      case PrimOp::Add:
-      case PrimOp::Sub: return kAdd;
-      case PrimOp::Mul:
-      case PrimOp::FloorDiv:
-      case PrimOp::FloorMod: return kMult;
-      default: return kAtom;
-    }
-  }
-  if (const auto* i = e.as<IntImmNode>()) return i->value < 0 && i->dtype == DataType::Int(64) ? 13 : kAtom;
-  return kAtom;
-}
-
-void Printer::print_prim_child(const PrimExpr& e, int parent, bool conservative, std::string& out) {
-  int p = prim_prec(e);
-  if (p < parent || (conservative && p == parent)) {
-    out += '(';
-    print_prim(e, out);
-    out += ')';
-  } else {
-    print_prim(e, out);
-  }
-}
-
 const std::string& Printer::tir_var_name(const PrimVarNode* v) {
   auto it = obj_names_.find(v);
   if (it != obj_names_.end()) return it->second;
@@ -293,54 +264,37 @@ const std::string& Printer::tir_var_name(const PrimVarNode* v) {
   return name;
 }
 
+// The one PrimExpr printer, with TVMScript's spelling of what it prints: variables by their
+// names in scope (defined on first use), typed immediates as T.<dtype>(...).
 void Printer::print_prim(const PrimExpr& e, std::string& out) {
-  if (!e.defined()) {
-    out += "None";
-    return;
-  }
-  switch (e->kind()) {
-    case NodeKind::IntImm: {
-      const auto* i = static_cast<const IntImmNode*>(e.get());
-      if (i->dtype == DataType::Int(64)) {
-        out += std::to_string(i->value);
-      } else if (i->dtype.is_bool()) {
-        out += i->value ? "True" : "False";
-      } else {
-        uses_tir_ = true;
-        out += "T." + i->dtype.str() + "(" + std::to_string(i->value) + ")";
-      }
-      return;
+  print_prim_expr(e, out, [this](const PrimExpr& x, std::string& o) {
+    if (!x.defined()) {
+      o += "None";
+      return true;
     }
-    case NodeKind::FloatImm: {
-      const auto* f = static_cast<const FloatImmNode*>(e.get());
+    if (const auto* i = x.as<IntImmNode>()) {
+      if (i->dtype == DataType::Int(64)) return false;
+      if (i->dtype.is_bool()) {
+        o += i->value ? "True" : "False";
+        return true;
+      }
       uses_tir_ = true;
-      out += "T." + f->dtype.str() + "(" + format_float_literal(f->value) + ")";
-      return;
+      o += "T." + i->dtype.str() + "(" + std::to_string(i->value) + ")";
+      return true;
     }
-    case NodeKind::PrimVar:
-      out += tir_var_name(static_cast<const PrimVarNode*>(e.get()));
-      return;
-    case NodeKind::PrimBinary: {
-      const auto* b = static_cast<const PrimBinaryNode*>(e.get());
-      if (b->op == PrimOp::Min || b->op == PrimOp::Max) {
-        uses_tir_ = true;
-        out += b->op == PrimOp::Min ? "T.min(" : "T.max(";
-        print_prim(b->a, out);
-        out += ", ";
-        print_prim(b->b, out);
-        out += ')';
-        return;
-      }
-      int p = prim_prec(e);
-      print_prim_child(b->a, p, false, out);
-      out += ' ';
-      out += prim_op_name(b->op);
-      out += ' ';
-      print_prim_child(b->b, p, true, out);
-      return;
+    if (const auto* f = x.as<FloatImmNode>()) {
+      uses_tir_ = true;
+      o += "T." + f->dtype.str() + "(" + format_float_literal(f->value) + ")";
+      return true;
     }
-    default: out += "None";
-  }
+    if (const auto* v = x.as<PrimVarNode>()) {
+      o += tir_var_name(v);
+      return true;
+    }
+    if (const auto* b = x.as<PrimBinaryNode>(); b && (b->op == PrimOp::Min || b->op == PrimOp::Max))
+      uses_tir_ = true;  // T.min / T.max, printed by print_prim_expr
+    return false;
+  });
 }
 
 bool Printer::uses_func_var(const PrimExpr& e) const {

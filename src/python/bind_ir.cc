@@ -88,6 +88,7 @@ static void bind_global_info(py::module_& m) {
            }),
            py::arg("target"), py::arg("vdevice_id") = 0, py::arg("memory_scope") = "global");
   m.def("known_target_kinds", &known_target_kinds);
+  m.def("device_type_from_name", &device_type_from_name);
 }
 
 static void bind_struct_info(py::module_& m) {

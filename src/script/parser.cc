@@ -1784,8 +1784,7 @@ std::pair<int64_t, int64_t> Parser::parse_device() {
   std::string first = expect_name("a device such as R.cpu() or R.device(2, 0)");
   if (first != "R" && first != "tvm" && first != "partita") fail_at(start, "expected a device such as R.cpu() or R.device(2, 0)");
   std::string fn;
-  while (accept(".")) fn = expect_name("a device function");
-  if (fn == "runtime") fn.clear();
+  while (accept(".")) fn = expect_name("a device function");  // R.cuda, tvm.runtime.cuda: the last name
   std::optional<int> named = fn == "device" ? std::nullopt : device_type_from_name(fn);
   if (fn != "device" && !named)
     fail_at(start, "unknown device function '" + first + "." + fn + "' (R.device, R.cpu, R.cuda, ...)");

@@ -4,6 +4,7 @@ relax.transform.RealizeVDevice."""
 import numpy as np
 import pytest
 
+import partita
 from partita import ir, relax, script
 from partita.script import ir as I
 from partita.script import relax as R
@@ -94,6 +95,10 @@ def test_ops_from_python():
         bb.normalize(relax.op.add(x, y))
     with pytest.raises(TypeError, match="cannot read a device"):
         relax.op.hint_on_device(x, 3.5)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        relax.op.hint_on_device(x, "tpu:0")
+    cpu_hint = relax.op.hint_on_device(x, partita.runtime.cpu(0), "global")
+    assert (cpu_hint.attrs["device_type"], cpu_hint.attrs["index"]) == (1, 0)
 
 
 def test_host_run_of_a_copy_between_cpu_devices():

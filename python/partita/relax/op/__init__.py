@@ -34,16 +34,13 @@ def hint_on_device(data, dst_vdevice, memory_scope="global"):
                           [("device_type", device_type), ("index", index), ("memory_scope", memory_scope)])
 
 
-_DEVICE_TYPES = {"cpu": 1, "llvm": 1, "cuda": 2, "gpu": 2, "opencl": 4, "vulkan": 7, "metal": 8,
-                 "rocm": 10, "ext_dev": 12, "webgpu": 15, "hexagon": 16}
-
-
 def _device_pair(device):
     if isinstance(device, str):
         name, _, index = device.partition(":")
-        if name not in _DEVICE_TYPES:
+        device_type = _ffi.device_type_from_name(name)  # TVM's runtime names: cpu, cuda, ...
+        if device_type is None:
             raise ValueError(f"hint_on_device: unknown device '{name}'")
-        return _DEVICE_TYPES[name], int(index or 0)
+        return device_type, int(index or 0)
     if isinstance(device, tuple) and len(device) == 2:
         return int(device[0]), int(device[1])
     if hasattr(device, "device_type") and hasattr(device, "device_id"):

@@ -11,60 +11,91 @@
 namespace partita {
 namespace {
 
-/// What TVM registers for a target kind: its device type, default keys and the attributes that
+/// What TVM registers for a target kind: its device type, default keys, the options it takes
+/// ("name:type" words; s string, i integer, b bool, l list of strings) and the attributes that
 /// have a default value (machine-detected ones excepted).
 struct KindInfo {
   int device_type;
   std::vector<std::string> keys;
+  std::map<std::string, char> options;
   TargetConfig defaults;
 };
+
+// Options every kind takes ("host" and "from_device" are handled apart).
+constexpr const char* kCommonOptions = "keys:l tag:s device:s model:s libs:l target_device_type:i";
+
+std::map<std::string, char> parse_options(const std::string& words) {
+  std::map<std::string, char> out;
+  size_t i = 0;
+  while (i < words.size()) {
+    size_t end = words.find(' ', i);
+    if (end == std::string::npos) end = words.size();
+    std::string w = words.substr(i, end - i);
+    if (!w.empty()) out[w.substr(0, w.size() - 2)] = w.back();
+    i = end + 1;
+  }
+  return out;
+}
 
 const std::map<std::string, KindInfo>& kinds() {
   static const std::map<std::string, KindInfo> table = [] {
     using C = TargetConfig;
     std::map<std::string, KindInfo> t;
-    t["llvm"] = {1, {"cpu"}, {}};
-    t["c"] = {1, {"cpu"}, {}};
-    t["cuda"] = {2, {"cuda", "gpu"}, C{{"max_num_threads", int64_t(1024)}, {"thread_warp_size", int64_t(32)}}};
-    t["nvptx"] = {2, {"cuda", "gpu"}, C{{"max_num_threads", int64_t(1024)}, {"thread_warp_size", int64_t(32)}}};
-    t["opencl"] = {4,
-                   {"opencl", "gpu"},
-                   C{{"image_base_address_alignment", int64_t(64)},
-                     {"max_function_args", int64_t(128)},
-                     {"max_num_threads", int64_t(256)},
-                     {"max_shared_memory_per_block", int64_t(16384)},
-                     {"max_threads_per_block", int64_t(256)},
-                     {"texture_depth_limit", int64_t(2048)},
-                     {"texture_spatial_limit", int64_t(16384)},
-                     {"thread_warp_size", int64_t(1)}}};
-    t["vulkan"] = {7,
-                   {"vulkan", "gpu"},
-                   C{{"max_num_threads", int64_t(256)},
-                     {"max_threads_per_block", int64_t(256)},
-                     {"supports_float32", true},
-                     {"supports_int32", true},
-                     {"thread_warp_size", int64_t(1)}}};
-    t["metal"] = {8,
-                  {"metal", "gpu"},
-                  C{{"max_function_args", int64_t(31)},
-                    {"max_num_threads", int64_t(256)},
-                    {"max_shared_memory_per_block", int64_t(32768)},
-                    {"max_threads_per_block", int64_t(256)},
-                    {"thread_warp_size", int64_t(16)}}};
-    t["rocm"] = {10,
-                 {"rocm", "gpu"},
-                 C{{"max_num_threads", int64_t(256)},
-                   {"max_shared_memory_per_block", int64_t(65536)},
-                   {"max_threads_per_block", int64_t(256)},
-                   {"thread_warp_size", int64_t(64)}}};
-    t["ext_dev"] = {12, {}, {}};
-    t["webgpu"] = {15,
-                   {"webgpu", "gpu"},
-                   C{{"max_num_threads", int64_t(256)},
-                     {"max_shared_memory_per_block", int64_t(32768)},
-                     {"supports_subgroups", false},
-                     {"thread_warp_size", int64_t(1)}}};
-    t["hexagon"] = {16, {"hexagon", "cpu"}, {}};
+    auto add = [&](const char* name, int type, std::vector<std::string> keys, const std::string& options, C defaults) {
+      t[name] = {type, std::move(keys), parse_options(std::string(kCommonOptions) + " " + options), std::move(defaults)};
+    };
+    const std::string gpu = "max_num_threads:i max_threads_per_block:i max_shared_memory_per_block:i thread_warp_size:i ";
+    add("llvm", 1, {"cpu"},
+        "mattr:l mcpu:s mtriple:s mfloat-abi:s mabi:s num-cores:i fast-math:b fast-math-nnan:b fast-math-ninf:b "
+        "fast-math-nsz:b fast-math-arcp:b fast-math-contract:b fast-math-reassoc:b opt-level:i cl-opt:l jit:s "
+        "vector-width:i",
+        {});
+    add("c", 1, {"cpu"}, "mcpu:s march:s workspace-byte-alignment:i constants-byte-alignment:i", {});
+    add("cuda", 2, {"cuda", "gpu"}, gpu + "mcpu:s arch:s registers_per_block:i l2_cache_size_bytes:i",
+        C{{"max_num_threads", int64_t(1024)}, {"thread_warp_size", int64_t(32)}});
+    add("nvptx", 2, {"cuda", "gpu"}, "mcpu:s mtriple:s max_num_threads:i thread_warp_size:i",
+        C{{"max_num_threads", int64_t(1024)}, {"thread_warp_size", int64_t(32)}});
+    add("opencl", 4, {"opencl", "gpu"},
+        gpu + "texture_spatial_limit:i texture_depth_limit:i max_function_args:i image_base_address_alignment:i",
+        C{{"image_base_address_alignment", int64_t(64)},
+          {"max_function_args", int64_t(128)},
+          {"max_num_threads", int64_t(256)},
+          {"max_shared_memory_per_block", int64_t(16384)},
+          {"max_threads_per_block", int64_t(256)},
+          {"texture_depth_limit", int64_t(2048)},
+          {"texture_spatial_limit", int64_t(16384)},
+          {"thread_warp_size", int64_t(1)}});
+    add("vulkan", 7, {"vulkan", "gpu"},
+        gpu + "mattr:l supports_float16:b supports_float32:b supports_float64:b supports_int8:b supports_int16:b "
+              "supports_int32:b supports_int64:b supports_8bit_buffer:b supports_16bit_buffer:b "
+              "supports_storage_buffer_storage_class:b supports_push_descriptor:b supports_dedicated_allocation:b "
+              "supports_integer_dot_product:b supports_cooperative_matrix:b supported_subgroup_operations:i "
+              "max_block_size_x:i max_block_size_y:i max_block_size_z:i max_push_constants_size:i "
+              "max_uniform_buffer_range:i max_storage_buffer_range:i max_per_stage_descriptor_storage_buffer:i "
+              "device_type:s device_name:s driver_name:s driver_version:i vulkan_api_version:i max_spirv_version:i",
+        C{{"max_num_threads", int64_t(256)},
+          {"max_threads_per_block", int64_t(256)},
+          {"supports_float32", true},
+          {"supports_int32", true},
+          {"thread_warp_size", int64_t(1)}});
+    add("metal", 8, {"metal", "gpu"}, gpu + "max_function_args:i",
+        C{{"max_function_args", int64_t(31)},
+          {"max_num_threads", int64_t(256)},
+          {"max_shared_memory_per_block", int64_t(32768)},
+          {"max_threads_per_block", int64_t(256)},
+          {"thread_warp_size", int64_t(16)}});
+    add("rocm", 10, {"rocm", "gpu"}, gpu + "mcpu:s mtriple:s mattr:l",
+        C{{"max_num_threads", int64_t(256)},
+          {"max_shared_memory_per_block", int64_t(65536)},
+          {"max_threads_per_block", int64_t(256)},
+          {"thread_warp_size", int64_t(64)}});
+    add("ext_dev", 12, {}, "", {});
+    add("webgpu", 15, {"webgpu", "gpu"}, "max_num_threads:i max_shared_memory_per_block:i supports_subgroups:b thread_warp_size:i",
+        C{{"max_num_threads", int64_t(256)},
+          {"max_shared_memory_per_block", int64_t(32768)},
+          {"supports_subgroups", false},
+          {"thread_warp_size", int64_t(1)}});
+    add("hexagon", 16, {"hexagon", "cpu"}, "mattr:l mcpu:s mtriple:s llvm-options:l num-cores:i vtcm-capacity:i", {});
     return t;
   }();
   return table;
@@ -78,14 +109,30 @@ const KindInfo& kind_info(const std::string& kind) {
   throw_error("ValueError", "unknown target kind '" + kind + "' (known kinds: " + known + ")");
 }
 
+const char* option_type_name(char type) {
+  switch (type) {
+    case 's': return "a string";
+    case 'i': return "an integer";
+    case 'b': return "a bool";
+    default: return "a list of strings";
+  }
+}
+
+bool has_type(const TargetAttrValue& v, char type) {
+  switch (type) {
+    case 's': return std::holds_alternative<std::string>(v);
+    case 'i': return std::holds_alternative<int64_t>(v);
+    case 'b': return std::holds_alternative<bool>(v);
+    default: return std::holds_alternative<std::vector<std::string>>(v);
+  }
+}
+
 const char* value_type_name(const TargetAttrValue& v) {
   switch (v.index()) {
     case 0: return "a bool";
     case 1: return "an integer";
-    case 2: return "a float";
-    case 3: return "a string";
-    case 4: return "a list of strings";
-    default: return "a list of integers";
+    case 2: return "a string";
+    default: return "a list of strings";
   }
 }
 
@@ -160,11 +207,20 @@ TargetDesc make_target(const TargetConfig& config, TargetDesc host) {
       if (!s) throw_error("ValueError", "target: \"host\" must be a target dictionary or a kind string");
       if (host) throw_error("ValueError", "target: the host is given twice");
       host = make_target(*s);
+    } else if (name == "from_device") {
+      throw_error("ValueError", "target '" + *kind + "': \"from_device\" (query a device for its attributes) is not "
+                                "supported: the IR does not look at devices; give the attributes");
     } else {
-      auto d = info.defaults.find(name);
-      if (d != info.defaults.end() && d->second.index() != value.index())
+      // TVM's schema: only the kind's options, each of its declared type.
+      auto opt = info.options.find(name);
+      if (opt == info.options.end()) {
+        std::string known;
+        for (const auto& [o, type] : info.options) known += (known.empty() ? "" : ", ") + o;
+        throw_error("ValueError", "target '" + *kind + "': unknown option \"" + name + "\" (options: host, " + known + ")");
+      }
+      if (!has_type(value, opt->second))
         throw_error("ValueError", "target '" + *kind + "': attribute \"" + name + "\" must be " +
-                                      value_type_name(d->second) + ", not " + value_type_name(value));
+                                      option_type_name(opt->second) + ", not " + value_type_name(value));
       attrs[name] = value;
     }
   }
@@ -185,7 +241,7 @@ TargetDesc make_target(const std::string& text) {
     if (!w.empty()) words.push_back(w);
   if (words.empty()) throw_error("ValueError", "target: the target string is empty");
   TargetConfig config{{"kind", words[0]}};
-  static const char* const kListOptions[] = {"keys", "mattr", "libs", "cl-opt"};
+  const KindInfo& info = kind_info(words[0]);
   for (size_t i = 1; i < words.size(); ++i) {
     const std::string& w = words[i];
     size_t dashes = w.rfind("--", 0) == 0 ? 2 : w.rfind('-', 0) == 0 ? 1 : 0;
@@ -195,16 +251,25 @@ TargetDesc make_target(const std::string& text) {
     std::string name = w.substr(dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
     if (name.empty()) throw_error("ValueError", "target '" + text + "': option '" + w + "' has no name");
     if (eq == std::string::npos) {
-      config[name] = true;  // a bare flag
+      config[name] = true;  // a bare flag (-fast-math)
       continue;
     }
     std::string value = w.substr(eq + 1);
-    bool is_list = std::any_of(std::begin(kListOptions), std::end(kListOptions),
-                               [&](const char* l) { return name == l; });
-    if (is_list) config[name] = split(value, ',');
-    else if (auto i = parse_int(value)) config[name] = *i;
-    else if (value == "true" || value == "false") config[name] = value == "true";
-    else config[name] = value;
+    auto opt = info.options.find(name);
+    char type = opt == info.options.end() ? 's' : opt->second;  // unknown: make_target names it
+    if (type == 'l') {
+      config[name] = split(value, ',');
+    } else if (type == 'i') {
+      auto v = parse_int(value);
+      if (!v) throw_error("ValueError", "target '" + text + "': option -" + name + " takes an integer, not '" + value + "'");
+      config[name] = *v;
+    } else if (type == 'b') {
+      if (value != "true" && value != "false" && value != "1" && value != "0")
+        throw_error("ValueError", "target '" + text + "': option -" + name + " takes true or false, not '" + value + "'");
+      config[name] = value == "true" || value == "1";
+    } else {
+      config[name] = value;
+    }
   }
   return make_target(config);
 }

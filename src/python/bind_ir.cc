@@ -68,7 +68,12 @@ static TargetDesc to_target(py::handle h) {
     for (auto [k, v] : h.cast<py::dict>()) {
       std::string key = k.cast<std::string>();
       if (key == "host" && !py::isinstance<py::str>(v)) host = to_target(v);
-      else config[key] = v.cast<TargetAttrValue>();
+      else if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v) || py::isinstance<py::str>(v) ||
+               py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
+        config[key] = v.cast<TargetAttrValue>();
+      else
+        throw_error("TypeError", "target option \"" + key + "\": expected a string, an integer, a bool or a list of "
+                                 "strings, not " + std::string(py::str(v.get_type().attr("__name__"))));
     }
     return make_target(config, host);
   }

@@ -1703,28 +1703,17 @@ TargetAttrValue Parser::parse_target_value(const std::string& key) {
   const Token& at = peek();
   Literal l = parse_literal();
   if (!l.is_list) {
-    return std::visit(
-        [&](const auto& v) -> TargetAttrValue {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, int64_t> || std::is_same_v<T, double> ||
-                        std::is_same_v<T, std::string>)
-            return v;
-          else
-            fail_at(at, "target option \"" + key + "\": expected a string, a number, a bool or a list");
-        },
-        l.value);
+    if (const auto* b = std::get_if<bool>(&l.value)) return *b;
+    if (const auto* i = std::get_if<int64_t>(&l.value)) return *i;
+    if (const auto* s = std::get_if<std::string>(&l.value)) return *s;
+    fail_at(at, "target option \"" + key + "\": expected a string, an integer, a bool or a list of strings");
   }
   std::vector<std::string> strings;
-  std::vector<int64_t> ints;
   for (const Literal& e : l.list) {
     const auto* s = std::get_if<std::string>(&e.value);
-    const auto* i = std::get_if<int64_t>(&e.value);
-    if (e.is_list || (!s && !i) || (s && !ints.empty()) || (i && !strings.empty()))
-      fail_at(at, "target option \"" + key + "\": a list must hold only strings or only integers");
-    if (s) strings.push_back(*s);
-    else ints.push_back(*i);
+    if (e.is_list || !s) fail_at(at, "target option \"" + key + "\": a list must hold strings");
+    strings.push_back(*s);
   }
-  if (!ints.empty()) return ints;
   return strings;
 }
 

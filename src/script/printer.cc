@@ -145,16 +145,13 @@ void append_target_config(const TargetDescNode& target, std::string& out) {
             out += x ? "True" : "False";
           } else if constexpr (std::is_same_v<T, int64_t>) {
             out += std::to_string(x);
-          } else if constexpr (std::is_same_v<T, double>) {
-            out += format_float_literal(x);
           } else if constexpr (std::is_same_v<T, std::string>) {
             out += escape_string(x);
           } else {
             out += '[';
             for (size_t j = 0; j < x.size(); ++j) {
               if (j) out += ", ";
-              if constexpr (std::is_same_v<T, std::vector<std::string>>) out += escape_string(x[j]);
-              else out += std::to_string(x[j]);
+              out += escape_string(x[j]);
             }
             out += ']';
           }

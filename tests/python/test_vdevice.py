@@ -44,6 +44,10 @@ def test_vdevice_object():
         relax.VDevice("tpu")
     with pytest.raises(ValueError, match="must not be negative"):
         relax.VDevice("cuda", -1)
+    with pytest.raises(ValueError, match="unknown option \"archh\""):
+        relax.VDevice({"kind": "cuda", "archh": "sm_80"})
+    with pytest.raises(TypeError, match="not float"):
+        relax.VDevice({"kind": "cuda", "arch": 8.0})
 
 
 def test_decorated_module_has_global_infos_and_devices():

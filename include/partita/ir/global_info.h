@@ -7,9 +7,9 @@
 // what it exports — kind, tag, keys, attributes (and an optional host) — with TVM's per-kind
 // default keys and default attributes filled in at construction, so `I.vdevice("cuda")` prints
 // the same dictionary TVM prints, and parsing that dictionary back gives an equal TargetDesc.
-// Attributes are not validated against each kind's option list (codegen's Target does that when
-// a target is built); attributes TVM detects from the machine (cuda's "arch", llvm's "mtriple")
-// are present only when given.
+// Options are checked against each kind's option list and types as TVM declares them;
+// attributes TVM detects from the machine (cuda's "arch", llvm's "mtriple") are present only
+// when given.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +24,9 @@
 
 namespace partita {
 
-/// A target attribute value: a bool, an integer, a float, a string, or a list of strings or of
-/// integers (the value types TVM's target options take).
-using TargetAttrValue =
-    std::variant<bool, int64_t, double, std::string, std::vector<std::string>, std::vector<int64_t>>;
+/// A target attribute value: a bool, an integer, a string or a list of strings (the value types
+/// TVM's target options take).
+using TargetAttrValue = std::variant<bool, int64_t, std::string, std::vector<std::string>>;
 
 class TargetDescNode : public Object {
  public:
@@ -60,13 +59,13 @@ std::vector<std::string> known_target_kinds();
 /// "keys" (else the kind's default keys; a "device" attribute is added to them), every other
 /// entry an attribute; the kind's default attributes fill what is not given. `host` is the
 /// target's host (a "host" entry holding a kind string is accepted too). Throws
-/// Error("ValueError") for an unknown kind (listing the known ones), a missing kind or a value
-/// of the wrong type, naming the entry.
+/// Error("ValueError") for an unknown kind (listing the known ones), a missing kind, an option
+/// the kind does not take (listing those it does) or a value of the wrong type, naming the entry.
 TargetDesc make_target(const TargetConfig& config, TargetDesc host = {});
-/// A target from TVM's string form: "cuda", "cuda -arch=sm_80 -max_num_threads=512",
-/// "llvm -mattr=+avx2,+fma". An option value that is an integer becomes an integer, "true" /
-/// "false" a bool, the value of a list option (keys, mattr, libs, cl-opt) a comma-separated
-/// list; anything else a string. Throws Error("ValueError") naming a malformed option.
+/// A target from a string: the kind alone ("cuda"), as current TVM takes it, or TVM's older
+/// command-line form with options ("cuda -arch=sm_80 -max_num_threads=512", "llvm
+/// -mattr=+avx2,+fma -fast-math"), each value read as its option's type (a list option is
+/// comma-separated; a bare flag is true). Throws Error("ValueError") naming a malformed option.
 TargetDesc make_target(const std::string& text);
 
 /// The dictionary TVM's Target.ToConfig() exports, less "host": kind, tag, keys and every

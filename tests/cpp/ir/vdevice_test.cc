@@ -46,17 +46,25 @@ TEST(Target, KindDefaultsAsTvm) {
 }
 
 TEST(Target, StringForm) {
-  TargetDesc t = make_target("cuda -arch=sm_80 -max_num_threads=512 -libs=cublas,cudnn --fast");
+  TargetDesc t = make_target("cuda -arch=sm_80 -max_num_threads=512 -libs=cublas,cudnn");
   EXPECT_EQ(std::get<std::string>(t->attrs.at("arch")), "sm_80");
   EXPECT_EQ(std::get<int64_t>(t->attrs.at("max_num_threads")), 512);
   EXPECT_EQ(std::get<std::vector<std::string>>(t->attrs.at("libs")), (std::vector<std::string>{"cublas", "cudnn"}));
-  EXPECT_EQ(std::get<bool>(t->attrs.at("fast")), true);
   EXPECT_EQ(std::get<int64_t>(t->attrs.at("thread_warp_size")), 32);  // default still filled
-  TargetDesc k = make_target("llvm -keys=arm_cpu,cpu -mattr=+neon");
+  // Values take their option's type: "-mcpu=1234" stays a string, a bare flag is true.
+  TargetDesc k = make_target("llvm -keys=arm_cpu,cpu -mattr=+neon -mcpu=1234 -num-cores=4 --fast-math");
   EXPECT_EQ(k->keys, (std::vector<std::string>{"arm_cpu", "cpu"}));
   EXPECT_EQ(std::get<std::vector<std::string>>(k->attrs.at("mattr")), (std::vector<std::string>{"+neon"}));
+  EXPECT_EQ(std::get<std::string>(k->attrs.at("mcpu")), "1234");
+  EXPECT_EQ(std::get<int64_t>(k->attrs.at("num-cores")), 4);
+  EXPECT_EQ(std::get<bool>(k->attrs.at("fast-math")), true);
   EXPECT_NE(error_of([] { make_target(""); }).find("the target string is empty"), std::string::npos);
   EXPECT_NE(error_of([] { make_target("cuda -=3"); }).find("has no name"), std::string::npos);
+  EXPECT_NE(error_of([] { make_target("llvm -num-cores=four"); }).find("option -num-cores takes an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { make_target("llvm -fast-math=maybe"); }).find("takes true or false"), std::string::npos);
+  EXPECT_NE(error_of([] { make_target("cuda -archh=sm_80"); }).find("unknown option \"archh\" (options: host, arch,"),
+            std::string::npos);
   EXPECT_NE(error_of([] { make_target("tpu"); }).find("unknown target kind 'tpu' (known kinds: c, cuda,"),
             std::string::npos);
 }
@@ -87,6 +95,18 @@ TEST(Target, DictionaryForm) {
               make_target(TargetConfig{{"kind", std::string("cuda")}, {"keys", std::string("cuda")}});
             }).find("\"keys\" must be a list of strings"),
             std::string::npos);
+  EXPECT_NE(error_of([] {
+              make_target(TargetConfig{{"kind", std::string("cuda")}, {"fast", true}});
+            }).find("target 'cuda': unknown option \"fast\""),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              make_target(TargetConfig{{"kind", std::string("cuda")}, {"from_device", int64_t(0)}});
+            }).find("\"from_device\""),
+            std::string::npos);
+  // Options every kind takes.
+  TargetDesc m = make_target(TargetConfig{{"kind", std::string("llvm")}, {"model", std::string("m1")},
+                                          {"libs", std::vector<std::string>{"mkl"}}});
+  EXPECT_EQ(std::get<std::string>(m->attrs.at("model")), "m1");
 }
 
 TEST(VDevice, StructuralEqualityAndHash) {

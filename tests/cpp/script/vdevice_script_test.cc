@@ -141,14 +141,14 @@ TEST(VDeviceScript, TargetDictionaryFormsRoundTrip) {
   const char* text = R"(
 @I.ir_module
 class Module:
-    I.module_global_infos({"vdevice": [I.vdevice({"kind": "opencl", "device": "adreno"}, 0, "global.texture-weight"), I.vdevice({"kind": "cuda", "keys": ["cuda", "gpu", "tensorcore"], "host": {"kind": "llvm", "mcpu": "skylake"}, "libs": ["cublas"], "fast": True, "ratio": 0.5, "dims": [1, 2]}, 0), I.vdevice(target="c", vdevice_id=3)]})
+    I.module_global_infos({"vdevice": [I.vdevice({"kind": "opencl", "device": "adreno"}, 0, "global.texture-weight"), I.vdevice({"kind": "cuda", "keys": ["cuda", "gpu", "tensorcore"], "host": {"kind": "llvm", "mcpu": "skylake"}, "libs": ["cublas"], "l2_cache_size_bytes": 52428800}, 0), I.vdevice(target="c", vdevice_id=3), I.vdevice({"kind": "webgpu", "supports_subgroups": True})]})
     @R.function
     def main(x: R.Tensor((4,), "float32", "opencl:0:global.texture-weight")) -> R.Tensor((4,), "float32", "opencl:0:global.texture-weight"):
         return x
 )";
   IRModule mod = parse_module(text);
   std::vector<VDevice> v = mod.vdevices();
-  ASSERT_EQ(v.size(), 3u);
+  ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(v[0]->target->keys, (std::vector<std::string>{"adreno", "opencl", "gpu"}));
   EXPECT_EQ(v[1]->target->keys, (std::vector<std::string>{"cuda", "gpu", "tensorcore"}));
   ASSERT_TRUE(v[1]->target->host.defined());
@@ -159,11 +159,12 @@ class Module:
                          "\"opencl\", \"gpu\"], \"kind\": \"opencl\""),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("\"dims\": [1, 2], \"fast\": True, \"host\": {\"keys\": [\"cpu\"], \"kind\": \"llvm\", \"mcpu\": "
-                         "\"skylake\", \"tag\": \"\"}, \"keys\": [\"cuda\", \"gpu\", \"tensorcore\"]"),
+  EXPECT_NE(printed.find("I.vdevice({\"host\": {\"keys\": [\"cpu\"], \"kind\": \"llvm\", \"mcpu\": \"skylake\", \"tag\": \"\"}, "
+                         "\"keys\": [\"cuda\", \"gpu\", \"tensorcore\"], \"kind\": \"cuda\", \"l2_cache_size_bytes\": 52428800, "
+                         "\"libs\": [\"cublas\"], \"max_num_threads\": 1024"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("\"ratio\": 0.5"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("\"supports_subgroups\": True"), std::string::npos) << printed;
   EXPECT_NE(printed.find("I.vdevice({\"keys\": [\"cpu\"], \"kind\": \"c\", \"tag\": \"\"}, 3, \"global\")"),
             std::string::npos)
       << printed;
@@ -235,6 +236,10 @@ TEST(VDeviceScript, Errors) {
   expect_parse_error(ret, "attribute \"max_num_threads\" must be an integer, not a string",
                      "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"max_num_threads\": \"x\"})]})");
   expect_parse_error(ret, "no \"kind\" entry", "I.module_global_infos({\"vdevice\": [I.vdevice({\"arch\": \"sm_80\"})]})");
+  expect_parse_error(ret, "target 'cuda': unknown option \"ratio\"",
+                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"ratio\": 5})]})");
+  expect_parse_error(ret, "a list must hold strings",
+                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"libs\": [1]})]})");
   expect_parse_error(ret, "unsupported global info \"mesh\"", "I.module_global_infos({\"mesh\": []})");
   expect_parse_error("        y = R.hint_on_device(x, R.gpu(0))\n" + ret, "unknown device function 'R.gpu'");
   expect_parse_error("        y = R.hint_on_device(x, R.device(\"tpu\", 0))\n" + ret, "unknown device \"tpu\"");

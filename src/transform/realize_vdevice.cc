@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "function_return_refinement.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/op/registry.h"
@@ -260,19 +261,8 @@ class VDeviceStructInfoUpdater : public ExprMutator {
   // is more precise than the declared one (here: the device its result now lives on).
   Expr visit_(const FunctionNode* op) override {
     Expr out = ExprMutator::visit_(op);
-    const auto* f = out.as<FunctionNode>();
-    if (out.get() == op || !f || !f->ret_struct_info || !f->body || !f->body->struct_info_) return out;
-    const StructInfo& body = f->body->struct_info_;
-    if (!is_base_of(f->ret_struct_info, body) || f->ret_struct_info.get() == body.get()) return out;
-    std::vector<StructInfo> params;
-    for (const Var& p : f->params) params.push_back(p->struct_info_);
-    std::unordered_map<const Object*, bool> defined;
-    for (const PrimVar& v : definable_symbolic_vars_of(tuple_sinfo(params))) defined[v.get()] = true;
-    StructInfo ret = erase_to_well_defined(body, [&](const PrimVar& v) -> std::optional<PrimExpr> {
-      if (defined.count(v.get())) return PrimExpr(v);
-      return std::nullopt;
-    });
-    return make<FunctionNode>(f->params, f->body, ret, f->is_pure, f->attrs);
+    if (out.get() == op || !out.as<FunctionNode>()) return out;
+    return detail::refine_return_struct_info(out.as_ref<FunctionNode>());
   }
 
  private:

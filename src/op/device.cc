@@ -12,8 +12,8 @@ namespace partita::op::detail {
 namespace {
 
 std::string describe(const VDevice& v) {
-  return (v->target ? v->target->kind : std::string("?")) + " device " + std::to_string(v->vdevice_id) +
-         " (memory scope \"" + v->memory_scope + "\")";
+  return (v->target ? v->target->kind : std::string("?")) + " device " +
+         std::to_string(v->vdevice_id) + " (memory scope \"" + v->memory_scope + "\")";
 }
 
 void collect_vdevices(const StructInfo& s, std::vector<VDevice>& out) {
@@ -64,8 +64,9 @@ InferFn with_operand_vdevice(InferFn infer) {
     if (found.empty() || !out) return out;
     for (const VDevice& v : found)
       if (!same_vdevice(v, found[0]))
-        fail(call, "TypeError", "operands are on different devices: " + describe(found[0]) + " and " + describe(v) +
-                                    "; copy one with R.to_vdevice");
+        fail(call, "TypeError",
+             "operands are on different devices: " + describe(found[0]) + " and " + describe(v) +
+                 "; copy one with R.to_vdevice");
     return place_on(out, found[0]);
   };
 }
@@ -95,12 +96,14 @@ void register_device_ops() {
 namespace partita::op {
 
 Expr to_vdevice(Expr data, VDevice dst_vdevice) {
-  return make_call("relax.to_vdevice", {std::move(data)}, {{"dst_vdevice", std::move(dst_vdevice)}});
+  return make_call("relax.to_vdevice", {std::move(data)},
+                   {{"dst_vdevice", std::move(dst_vdevice)}});
 }
 
 Expr hint_on_device(Expr data, int64_t device_type, int64_t index, std::string memory_scope) {
-  return make_call("relax.hint_on_device", {std::move(data)},
-                   {{"device_type", device_type}, {"index", index}, {"memory_scope", std::move(memory_scope)}});
+  return make_call(
+      "relax.hint_on_device", {std::move(data)},
+      {{"device_type", device_type}, {"index", index}, {"memory_scope", std::move(memory_scope)}});
 }
 
 }  // namespace partita::op

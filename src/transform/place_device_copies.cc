@@ -42,7 +42,8 @@ class VDeviceList {
   explicit VDeviceList(const IRModule& mod) : list_(mod.global_infos("vdevice")) {}
   VDevice canonical(const VDevice& v) {
     for (const GlobalInfo& info : list_)
-      if (auto existing = info.as_ref<VDeviceNode>(); existing && same_vdevice(existing, v)) return existing;
+      if (auto existing = info.as_ref<VDeviceNode>(); existing && same_vdevice(existing, v))
+        return existing;
     list_.push_back(v);
     changed_ = true;
     return v;
@@ -74,8 +75,8 @@ class GlobalVarRemapper : public ExprMutator {
 /// functions inside it (composites) too, so its body's values are typed on the device.
 class OffloadedFunctionPlacer : public GlobalVarRemapper {
  public:
-  OffloadedFunctionPlacer(const IRModule& mod, const std::unordered_map<const Object*, GlobalVar>& remap,
-                          VDevice device)
+  OffloadedFunctionPlacer(const IRModule& mod,
+                          const std::unordered_map<const Object*, GlobalVar>& remap, VDevice device)
       : GlobalVarRemapper(mod, remap), device_(std::move(device)) {}
 
   using GlobalVarRemapper::visit_;
@@ -205,7 +206,9 @@ class HostFunctionPlacer : public GlobalVarRemapper {
     return host_;  // host functions, closures, packed functions
   }
 
-  const VDevice& device_of(const TensorStructInfoNode& t) const { return t.vdevice ? t.vdevice : host_; }
+  const VDevice& device_of(const TensorStructInfoNode& t) const {
+    return t.vdevice ? t.vdevice : host_;
+  }
 
   /// `e` on `d`: itself when already there, else a copy (tuples field by field).
   Expr to_device(const Expr& e, const VDevice& d) {
@@ -224,7 +227,8 @@ class HostFunctionPlacer : public GlobalVarRemapper {
     std::vector<Expr> fields;
     const auto* literal = e.as<TupleNode>();
     for (size_t i = 0; i < tu->fields.size(); ++i) {
-      Expr f = literal ? literal->fields[i] : Expr(builder_.emit(make<TupleGetItemNode>(e, int(i))));
+      Expr f =
+          literal ? literal->fields[i] : Expr(builder_.emit(make<TupleGetItemNode>(e, int(i))));
       fields.push_back(to_device(f, d));
     }
     return builder_.normalize(make<TupleNode>(std::move(fields)));
@@ -281,10 +285,11 @@ class HostFunctionPlacer : public GlobalVarRemapper {
 
 Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host) {
   for (const auto& [name, d] : codegen_devices)
-    if (!d) throw_error("ValueError", "PlaceDeviceCopies: the device of codegen '" + name + "' is null");
+    if (!d)
+      throw_error("ValueError", "PlaceDeviceCopies: the device of codegen '" + name + "' is null");
   return create_module_pass(
-      [codegen_devices = std::move(codegen_devices), host = std::move(host)](IRModule mod,
-                                                                             const PassContext&) -> IRModule {
+      [codegen_devices = std::move(codegen_devices), host = std::move(host)](
+          IRModule mod, const PassContext&) -> IRModule {
         VDeviceList vdevices(mod);
         VDevice host_device = vdevices.canonical(host ? host : make_vdevice("llvm"));
         // Offloaded functions first: their new signatures type the calls in host functions.
@@ -309,7 +314,8 @@ Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice h
         std::vector<std::pair<GlobalVar, Expr>> updated;
         for (const auto& [gv, f] : mod.functions()) {
           if (remap.count(gv.get()) || !f.as<FunctionNode>()) continue;
-          Function out = HostFunctionPlacer(mod, remap, offloaded, host_device).place(f.as_ref<FunctionNode>());
+          Function out = HostFunctionPlacer(mod, remap, offloaded, host_device)
+                             .place(f.as_ref<FunctionNode>());
           if (out.get() != f.get()) updated.emplace_back(gv, out);
         }
         for (const auto& [ngv, f] : placed) {

@@ -24,8 +24,10 @@ class VarDeviceMap {
   bool contains(const Object* var) const { return index_.count(var) != 0; }
   void set(const Var& var, const VDevice& vdevice) {
     auto [it, inserted] = index_.emplace(var.get(), entries_.size());
-    if (inserted) entries_.emplace_back(var, vdevice);
-    else entries_[it->second].second = vdevice;
+    if (inserted)
+      entries_.emplace_back(var, vdevice);
+    else
+      entries_[it->second].second = vdevice;
   }
   const std::vector<std::pair<Var, VDevice>>& entries() const { return entries_; }
 
@@ -42,7 +44,9 @@ bool is_op(const Expr& callee, const char* name) {
 int64_t int_attr(const CallNode& call, const char* name) {
   const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
   const int64_t* i = v ? std::get_if<int64_t>(v) : nullptr;
-  if (!i) throw_error("ValueError", std::string("RealizeVDevice: R.hint_on_device has no integer '") + name + "'");
+  if (!i)
+    throw_error("ValueError",
+                std::string("RealizeVDevice: R.hint_on_device has no integer '") + name + "'");
   return *i;
 }
 
@@ -53,29 +57,38 @@ class VDeviceLookup {
   explicit VDeviceLookup(const IRModule& mod) : vdevices_(mod.vdevices()) {
     for (const GlobalInfo& info : mod.global_infos("vdevice"))
       if (!info.as<VDeviceNode>())
-        throw_error("TypeError", std::string("RealizeVDevice: every entry of the module's \"vdevice\" list must be a "
-                                             "VDevice, not ") + node_kind_name(info->kind()));
+        throw_error(
+            "TypeError",
+            std::string("RealizeVDevice: every entry of the module's \"vdevice\" list must be a "
+                        "VDevice, not ") +
+                node_kind_name(info->kind()));
   }
 
   VDevice operator()(const CallNode& hint) const {
     int64_t type = int_attr(hint, "device_type");
     int64_t id = int_attr(hint, "index");
     const AttrValue* s = hint.attrs->find("memory_scope");
-    std::string scope = s && std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : "global";
+    std::string scope =
+        s && std::holds_alternative<std::string>(*s) ? std::get<std::string>(*s) : "global";
     std::string device = device_type_name(int(type)) + ":" + std::to_string(id);
     if (vdevices_.empty())
       throw_error("ValueError", "RealizeVDevice: R.hint_on_device(..., " + device +
                                     ") needs the module's vdevices, but it declares none "
                                     "(I.module_global_infos({\"vdevice\": [...]}))");
-    if (id < 0) throw_error("ValueError", "RealizeVDevice: the device id in R.hint_on_device must not be negative");
+    if (id < 0)
+      throw_error("ValueError",
+                  "RealizeVDevice: the device id in R.hint_on_device must not be negative");
     for (const VDevice& v : vdevices_)
-      if (target_device_type(*v->target) == type && v->vdevice_id == id && v->memory_scope == scope) return v;
+      if (target_device_type(*v->target) == type && v->vdevice_id == id && v->memory_scope == scope)
+        return v;
     std::string listed;
     for (const VDevice& v : vdevices_)
-      listed += (listed.empty() ? "" : ", ") + device_type_name(target_device_type(*v->target)) + ":" +
-                std::to_string(v->vdevice_id) + " \"" + v->memory_scope + "\" (" + v->target->kind + ")";
-    throw_error("ValueError", "RealizeVDevice: R.hint_on_device names device " + device + " with memory scope \"" +
-                                  scope + "\", which is not among the module's vdevices: " + listed);
+      listed += (listed.empty() ? "" : ", ") + device_type_name(target_device_type(*v->target)) +
+                ":" + std::to_string(v->vdevice_id) + " \"" + v->memory_scope + "\" (" +
+                v->target->kind + ")";
+    throw_error("ValueError", "RealizeVDevice: R.hint_on_device names device " + device +
+                                  " with memory scope \"" + scope +
+                                  "\", which is not among the module's vdevices: " + listed);
   }
 
  private:
@@ -133,7 +146,8 @@ class DeviceHintCollector : public ExprVisitor {
   void check_return(Expr expr, const StructInfo& sinfo) {
     if (!expr || !sinfo) return;
     if (const auto* t = sinfo.as<TensorStructInfoNode>(); t && t->vdevice) {
-      if (auto var = expr.as_ref<VarNode>(); var && !known.contains(var.get())) known.set(var, t->vdevice);
+      if (auto var = expr.as_ref<VarNode>(); var && !known.contains(var.get()))
+        known.set(var, t->vdevice);
     }
     const auto* tuple_sinfo = sinfo.as<TupleStructInfoNode>();
     if (!tuple_sinfo) return;
@@ -145,10 +159,12 @@ class DeviceHintCollector : public ExprVisitor {
     const auto* tuple = expr.as<TupleNode>();
     if (!tuple) return;
     if (tuple->fields.size() != tuple_sinfo->fields.size())
-      throw_error("ValueError", "RealizeVDevice: a function returns a tuple of " + std::to_string(tuple->fields.size()) +
+      throw_error("ValueError", "RealizeVDevice: a function returns a tuple of " +
+                                    std::to_string(tuple->fields.size()) +
                                     " elements but is annotated as returning " +
                                     std::to_string(tuple_sinfo->fields.size()));
-    for (size_t i = 0; i < tuple->fields.size(); ++i) check_return(tuple->fields[i], tuple_sinfo->fields[i]);
+    for (size_t i = 0; i < tuple->fields.size(); ++i)
+      check_return(tuple->fields[i], tuple_sinfo->fields[i]);
   }
 
   const VDeviceLookup& lookup_;
@@ -177,7 +193,9 @@ class CoLocationCollector : public ExprVisitor {
   void visit_(const DataflowVarNode* var) override { link(var); }
 
  private:
-  static bool is_scalar(const VarNode* v) { return v->struct_info_.as<PrimStructInfoNode>() != nullptr; }
+  static bool is_scalar(const VarNode* v) {
+    return v->struct_info_.as<PrimStructInfoNode>() != nullptr;
+  }
   void link(const VarNode* var) {
     if (!current_ || is_scalar(current_.get()) || is_scalar(var)) return;
     neighbours[current_.get()].push_back(Var(var));
@@ -228,7 +246,8 @@ VarDeviceMap infer_vdevices(const IRModule& mod, const VDeviceLookup& lookup) {
 /// Step 4: the devices written into struct info; hints become copies or disappear.
 class VDeviceStructInfoUpdater : public ExprMutator {
  public:
-  VDeviceStructInfoUpdater(const IRModule& mod, const VDeviceLookup& lookup, const VarDeviceMap& vdevices)
+  VDeviceStructInfoUpdater(const IRModule& mod, const VDeviceLookup& lookup,
+                           const VarDeviceMap& vdevices)
       : ExprMutator(mod), lookup_(lookup), vdevices_(vdevices) {}
 
   Var visit_var_def(const Var& old_var) override {
@@ -251,7 +270,8 @@ class VDeviceStructInfoUpdater : public ExprMutator {
     if (!call || !is_op(call->op, "relax.hint_on_device") || call->args.size() != 1) return out;
     const Expr& arg = call->args[0];
     const auto* t = arg->struct_info_.as<TensorStructInfoNode>();
-    if (!t) throw_error("TypeError", "RealizeVDevice: the argument of R.hint_on_device must be a tensor");
+    if (!t)
+      throw_error("TypeError", "RealizeVDevice: the argument of R.hint_on_device must be a tensor");
     VDevice dst = lookup_(*call);
     if (t->vdevice && same_vdevice(t->vdevice, dst)) return arg;
     return op::make_call("relax.to_vdevice", {arg}, {{"dst_vdevice", dst}});

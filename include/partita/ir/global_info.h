@@ -33,17 +33,22 @@ class TargetDescNode : public Object {
   PARTITA_NODE(TargetDesc)
   TargetDescNode(std::string kind, std::string tag, std::vector<std::string> keys,
                  std::map<std::string, TargetAttrValue> attrs, Ref<TargetDescNode> host = {})
-      : Object(kKind), kind(std::move(kind)), tag(std::move(tag)), keys(std::move(keys)),
-        attrs(std::move(attrs)), host(std::move(host)) {}
-  std::string kind;  // "llvm", "cuda", ...
-  std::string tag;   // "" unless given
-  std::vector<std::string> keys;  // e.g. ["cuda", "gpu"]
+      : Object(kKind),
+        kind(std::move(kind)),
+        tag(std::move(tag)),
+        keys(std::move(keys)),
+        attrs(std::move(attrs)),
+        host(std::move(host)) {}
+  std::string kind;                              // "llvm", "cuda", ...
+  std::string tag;                               // "" unless given
+  std::vector<std::string> keys;                 // e.g. ["cuda", "gpu"]
   std::map<std::string, TargetAttrValue> attrs;  // sorted: printing and hashing are stable
-  Ref<TargetDescNode> host;  // may be null
+  Ref<TargetDescNode> host;                      // may be null
 
   static constexpr auto declared_fields() {
     return std::make_tuple(field("kind", &TargetDescNode::kind), field("tag", &TargetDescNode::tag),
-                           field("keys", &TargetDescNode::keys), field("attrs", &TargetDescNode::attrs),
+                           field("keys", &TargetDescNode::keys),
+                           field("attrs", &TargetDescNode::attrs),
                            field("host", &TargetDescNode::host));
   }
 };
@@ -96,21 +101,25 @@ class VDeviceNode : public GlobalInfoNode {
  public:
   PARTITA_NODE(VDevice)
   explicit VDeviceNode(TargetDesc target, int vdevice_id = 0, std::string memory_scope = "global")
-      : GlobalInfoNode(kKind), target(std::move(target)), vdevice_id(vdevice_id),
+      : GlobalInfoNode(kKind),
+        target(std::move(target)),
+        vdevice_id(vdevice_id),
         memory_scope(std::move(memory_scope)) {}
   TargetDesc target;
   int vdevice_id;
   std::string memory_scope;
 
   static constexpr auto declared_fields() {
-    return std::make_tuple(field("target", &VDeviceNode::target), field("vdevice_id", &VDeviceNode::vdevice_id),
+    return std::make_tuple(field("target", &VDeviceNode::target),
+                           field("vdevice_id", &VDeviceNode::vdevice_id),
                            field("memory_scope", &VDeviceNode::memory_scope));
   }
 };
 using VDevice = Ref<VDeviceNode>;
 
 /// A VDevice of `target` ("cuda", "llvm -mcpu=skylake"); throws like make_target.
-VDevice make_vdevice(const std::string& target, int vdevice_id = 0, std::string memory_scope = "global");
+VDevice make_vdevice(const std::string& target, int vdevice_id = 0,
+                     std::string memory_scope = "global");
 
 /// Whether two vdevices describe the same device: equal targets, ids and memory scopes. TVM
 /// compares VDevice objects by identity in several places (its printer, struct-info unification);

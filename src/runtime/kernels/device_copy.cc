@@ -14,8 +14,9 @@ constexpr int64_t kDLCPU = 1;
 
 void copy_bytes(const Tensor& in, Tensor& out) {
   if (in.nbytes() != out.nbytes() || in.dtype() != out.dtype())
-    throw_error("ValueError", "device copy: the output does not match the input (" + in.dtype().str() + ", " +
-                                  std::to_string(in.nbytes()) + " bytes)");
+    throw_error("ValueError", "device copy: the output does not match the input (" +
+                                  in.dtype().str() + ", " + std::to_string(in.nbytes()) +
+                                  " bytes)");
   if (in.nbytes() != 0) std::memcpy(out.data(), in.data(), size_t(in.nbytes()));
 }
 
@@ -23,11 +24,13 @@ void k_to_vdevice(std::span<const Tensor> in, const KernelAttrs& attrs, std::spa
   // The lowering passes the destination as [DLPack device type, device id].
   std::vector<int64_t> dst = attrs.get_ints("dst_vdevice");
   if (dst.size() != 2)
-    throw_error("ValueError", "relax.to_vdevice: attribute 'dst_vdevice' must be [device type, device id]");
+    throw_error("ValueError",
+                "relax.to_vdevice: attribute 'dst_vdevice' must be [device type, device id]");
   if (dst[0] != kDLCPU)
-    throw_error("RuntimeError", "relax.to_vdevice: the destination is device type " + std::to_string(dst[0]) +
-                                    " id " + std::to_string(dst[1]) +
-                                    ", but the host kernel copies only between CPU devices (device type 1)");
+    throw_error("RuntimeError",
+                "relax.to_vdevice: the destination is device type " + std::to_string(dst[0]) +
+                    " id " + std::to_string(dst[1]) +
+                    ", but the host kernel copies only between CPU devices (device type 1)");
   copy_bytes(in[0], out[0]);
 }
 

@@ -21,7 +21,8 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 StructInfo t23(VDevice v = {}) {
-  return make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(2), int_imm(3)}, DataType::Float(32), std::move(v));
+  return make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(2), int_imm(3)},
+                                    DataType::Float(32), std::move(v));
 }
 
 TEST(Target, KindDefaultsAsTvm) {
@@ -49,30 +50,41 @@ TEST(Target, StringForm) {
   TargetDesc t = make_target("cuda -arch=sm_80 -max_num_threads=512 -libs=cublas,cudnn");
   EXPECT_EQ(std::get<std::string>(t->attrs.at("arch")), "sm_80");
   EXPECT_EQ(std::get<int64_t>(t->attrs.at("max_num_threads")), 512);
-  EXPECT_EQ(std::get<std::vector<std::string>>(t->attrs.at("libs")), (std::vector<std::string>{"cublas", "cudnn"}));
+  EXPECT_EQ(std::get<std::vector<std::string>>(t->attrs.at("libs")),
+            (std::vector<std::string>{"cublas", "cudnn"}));
   EXPECT_EQ(std::get<int64_t>(t->attrs.at("thread_warp_size")), 32);  // default still filled
   // Values take their option's type: "-mcpu=1234" stays a string, a bare flag is true.
-  TargetDesc k = make_target("llvm -keys=arm_cpu,cpu -mattr=+neon -mcpu=1234 -num-cores=4 --fast-math");
+  TargetDesc k =
+      make_target("llvm -keys=arm_cpu,cpu -mattr=+neon -mcpu=1234 -num-cores=4 --fast-math");
   EXPECT_EQ(k->keys, (std::vector<std::string>{"arm_cpu", "cpu"}));
-  EXPECT_EQ(std::get<std::vector<std::string>>(k->attrs.at("mattr")), (std::vector<std::string>{"+neon"}));
+  EXPECT_EQ(std::get<std::vector<std::string>>(k->attrs.at("mattr")),
+            (std::vector<std::string>{"+neon"}));
   EXPECT_EQ(std::get<std::string>(k->attrs.at("mcpu")), "1234");
   EXPECT_EQ(std::get<int64_t>(k->attrs.at("num-cores")), 4);
   EXPECT_EQ(std::get<bool>(k->attrs.at("fast-math")), true);
-  EXPECT_NE(error_of([] { make_target(""); }).find("the target string is empty"), std::string::npos);
+  EXPECT_NE(error_of([] { make_target(""); }).find("the target string is empty"),
+            std::string::npos);
   EXPECT_NE(error_of([] { make_target("cuda -=3"); }).find("has no name"), std::string::npos);
-  EXPECT_NE(error_of([] { make_target("llvm -num-cores=four"); }).find("option -num-cores takes an integer"),
+  EXPECT_NE(error_of([] {
+              make_target("llvm -num-cores=four");
+            }).find("option -num-cores takes an integer"),
             std::string::npos);
-  EXPECT_NE(error_of([] { make_target("llvm -fast-math=maybe"); }).find("takes true or false"), std::string::npos);
-  EXPECT_NE(error_of([] { make_target("cuda -archh=sm_80"); }).find("unknown option \"archh\" (options: host, arch,"),
+  EXPECT_NE(error_of([] { make_target("llvm -fast-math=maybe"); }).find("takes true or false"),
             std::string::npos);
-  EXPECT_NE(error_of([] { make_target("tpu"); }).find("unknown target kind 'tpu' (known kinds: c, cuda,"),
+  EXPECT_NE(error_of([] {
+              make_target("cuda -archh=sm_80");
+            }).find("unknown option \"archh\" (options: host, arch,"),
             std::string::npos);
+  EXPECT_NE(
+      error_of([] { make_target("tpu"); }).find("unknown target kind 'tpu' (known kinds: c, cuda,"),
+      std::string::npos);
 }
 
 TEST(Target, DictionaryForm) {
   TargetConfig c{{"kind", std::string("opencl")}, {"device", std::string("adreno")}};
   TargetDesc t = make_target(c);
-  EXPECT_EQ(t->keys, (std::vector<std::string>{"adreno", "opencl", "gpu"}));  // TVM: device key first
+  EXPECT_EQ(t->keys,
+            (std::vector<std::string>{"adreno", "opencl", "gpu"}));  // TVM: device key first
   EXPECT_EQ(std::get<std::string>(t->attrs.at("device")), "adreno");
   // Given keys replace the defaults (duplicates dropped); the exported config parses back equal.
   TargetDesc k = make_target(TargetConfig{{"kind", std::string("cuda")},
@@ -80,21 +92,27 @@ TEST(Target, DictionaryForm) {
   EXPECT_EQ(k->keys, (std::vector<std::string>{"cuda", "x"}));
   EXPECT_TRUE(structural_equal(make_target(target_to_config(*k)), k));
   EXPECT_TRUE(structural_equal(make_target(target_to_config(*t)), t));
-  TargetDesc h = make_target(TargetConfig{{"kind", std::string("cuda")}, {"host", std::string("llvm")}});
+  TargetDesc h =
+      make_target(TargetConfig{{"kind", std::string("cuda")}, {"host", std::string("llvm")}});
   ASSERT_TRUE(h->host.defined());
   EXPECT_EQ(h->host->keys, (std::vector<std::string>{"cpu"}));
-  EXPECT_NE(error_of([] { make_target(TargetConfig{{"arch", std::string("sm_80")}}); }).find("no \"kind\" entry"),
+  EXPECT_NE(error_of([] {
+              make_target(TargetConfig{{"arch", std::string("sm_80")}});
+            }).find("no \"kind\" entry"),
             std::string::npos);
-  EXPECT_NE(error_of([] { make_target(TargetConfig{{"kind", int64_t(3)}}); }).find("\"kind\" must be a string"),
+  EXPECT_NE(error_of([] {
+              make_target(TargetConfig{{"kind", int64_t(3)}});
+            }).find("\"kind\" must be a string"),
             std::string::npos);
   EXPECT_NE(error_of([] {
               make_target(TargetConfig{{"kind", std::string("cuda")}, {"thread_warp_size", true}});
             }).find("attribute \"thread_warp_size\" must be an integer, not a bool"),
             std::string::npos);
-  EXPECT_NE(error_of([] {
-              make_target(TargetConfig{{"kind", std::string("cuda")}, {"keys", std::string("cuda")}});
-            }).find("\"keys\" must be a list of strings"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] {
+        make_target(TargetConfig{{"kind", std::string("cuda")}, {"keys", std::string("cuda")}});
+      }).find("\"keys\" must be a list of strings"),
+      std::string::npos);
   EXPECT_NE(error_of([] {
               make_target(TargetConfig{{"kind", std::string("cuda")}, {"fast", true}});
             }).find("target 'cuda': unknown option \"fast\""),
@@ -104,7 +122,8 @@ TEST(Target, DictionaryForm) {
             }).find("\"from_device\""),
             std::string::npos);
   // Options every kind takes.
-  TargetDesc m = make_target(TargetConfig{{"kind", std::string("llvm")}, {"model", std::string("m1")},
+  TargetDesc m = make_target(TargetConfig{{"kind", std::string("llvm")},
+                                          {"model", std::string("m1")},
                                           {"libs", std::vector<std::string>{"mkl"}}});
   EXPECT_EQ(std::get<std::string>(m->attrs.at("model")), "m1");
 }
@@ -128,7 +147,9 @@ TEST(VDevice, StructuralEqualityAndHash) {
   ASSERT_TRUE(diff.has_value());
   EXPECT_NE(diff->find(".vdevice.vdevice_id"), std::string::npos) << *diff;
   // Source compatibility: constructing without a vdevice gives none.
-  EXPECT_FALSE(tensor_sinfo(std::vector<int64_t>{2}, DataType::Float(32)).as<TensorStructInfoNode>()->vdevice);
+  EXPECT_FALSE(tensor_sinfo(std::vector<int64_t>{2}, DataType::Float(32))
+                   .as<TensorStructInfoNode>()
+                   ->vdevice);
 }
 
 TEST(VDevice, SubsumptionAsTvm) {
@@ -140,14 +161,16 @@ TEST(VDevice, SubsumptionAsTvm) {
   // Two different devices never fit (kFailL0); equal ones fit even as different objects.
   EXPECT_EQ(struct_info_base_check(t23(cuda), t23(llvm)), BaseCheckResult::FailL0);
   EXPECT_EQ(struct_info_base_check(t23(cuda), t23(make_vdevice("cuda"))), BaseCheckResult::Pass);
-  EXPECT_EQ(struct_info_base_check(make<TensorStructInfoNode>(DataType::Float(32), 2, cuda), t23(cuda)),
-            BaseCheckResult::Pass);
+  EXPECT_EQ(
+      struct_info_base_check(make<TensorStructInfoNode>(DataType::Float(32), 2, cuda), t23(cuda)),
+      BaseCheckResult::Pass);
 }
 
 TEST(VDevice, ErasureAndUnification) {
   VDevice cuda = make_vdevice("cuda"), llvm = make_vdevice("llvm");
   PrimVar n = make<PrimVarNode>("n");
-  StructInfo sym = make<TensorStructInfoNode>(std::vector<PrimExpr>{n, int_imm(3)}, DataType::Float(32), cuda);
+  StructInfo sym =
+      make<TensorStructInfoNode>(std::vector<PrimExpr>{n, int_imm(3)}, DataType::Float(32), cuda);
   // Erasing an undefined symbolic shape keeps the device (TVM's EraseToWellDefined).
   const auto* erased = erase_to_well_defined(sym).as<TensorStructInfoNode>();
   ASSERT_NE(erased, nullptr);
@@ -161,12 +184,13 @@ TEST(VDevice, ErasureAndUnification) {
   EXPECT_TRUE(structural_equal(struct_info_lca(t23(cuda), t23(make_vdevice("cuda"))), t23(cuda)));
   EXPECT_TRUE(structural_equal(struct_info_lca(t23(cuda), t23(llvm)), t23()));
   EXPECT_TRUE(structural_equal(struct_info_lca(t23(cuda), t23()), t23()));
-  StructInfo other_shape =
-      make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(4), int_imm(3)}, DataType::Float(32), cuda);
+  StructInfo other_shape = make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(4), int_imm(3)},
+                                                      DataType::Float(32), cuda);
   EXPECT_TRUE(structural_equal(struct_info_lca(t23(cuda), other_shape),
                                make<TensorStructInfoNode>(DataType::Float(32), 2, cuda)));
-  EXPECT_TRUE(structural_equal(struct_info_lca(t23(cuda), tensor_sinfo_ndim(DataType::Float(32), 3)),
-                               tensor_sinfo_ndim(DataType::Float(32), -1)));
+  EXPECT_TRUE(
+      structural_equal(struct_info_lca(t23(cuda), tensor_sinfo_ndim(DataType::Float(32), 3)),
+                       tensor_sinfo_ndim(DataType::Float(32), -1)));
 }
 
 TEST(VDevice, ModuleGlobalInfos) {
@@ -186,19 +210,22 @@ TEST(VDevice, ModuleGlobalInfos) {
   EXPECT_FALSE(structural_equal(m, n));  // the order is what "cuda:0" counts
   n.update_global_info("vdevice", {});
   EXPECT_TRUE(n->global_infos.empty());
-  EXPECT_NE(error_of([&] { n.update_global_info("vdevice", {GlobalInfo()}); }).find("an entry is null"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { n.update_global_info("vdevice", {GlobalInfo()}); }).find("an entry is null"),
+      std::string::npos);
 }
 
 TEST(VDevice, ScriptNames) {
-  VDevice llvm = make_vdevice("llvm"), c0 = make_vdevice("cuda"), c1 = make_vdevice("cuda -arch=sm_80"),
-          tex = make_vdevice("opencl", 0, "global.texture"), ocl = make_vdevice("opencl", 1);
+  VDevice llvm = make_vdevice("llvm"), c0 = make_vdevice("cuda"),
+          c1 = make_vdevice("cuda -arch=sm_80"), tex = make_vdevice("opencl", 0, "global.texture"),
+          ocl = make_vdevice("opencl", 1);
   std::vector<GlobalInfo> list{llvm, c0, tex, c1, ocl};
   EXPECT_EQ(vdevice_script_name(llvm, list), "llvm:0:global");
   EXPECT_EQ(vdevice_script_name(c1, list), "cuda:1:global");
   EXPECT_EQ(vdevice_script_name(ocl, list), "opencl:1:global");
   EXPECT_EQ(vdevice_script_name(tex, list), "opencl:0:global.texture");
-  EXPECT_EQ(vdevice_script_name(make_vdevice("cuda -arch=sm_80"), list), "cuda:1:global");  // equal, not same
+  EXPECT_EQ(vdevice_script_name(make_vdevice("cuda -arch=sm_80"), list),
+            "cuda:1:global");  // equal, not same
   EXPECT_EQ(vdevice_script_name(make_vdevice("metal"), list), "metal:-1:global");
   // Two equal entries: identity decides which one a reference names.
   VDevice twin_a = make_vdevice("cuda"), twin_b = make_vdevice("cuda");
@@ -210,13 +237,20 @@ TEST(VDevice, ScriptNames) {
   EXPECT_EQ(lookup_vdevice("opencl:1:global", list).get(), ocl.get());
   EXPECT_EQ(lookup_vdevice("vdevice:2", list).get(), tex.get());
   EXPECT_EQ(lookup_vdevice("cuda:1:global", twins).get(), twin_b.get());
-  EXPECT_NE(error_of([&] { lookup_vdevice("cuda:2", list); }).find("is not among the module's vdevices (llvm:0:global"),
+  EXPECT_NE(error_of([&] {
+              lookup_vdevice("cuda:2", list);
+            }).find("is not among the module's vdevices (llvm:0:global"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { lookup_vdevice("opencl:0:global", list); }).find("memory scope \"global.texture\""),
+  EXPECT_NE(error_of([&] {
+              lookup_vdevice("opencl:0:global", list);
+            }).find("memory scope \"global.texture\""),
             std::string::npos);
-  EXPECT_NE(error_of([&] { lookup_vdevice("cuda:-1", list); }).find("is not a device index"), std::string::npos);
-  EXPECT_NE(error_of([&] { lookup_vdevice("vdevice:9", list); }).find("is not among"), std::string::npos);
-  EXPECT_NE(error_of([&] { lookup_vdevice("cuda", {}); }).find("declares no vdevices"), std::string::npos);
+  EXPECT_NE(error_of([&] { lookup_vdevice("cuda:-1", list); }).find("is not a device index"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { lookup_vdevice("vdevice:9", list); }).find("is not among"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { lookup_vdevice("cuda", {}); }).find("declares no vdevices"),
+            std::string::npos);
 }
 
 TEST(VDevice, DeviceNames) {

@@ -26,10 +26,15 @@ TEST(Device, ToVDeviceInference) {
   EXPECT_EQ(tensor(u).ndim, 3);
   EXPECT_EQ(tensor(u).dtype, DataType::Float(16));
   EXPECT_EQ(tensor(u).vdevice.get(), cuda.get());
-  EXPECT_EQ(error_of([&] { infer(op::to_vdevice(with(make<PrimValueNode>(int_imm(1)), prim_sinfo(i64)), cuda)); }),
+  EXPECT_EQ(error_of([&] {
+              infer(op::to_vdevice(with(make<PrimValueNode>(int_imm(1)), prim_sinfo(i64)), cuda));
+            }),
             "relax.to_vdevice: argument 'data' must be a Tensor, but is a Prim");
-  EXPECT_EQ(error_of([&] { make_call("relax.to_vdevice", {tvar("x", {2})}, {{"dst_vdevice", std::string("cuda")}}); }),
-            "relax.to_vdevice: attribute 'dst_vdevice' must be a VDevice");
+  EXPECT_EQ(
+      error_of([&] {
+        make_call("relax.to_vdevice", {tvar("x", {2})}, {{"dst_vdevice", std::string("cuda")}});
+      }),
+      "relax.to_vdevice: attribute 'dst_vdevice' must be a VDevice");
   EXPECT_EQ(error_of([&] { make_call("relax.to_vdevice", {tvar("x", {2})}); }),
             "relax.to_vdevice: missing required attribute 'dst_vdevice'");
 }
@@ -41,32 +46,44 @@ TEST(Device, HintOnDeviceInference) {
   const auto* call = h.as<CallNode>();
   EXPECT_EQ(call->attrs->type_key, "relax.attrs.HintOnDeviceAttrs");
   EXPECT_EQ(std::get<std::string>(*call->attrs->find("memory_scope")), "global");
-  EXPECT_EQ(error_of([&] { infer(op::hint_on_device(with(make<ShapeExprNode>(std::vector<PrimExpr>{}), shape_sinfo({})), 1, 0)); }),
+  EXPECT_EQ(error_of([&] {
+              infer(op::hint_on_device(
+                  with(make<ShapeExprNode>(std::vector<PrimExpr>{}), shape_sinfo({})), 1, 0));
+            }),
             "relax.hint_on_device: argument 'data' must be a Tensor, but is a Shape");
 }
 
 TEST(Device, ResultsStayOnTheOperandsDevice) {
   VDevice cuda = make_vdevice("cuda"), llvm = make_vdevice("llvm");
-  EXPECT_EQ(tensor(infer(op::add(on("a", {2, 3}, cuda), tvar("b", {3})))).vdevice.get(), cuda.get());
-  EXPECT_EQ(tensor(infer(op::add(tvar("a", {2, 3}), on("b", {3}, cuda)))).vdevice.get(), cuda.get());
+  EXPECT_EQ(tensor(infer(op::add(on("a", {2, 3}, cuda), tvar("b", {3})))).vdevice.get(),
+            cuda.get());
+  EXPECT_EQ(tensor(infer(op::add(tvar("a", {2, 3}), on("b", {3}, cuda)))).vdevice.get(),
+            cuda.get());
   EXPECT_EQ(tensor(infer(op::exp(on("a", {2}, cuda)))).vdevice.get(), cuda.get());
-  EXPECT_EQ(tensor(infer(op::matmul(on("a", {2, 3}, cuda), on("b", {3, 4}, make_vdevice("cuda"))))).vdevice.get(),
+  EXPECT_EQ(tensor(infer(op::matmul(on("a", {2, 3}, cuda), on("b", {3, 4}, make_vdevice("cuda")))))
+                .vdevice.get(),
             cuda.get());
   Var a = on("a", {2}, cuda), b = on("b", {3}, cuda);
-  Expr pair = with(make<TupleNode>(std::vector<Expr>{a, b}), tuple_sinfo({a->struct_info_, b->struct_info_}));
-  EXPECT_EQ(tensor(infer(make_call("relax.concat", {pair}, {{"axis", int64_t(0)}}))).vdevice.get(), cuda.get());
+  Expr pair = with(make<TupleNode>(std::vector<Expr>{a, b}),
+                   tuple_sinfo({a->struct_info_, b->struct_info_}));
+  EXPECT_EQ(tensor(infer(make_call("relax.concat", {pair}, {{"axis", int64_t(0)}}))).vdevice.get(),
+            cuda.get());
   EXPECT_FALSE(tensor(infer(op::add(tvar("a", {2}), tvar("b", {2})))).vdevice);
   // Every field of a tuple result is placed.
   StructInfo parts = infer(op::split(on("a", {4}, cuda), 2));
-  for (const auto& f : parts.as<TupleStructInfoNode>()->fields) EXPECT_EQ(tensor(f).vdevice.get(), cuda.get());
+  for (const auto& f : parts.as<TupleStructInfoNode>()->fields)
+    EXPECT_EQ(tensor(f).vdevice.get(), cuda.get());
   // A copy's destination is not overridden by its source's device.
   EXPECT_EQ(tensor(infer(op::to_vdevice(on("a", {2}, llvm), cuda))).vdevice.get(), cuda.get());
   // Operands on two devices cannot meet (TVM refuses this for binary operators).
   std::string msg = error_of([&] { infer(op::add(on("a", {2}, cuda), on("b", {2}, llvm))); });
-  EXPECT_EQ(msg, "relax.add: operands are on different devices: cuda device 0 (memory scope \"global\") and llvm "
-                 "device 0 (memory scope \"global\"); copy one with R.to_vdevice");
-  EXPECT_NE(error_of([&] { infer(op::add(on("a", {2}, cuda), on("b", {2}, make_vdevice("cuda", 1)))); })
-                .find("operands are on different devices"),
+  EXPECT_EQ(msg,
+            "relax.add: operands are on different devices: cuda device 0 (memory scope \"global\") "
+            "and llvm "
+            "device 0 (memory scope \"global\"); copy one with R.to_vdevice");
+  EXPECT_NE(error_of([&] {
+              infer(op::add(on("a", {2}, cuda), on("b", {2}, make_vdevice("cuda", 1))));
+            }).find("operands are on different devices"),
             std::string::npos);
 }
 

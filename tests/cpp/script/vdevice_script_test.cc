@@ -108,7 +108,8 @@ TEST(VDeviceScript, ParsesTvmSpellings) {
 
   auto device_of = [&](size_t i) {
     const auto& c = *binding_value(*binding(mod, "foo", i)).as<CallNode>();
-    return std::make_pair(std::get<int64_t>(*c.attrs->find("device_type")), std::get<int64_t>(*c.attrs->find("index")));
+    return std::make_pair(std::get<int64_t>(*c.attrs->find("device_type")),
+                          std::get<int64_t>(*c.attrs->find("index")));
   };
   EXPECT_EQ(device_of(0), std::make_pair(int64_t(1), int64_t(0)));
   EXPECT_EQ(device_of(1), std::make_pair(int64_t(2), int64_t(1)));
@@ -124,13 +125,21 @@ TEST(VDeviceScript, ParsesTvmSpellings) {
 
   // Printing uses TVM's canonical spelling; the reparse is the same module.
   std::string text = print_module(mod);
-  EXPECT_NE(text.find("y: R.Tensor((2, 3), dtype=\"float32\", vdevice=\"cuda:1:global\")"), std::string::npos) << text;
-  EXPECT_NE(text.find("z: R.Tensor((2, 3), dtype=\"float32\", vdevice=\"metal:0:global\")"), std::string::npos) << text;
-  EXPECT_NE(text.find("R.hint_on_device(x, R.device(device_type=1, index=0), \"global\")"), std::string::npos) << text;
-  EXPECT_NE(text.find("R.to_vdevice(b, dst_vdevice=\"cuda:2:shared\")"), std::string::npos) << text;
-  EXPECT_NE(text.find("I.vdevice({\"arch\": \"sm_90\", \"keys\": [\"cuda\", \"gpu\"], \"kind\": \"cuda\", "
-                      "\"max_num_threads\": 512, \"tag\": \"\", \"thread_warp_size\": 32}, 0, \"shared\")"),
+  EXPECT_NE(text.find("y: R.Tensor((2, 3), dtype=\"float32\", vdevice=\"cuda:1:global\")"),
             std::string::npos)
+      << text;
+  EXPECT_NE(text.find("z: R.Tensor((2, 3), dtype=\"float32\", vdevice=\"metal:0:global\")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("R.hint_on_device(x, R.device(device_type=1, index=0), \"global\")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("R.to_vdevice(b, dst_vdevice=\"cuda:2:shared\")"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "I.vdevice({\"arch\": \"sm_90\", \"keys\": [\"cuda\", \"gpu\"], \"kind\": \"cuda\", "
+          "\"max_num_threads\": 512, \"tag\": \"\", \"thread_warp_size\": 32}, 0, \"shared\")"),
+      std::string::npos)
       << text;
   IRModule back = parse_module(text);
   EXPECT_TRUE(structural_equal(mod, back)) << structural_diff(mod, back).value_or("");
@@ -155,17 +164,21 @@ class Module:
   EXPECT_EQ(v[1]->target->host->kind, "llvm");
   EXPECT_EQ(v[2]->vdevice_id, 3);
   std::string printed = print_module(mod);
-  EXPECT_NE(printed.find("I.vdevice({\"device\": \"adreno\", \"image_base_address_alignment\": 64, \"keys\": [\"adreno\", "
+  EXPECT_NE(printed.find("I.vdevice({\"device\": \"adreno\", \"image_base_address_alignment\": 64, "
+                         "\"keys\": [\"adreno\", "
                          "\"opencl\", \"gpu\"], \"kind\": \"opencl\""),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("I.vdevice({\"host\": {\"keys\": [\"cpu\"], \"kind\": \"llvm\", \"mcpu\": \"skylake\", \"tag\": \"\"}, "
-                         "\"keys\": [\"cuda\", \"gpu\", \"tensorcore\"], \"kind\": \"cuda\", \"l2_cache_size_bytes\": 52428800, "
+  EXPECT_NE(printed.find("I.vdevice({\"host\": {\"keys\": [\"cpu\"], \"kind\": \"llvm\", \"mcpu\": "
+                         "\"skylake\", \"tag\": \"\"}, "
+                         "\"keys\": [\"cuda\", \"gpu\", \"tensorcore\"], \"kind\": \"cuda\", "
+                         "\"l2_cache_size_bytes\": 52428800, "
                          "\"libs\": [\"cublas\"], \"max_num_threads\": 1024"),
             std::string::npos)
       << printed;
   EXPECT_NE(printed.find("\"supports_subgroups\": True"), std::string::npos) << printed;
-  EXPECT_NE(printed.find("I.vdevice({\"keys\": [\"cpu\"], \"kind\": \"c\", \"tag\": \"\"}, 3, \"global\")"),
+  EXPECT_NE(printed.find(
+                "I.vdevice({\"keys\": [\"cpu\"], \"kind\": \"c\", \"tag\": \"\"}, 3, \"global\")"),
             std::string::npos)
       << printed;
   IRModule back = parse_module(printed);
@@ -178,18 +191,23 @@ TEST(VDeviceScript, StandaloneNodesPrintLikeTvm) {
   VDevice cuda = make_vdevice("cuda");
   StructInfo s = make<TensorStructInfoNode>(DataType::Float(16), -1, cuda);
   EXPECT_EQ(print_expr(s), "R.Tensor(dtype=\"float16\", vdevice=\"cuda:-1:global\")");
-  EXPECT_EQ(print_expr(make<TensorStructInfoNode>(DataType::Void(), -1, cuda)), "R.Tensor(vdevice=\"cuda:-1:global\")");
+  EXPECT_EQ(print_expr(make<TensorStructInfoNode>(DataType::Void(), -1, cuda)),
+            "R.Tensor(vdevice=\"cuda:-1:global\")");
   EXPECT_EQ(print_expr(cuda),
-            "I.vdevice({\"keys\": [\"cuda\", \"gpu\"], \"kind\": \"cuda\", \"max_num_threads\": 1024, \"tag\": \"\", "
+            "I.vdevice({\"keys\": [\"cuda\", \"gpu\"], \"kind\": \"cuda\", \"max_num_threads\": "
+            "1024, \"tag\": \"\", "
             "\"thread_warp_size\": 32}, 0, \"global\")");
   // An equal vdevice that is not the list's own object is still named by its place in the list.
   IRModule mod = IRModule::create();
-  mod.update_global_info("vdevice", {make_vdevice("llvm"), make_vdevice("cuda"), make_vdevice("cuda", 1)});
-  Var x = make<VarNode>("x", make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(2)}, DataType::Float(32),
-                                                        make_vdevice("cuda", 1)));
+  mod.update_global_info("vdevice",
+                         {make_vdevice("llvm"), make_vdevice("cuda"), make_vdevice("cuda", 1)});
+  Var x =
+      make<VarNode>("x", make<TensorStructInfoNode>(std::vector<PrimExpr>{int_imm(2)},
+                                                    DataType::Float(32), make_vdevice("cuda", 1)));
   auto seq = make<SeqExprNode>(std::vector<BindingBlock>{}, x);
-  mod.add(make<GlobalVarNode>("main"), make<FunctionNode>(std::vector<Var>{x}, seq, x->struct_info_, true,
-                                                           DictAttrs{{"global_symbol", std::string("main")}}));
+  mod.add(make<GlobalVarNode>("main"),
+          make<FunctionNode>(std::vector<Var>{x}, seq, x->struct_info_, true,
+                             DictAttrs{{"global_symbol", std::string("main")}}));
   std::string text = print_module(mod);
   EXPECT_NE(text.find("vdevice=\"cuda:1:global\""), std::string::npos) << text;
   IRModule back = parse_module(text);
@@ -201,17 +219,21 @@ TEST(VDeviceScript, ModuleWithOnlyGlobalInfos) {
   mod.update_global_info("vdevice", {make_vdevice("llvm")});
   std::string text = print_module(mod);
   EXPECT_EQ(text,
-            "# from partita.script import ir as I\n# from partita.script import relax as R\n\n@I.ir_module\nclass "
-            "Module:\n    I.module_global_infos({\"vdevice\": [I.vdevice({\"keys\": [\"cpu\"], \"kind\": \"llvm\", "
+            "# from partita.script import ir as I\n# from partita.script import relax as "
+            "R\n\n@I.ir_module\nclass "
+            "Module:\n    I.module_global_infos({\"vdevice\": [I.vdevice({\"keys\": [\"cpu\"], "
+            "\"kind\": \"llvm\", "
             "\"tag\": \"\"}, 0, \"global\")]})");
   EXPECT_TRUE(structural_equal(parse_module(text), mod));
 }
 
 void expect_parse_error(const std::string& body, const std::string& needle,
-                        const std::string& infos = "I.module_global_infos({\"vdevice\": [I.vdevice(\"llvm\"), "
-                                                   "I.vdevice(\"cuda\", 0, \"global\")]})") {
-  std::string text = "@I.ir_module\nclass Module:\n" + (infos.empty() ? std::string() : "    " + infos + "\n") +
-                     "    @R.function\n    def main(x: R.Tensor((2,), \"float32\", \"llvm\")):\n" + body;
+                        const std::string& infos =
+                            "I.module_global_infos({\"vdevice\": [I.vdevice(\"llvm\"), "
+                            "I.vdevice(\"cuda\", 0, \"global\")]})") {
+  std::string text =
+      "@I.ir_module\nclass Module:\n" + (infos.empty() ? std::string() : "    " + infos + "\n") +
+      "    @R.function\n    def main(x: R.Tensor((2,), \"float32\", \"llvm\")):\n" + body;
   try {
     parse_module(text);
     ADD_FAILURE() << "no error for:\n" << text;
@@ -223,32 +245,45 @@ void expect_parse_error(const std::string& body, const std::string& needle,
 
 TEST(VDeviceScript, Errors) {
   const std::string ret = "        return x\n";
-  expect_parse_error("        y: R.Tensor((2,), \"float32\", \"cuda:1\") = x\n" + ret,
-                     "vdevice \"cuda:1\" is not among the module's vdevices (llvm:0:global, cuda:0:global)");
+  expect_parse_error(
+      "        y: R.Tensor((2,), \"float32\", \"cuda:1\") = x\n" + ret,
+      "vdevice \"cuda:1\" is not among the module's vdevices (llvm:0:global, cuda:0:global)");
   expect_parse_error("        y = R.to_vdevice(x, \"cuda:0:shared\")\n" + ret,
                      "that device has memory scope \"global\", not \"shared\"");
-  expect_parse_error("        y = R.to_vdevice(x, \"cuda:x\")\n" + ret, "'x' is not a device index");
+  expect_parse_error("        y = R.to_vdevice(x, \"cuda:x\")\n" + ret,
+                     "'x' is not a device index");
   expect_parse_error(ret, "the module declares no vdevices", "");
   expect_parse_error(ret, "unknown target kind 'gpu' (known kinds: c, cuda, ext_dev",
                      "I.module_global_infos({\"vdevice\": [I.vdevice(\"gpu\")]})");
   expect_parse_error(ret, "option 'arch=sm_80' must be written -name=value",
                      "I.module_global_infos({\"vdevice\": [I.vdevice(\"cuda arch=sm_80\")]})");
   expect_parse_error(ret, "attribute \"max_num_threads\" must be an integer, not a string",
-                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"max_num_threads\": \"x\"})]})");
-  expect_parse_error(ret, "no \"kind\" entry", "I.module_global_infos({\"vdevice\": [I.vdevice({\"arch\": \"sm_80\"})]})");
-  expect_parse_error(ret, "target 'cuda': unknown option \"ratio\"",
-                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"ratio\": 5})]})");
-  expect_parse_error(ret, "a list must hold strings",
-                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"libs\": [1]})]})");
-  expect_parse_error(ret, "unsupported global info \"mesh\"", "I.module_global_infos({\"mesh\": []})");
-  expect_parse_error("        y = R.hint_on_device(x, R.gpu(0))\n" + ret, "unknown device function 'R.gpu'");
-  expect_parse_error("        y = R.hint_on_device(x, R.device(\"tpu\", 0))\n" + ret, "unknown device \"tpu\"");
-  expect_parse_error("        y = R.hint_on_device(x)\n" + ret, "R.hint_on_device needs data and a device");
-  expect_parse_error("        y = R.to_vdevice(R.prim_value(1), \"llvm\")\n" + ret, "must be a Tensor");
-  expect_parse_error("        y = R.to_vdevice(x, \"cuda\", \"llvm\")\n" + ret, "R.to_vdevice takes 2 arguments");
+                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", "
+                     "\"max_num_threads\": \"x\"})]})");
+  expect_parse_error(ret, "no \"kind\" entry",
+                     "I.module_global_infos({\"vdevice\": [I.vdevice({\"arch\": \"sm_80\"})]})");
+  expect_parse_error(
+      ret, "target 'cuda': unknown option \"ratio\"",
+      "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"ratio\": 5})]})");
+  expect_parse_error(
+      ret, "a list must hold strings",
+      "I.module_global_infos({\"vdevice\": [I.vdevice({\"kind\": \"cuda\", \"libs\": [1]})]})");
+  expect_parse_error(ret, "unsupported global info \"mesh\"",
+                     "I.module_global_infos({\"mesh\": []})");
+  expect_parse_error("        y = R.hint_on_device(x, R.gpu(0))\n" + ret,
+                     "unknown device function 'R.gpu'");
+  expect_parse_error("        y = R.hint_on_device(x, R.device(\"tpu\", 0))\n" + ret,
+                     "unknown device \"tpu\"");
+  expect_parse_error("        y = R.hint_on_device(x)\n" + ret,
+                     "R.hint_on_device needs data and a device");
+  expect_parse_error("        y = R.to_vdevice(R.prim_value(1), \"llvm\")\n" + ret,
+                     "must be a Tensor");
+  expect_parse_error("        y = R.to_vdevice(x, \"cuda\", \"llvm\")\n" + ret,
+                     "R.to_vdevice takes 2 arguments");
   // Operands on two devices cannot meet in one operator.
   expect_parse_error("        y = R.to_vdevice(x, \"cuda\")\n        z = R.add(x, y)\n" + ret,
-                     "operands are on different devices: llvm device 0 (memory scope \"global\") and cuda device 0");
+                     "operands are on different devices: llvm device 0 (memory scope \"global\") "
+                     "and cuda device 0");
 }
 
 TEST(VDeviceScript, GlobalInfosGivenTwice) {
@@ -262,7 +297,8 @@ class Module:
     parse_module(text);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("I.module_global_infos is given twice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("I.module_global_infos is given twice"), std::string::npos)
+        << e.what();
   }
 }
 

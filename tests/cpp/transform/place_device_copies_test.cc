@@ -15,7 +15,9 @@
 namespace partita::testing {
 namespace {
 
-transform::Pass cuda_placement() { return transform::PlaceDeviceCopies({{"cuda", make_vdevice("cuda")}}); }
+transform::Pass cuda_placement() {
+  return transform::PlaceDeviceCopies({{"cuda", make_vdevice("cuda")}});
+}
 
 const char* kOffloaded = R"(
     @R.function
@@ -219,7 +221,8 @@ TEST(PlaceDeviceCopies, ReusesTheModulesVDevices) {
   const auto* fused = out->functions.at("fused_a").second.as<FunctionNode>();
   EXPECT_EQ(fused->params[0]->struct_info_.as<TensorStructInfoNode>()->vdevice.get(), cuda.get());
   EXPECT_TRUE(well_formed(out));
-  EXPECT_NE(script::print_module(out).find("R.to_vdevice(x, dst_vdevice=\"cuda:0:global\")"), std::string::npos);
+  EXPECT_NE(script::print_module(out).find("R.to_vdevice(x, dst_vdevice=\"cuda:0:global\")"),
+            std::string::npos);
   EXPECT_THROW(transform::PlaceDeviceCopies({{"cuda", VDevice()}}), Error);
 }
 
@@ -249,7 +252,8 @@ TEST(PlaceDeviceCopies, PartitionedModelRunsWithTheCopies) {
   ASSERT_EQ(out.size(), 1u);
   for (int i = 0; i < 8; ++i) {
     float a = xv.data_as<float>()[i], b = yv.data_as<float>()[i];
-    EXPECT_NEAR(out[0].data_as<float>()[i], std::exp(a * b) * a, 1e-5f * (1 + std::abs(std::exp(a * b) * a)));
+    EXPECT_NEAR(out[0].data_as<float>()[i], std::exp(a * b) * a,
+                1e-5f * (1 + std::abs(std::exp(a * b) * a)));
   }
 }
 

@@ -325,18 +325,22 @@ TEST(RealizeVDevice, Errors) {
         return y
 )";
   EXPECT_NE(error_of(module(kFourDevices, body))
-                .find("ValueError: RealizeVDevice: R.hint_on_device names device cuda:1 with memory scope \"global\", "
-                      "which is not among the module's vdevices: cpu:0 \"global\" (llvm), cuda:0 \"global\" (cuda)"),
+                .find("ValueError: RealizeVDevice: R.hint_on_device names device cuda:1 with "
+                      "memory scope \"global\", "
+                      "which is not among the module's vdevices: cpu:0 \"global\" (llvm), cuda:0 "
+                      "\"global\" (cuda)"),
             std::string::npos)
       << error_of(module(kFourDevices, body));
-  EXPECT_NE(error_of(module("", body)).find("needs the module's vdevices, but it declares none"), std::string::npos);
+  EXPECT_NE(error_of(module("", body)).find("needs the module's vdevices, but it declares none"),
+            std::string::npos);
   const char* tuple = R"(
     @R.function
     def foo(x: R.Tensor((2, 3), "float32")) -> R.Tuple(R.Tensor((2, 3), "float32", "cuda")):
         return (x, x)
 )";
   // The parser accepts the mismatching annotation; the pass names the problem.
-  EXPECT_NE(error_of(module(kCuda, tuple)).find("returns a tuple of 2 elements but is annotated as returning 1"),
+  EXPECT_NE(error_of(module(kCuda, tuple))
+                .find("returns a tuple of 2 elements but is annotated as returning 1"),
             std::string::npos);
 }
 
@@ -360,7 +364,8 @@ TEST(RealizeVDevice, ResultRunsOnTheHost) {
   for (int i = 0; i < 3; ++i) x.data_as<float>()[i] = float(i);
   std::vector<Tensor> out = vm.invoke("main", {x});
   ASSERT_EQ(out.size(), 1u);
-  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(out[0].data_as<float>()[i], 2.0f * std::exp(float(i)));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_FLOAT_EQ(out[0].data_as<float>()[i], 2.0f * std::exp(float(i)));
 
   // A copy to a GPU vdevice is refused on the host instead of being faked.
   IRModule gpu = transform::RealizeVDevice()(parse(module(kFourDevices, R"(
@@ -374,7 +379,8 @@ TEST(RealizeVDevice, ResultRunsOnTheHost) {
     vm2.invoke("main", {x});
     ADD_FAILURE() << "the copy to cuda ran on the host";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("copies only between CPU devices"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("copies only between CPU devices"), std::string::npos)
+        << e.message();
   }
 }
 

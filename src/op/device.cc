@@ -72,12 +72,15 @@ InferFn with_operand_vdevice(InferFn infer) {
 }
 
 void register_device_ops() {
+  const CostFn no_flops = [](const CallNode&) -> std::optional<PrimExpr> { return int_imm(0); };
   OpDef to_vdevice;
   to_vdevice.name = "relax.to_vdevice";
   to_vdevice.attrs_type_key = "relax.attrs.ToVDeviceAttrs";
   to_vdevice.args = {{"data"}};
   to_vdevice.attrs = {{"dst_vdevice", AttrKind::VDevice, std::monostate{}, true}};
   to_vdevice.infer = infer_to_vdevice;
+  to_vdevice.fusion_kind = FusionKind::Opaque;  // a copy between memories fuses with nothing
+  to_vdevice.flops = no_flops;                  // data movement
   add_op(std::move(to_vdevice));
 
   OpDef hint;
@@ -88,6 +91,8 @@ void register_device_ops() {
                 {"index", AttrKind::Int, std::monostate{}, true},
                 {"memory_scope", AttrKind::String, std::string("global")}};
   hint.infer = infer_hint_on_device;
+  hint.fusion_kind = FusionKind::Opaque;  // RealizeVDevice removes it before anything fuses
+  hint.flops = no_flops;
   add_op(std::move(hint));
 }
 

@@ -87,6 +87,18 @@ TEST(Device, ResultsStayOnTheOperandsDevice) {
             std::string::npos);
 }
 
+TEST(Device, Traits) {
+  for (const char* name : {"relax.to_vdevice", "relax.hint_on_device"}) {
+    const OpDef& def = get_op_def(name);
+    EXPECT_EQ(def.fusion_kind, FusionKind::Opaque) << name;
+    EXPECT_TRUE(def.pure) << name;
+  }
+  Expr copy = op::to_vdevice(tvar("x", {2, 3}), make_vdevice("cuda"));
+  copy->struct_info_ = infer(copy);
+  EXPECT_EQ(as_const_int(*call_flops(*copy.as<CallNode>())), 0);
+  EXPECT_EQ(as_const_int(*call_bytes(*copy.as<CallNode>())), 2 * 2 * 3 * 4);  // read + write
+}
+
 TEST(Device, HostKernels) {
   auto to_vdevice = runtime::find_kernel("relax.to_vdevice");
   auto hint = runtime::find_kernel("relax.hint_on_device");

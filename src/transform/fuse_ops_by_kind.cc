@@ -1,0 +1,313 @@
+// FuseOpsByKind (see fuse_ops_by_kind.h): greedy grouping of operator calls by fusion kind under
+// the invariants of a one-kernel group, then MakeGroupedFunctions.
+#include "partita/transform/fuse_ops_by_kind.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "fuse_ops_by_pattern_fusor.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::transform {
+
+// ---------------------------------------------------------------------------------------------
+// Fusion kinds. One table, to be replaced by the op registry's fusion-kind trait.
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+const std::map<std::string, FusionKind>& kind_table() {
+  static const std::map<std::string, FusionKind> table = [] {
+    std::map<std::string, FusionKind> t;
+    for (const char* n : {"negative", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "astype",
+                          "clip", "nn.relu", "nn.gelu", "nn.gelu_tanh", "nn.silu", "ones_like", "zeros_like",
+                          "nn.dropout"})
+      t[std::string("relax.") + n] = FusionKind::ElemWise;
+    for (const char* n : {"add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum",
+                          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
+                          "broadcast_to", "nn.batch_norm"})
+      t[std::string("relax.") + n] = FusionKind::Broadcast;
+    for (const char* n : {"reshape", "flatten", "squeeze", "expand_dims", "permute_dims", "concat", "split",
+                          "strided_slice", "take", "nn.pad", "ones", "zeros", "full"})
+      t[std::string("relax.") + n] = FusionKind::Injective;
+    for (const char* n : {"sum", "mean", "max", "min", "variance", "prod", "nn.softmax", "nn.log_softmax",
+                          "nn.layer_norm", "nn.rms_norm"})
+      t[std::string("relax.") + n] = FusionKind::Reduction;
+    for (const char* n : {"matmul", "nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d", "nn.adaptive_avg_pool2d"})
+      t[std::string("relax.") + n] = FusionKind::OutEWiseFusable;
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+FusionKind fusion_kind_of(const CallNode& call) {
+  auto* op = call.op.as<OpNode>();
+  if (!op) return FusionKind::Opaque;
+  auto it = kind_table().find(op->name);
+  if (it == kind_table().end()) return FusionKind::Opaque;
+  // batch_norm in training mode reduces over the batch: no kernel shape of ours fits it.
+  if (op->name == "relax.nn.batch_norm" && call.attrs)
+    if (const AttrValue* v = call.attrs->find("training"))
+      if (auto* b = std::get_if<bool>(v); b && *b) return FusionKind::Opaque;
+  return it->second;
+}
+
+bool is_view_op(const std::string& op_name) {
+  return op_name == "relax.reshape" || op_name == "relax.flatten" || op_name == "relax.squeeze" ||
+         op_name == "relax.expand_dims";
+}
+
+namespace {
+
+bool is_anchor_kind(FusionKind k) { return k == FusionKind::Reduction || k == FusionKind::OutEWiseFusable; }
+
+const TensorStructInfoNode* tensor_info(const Expr& e) {
+  return e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
+}
+
+bool same_shape(const TensorStructInfoNode* a, const TensorStructInfoNode* b) {
+  if (!a || !b || !a->shape || !b->shape || a->shape->size() != b->shape->size()) return false;
+  for (size_t k = 0; k < a->shape->size(); ++k)
+    if (!prove_equal((*a->shape)[k], (*b->shape)[k])) return false;
+  return true;
+}
+
+// One binding of a dataflow block as the grouping sees it.
+struct Node {
+  bool fusible = false;
+  bool is_tuple_op = false;  // a call returning a tuple: only its TupleGetItem bindings are values
+  bool is_field = false;     // a TupleGetItem of a fusible tuple op of this block
+  bool is_view = false;
+  FusionKind kind = FusionKind::Opaque;
+  const TensorStructInfoNode* sinfo = nullptr;
+  std::vector<int> operands;  // in-block bindings it reads (fields: the tuple op's operands)
+  std::vector<int> uses;      // in-block bindings that read it
+  bool external = false;      // read after the block (an output variable of the dataflow block)
+  int tuple_op = -1;          // fields: the binding of the tuple op
+  std::vector<const VarNode*> reads;  // every variable its value reads
+};
+
+// The invariants of fuse_ops_by_kind.h, checked on a candidate group.
+class BlockFusion {
+ public:
+  BlockFusion(const BindingBlockNode& block, const FuseOpsByKindOptions& options)
+      : block_(block), options_(options) {}
+
+  BlockGroups run() {
+    build_nodes();
+    std::vector<int> offsets{0}, edges;
+    for (const Node& n : nodes_) {
+      std::vector<int> deps = all_deps_[&n - nodes_.data()];
+      edges.insert(edges.end(), deps.begin(), deps.end());
+      offsets.push_back(int(edges.size()));
+    }
+    graph_ = GroupGraph(std::move(offsets), std::move(edges));
+    // A tuple op and its fields are one unit from the start: the tuple itself is never a value.
+    for (int i = 0; i < int(nodes_.size()); ++i)
+      if (nodes_[i].is_field) graph_.unite(i, nodes_[i].tuple_op);
+    for (int i = 0; i < int(nodes_.size()); ++i) {
+      const Node& n = nodes_[i];
+      if (!n.fusible || n.is_tuple_op) continue;
+      for (int p : n.operands) {
+        if (!nodes_[p].fusible || graph_.find(p) == graph_.find(i)) continue;
+        if (valid_merge(graph_.find(p), graph_.find(i))) graph_.unite(p, i);
+      }
+    }
+    return collect();
+  }
+
+ private:
+  void build_nodes() {
+    const auto& bs = block_.bindings;
+    nodes_.resize(bs.size());
+    all_deps_.resize(bs.size());
+    std::unordered_map<const VarNode*, int> index;
+    for (size_t i = 0; i < bs.size(); ++i) index[bs[i]->var.get()] = int(i);
+    auto deps_of = [&](const Expr& value, std::vector<int>& out) {
+      std::vector<const VarNode*>& vars = nodes_[&out - all_deps_.data()].reads;
+      detail::used_vars(value, vars);
+      for (const VarNode* v : vars) {
+        auto it = index.find(v);
+        if (it != index.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+      }
+    };
+    for (size_t i = 0; i < bs.size(); ++i) {
+      Node& n = nodes_[i];
+      const Binding& b = bs[i];
+      n.external = !b->var.as<DataflowVarNode>();
+      n.sinfo = tensor_info(b->var);
+      if (auto* mc = b.as<MatchCastNode>()) {
+        deps_of(mc->value, all_deps_[i]);
+        continue;
+      }
+      auto* vb = b.as<VarBindingNode>();
+      deps_of(vb->value, all_deps_[i]);
+      if (auto* call = vb->value.as<CallNode>()) {
+        FusionKind kind = fusion_kind_of(*call);
+        bool tuple_result = b->var->struct_info_ && b->var->struct_info_.as<TupleStructInfoNode>();
+        if (kind == FusionKind::Opaque || (options_.accepts && !options_.accepts(*call))) continue;
+        if (!tuple_result && !n.sinfo) continue;
+        n.fusible = true;
+        n.kind = kind;
+        n.is_tuple_op = tuple_result;
+        n.is_view = is_view_op(call->op.as<OpNode>()->name);
+        n.operands = all_deps_[i];
+      } else if (auto* get = vb->value.as<TupleGetItemNode>()) {
+        auto* tv = get->tuple.as<VarNode>();
+        auto it = tv ? index.find(tv) : index.end();
+        if (it != index.end() && nodes_[it->second].fusible && nodes_[it->second].is_tuple_op && n.sinfo) {
+          n.fusible = true;
+          n.is_field = true;
+          n.tuple_op = it->second;
+          n.kind = nodes_[it->second].kind;
+          n.operands = nodes_[it->second].operands;
+        }
+      }
+    }
+    for (size_t i = 0; i < bs.size(); ++i)
+      for (int d : all_deps_[i]) nodes_[d].uses.push_back(int(i));
+    // A tuple op is fusible only when nothing but its fields reads the tuple.
+    for (size_t i = 0; i < bs.size(); ++i) {
+      Node& n = nodes_[i];
+      if (!n.is_tuple_op || !n.fusible) continue;
+      bool only_fields = !n.external;
+      for (int u : n.uses) only_fields = only_fields && nodes_[u].is_field && nodes_[u].tuple_op == int(i);
+      if (!only_fields) {
+        n.fusible = false;
+        for (int u : n.uses)
+          if (nodes_[u].tuple_op == int(i)) nodes_[u].fusible = nodes_[u].is_field = false;
+      }
+    }
+  }
+
+  // Whether the union of the groups rooted at `a` and `b` keeps every invariant.
+  bool valid_merge(int a, int b) {
+    std::vector<int> members;
+    graph_.for_each_member(a, [&](int m) { members.push_back(m); });
+    graph_.for_each_member(b, [&](int m) { members.push_back(m); });
+    if (int(members.size()) > options_.max_group_size) return false;
+    std::sort(members.begin(), members.end());
+    std::vector<char> in(nodes_.size(), 0);
+    for (int m : members) in[m] = 1;
+    int anchor = -1;
+    for (int m : members) {
+      const Node& n = nodes_[m];
+      if (!n.fusible) return false;
+      if (n.is_field || n.is_tuple_op || !is_anchor_kind(n.kind)) continue;
+      if (anchor >= 0) return false;
+      anchor = m;
+    }
+    // Values downstream of the anchor (members in binding order, so operands come first).
+    std::vector<char> down(nodes_.size(), 0);
+    if (anchor >= 0) down[anchor] = 1;
+    std::vector<int> cost(nodes_.size(), 1);
+    std::set<const VarNode*> defined, inputs;
+    for (int m : members) defined.insert(block_.bindings[m]->var.get());
+    for (int m : members) {
+      const Node& n = nodes_[m];
+      for (const VarNode* v : n.reads)
+        if (!defined.count(v)) inputs.insert(v);
+      if (n.is_tuple_op) continue;  // its fields carry its operands
+      int total = 1;
+      for (int p : n.operands) {
+        if (!in[p]) continue;
+        if (anchor >= 0 && down[p] && m != anchor) {
+          down[m] = 1;
+          // An epilogue value is computed at the anchor's output element: its operands on the
+          // anchor's side must be indexed like itself.
+          if (!n.is_view && !(n.kind <= FusionKind::Broadcast && same_shape(nodes_[p].sinfo, n.sinfo))) return false;
+        }
+        bool same_index = n.is_view || (n.kind <= FusionKind::Broadcast && same_shape(nodes_[p].sinfo, n.sinfo));
+        if (!same_index) total += cost[p];
+      }
+      cost[m] = total;
+      if (total > options_.max_inline_cost) return false;
+    }
+    if (int(inputs.size()) > options_.max_inputs) return false;
+    // Outputs: members read outside the group.
+    for (int m : members) {
+      const Node& n = nodes_[m];
+      bool outside = n.external;
+      for (int u : n.uses) outside = outside || !in[u];
+      if (!outside) continue;
+      if (n.is_tuple_op) return false;
+      if (anchor >= 0 && !down[m]) return false;
+    }
+    return !graph_.merge_creates_cycle({a, b});
+  }
+
+  BlockGroups collect() {
+    BlockGroups groups;
+    groups.group_of.assign(nodes_.size(), -1);
+    std::map<int, int> number;  // root -> group number
+    for (int i = 0; i < int(nodes_.size()); ++i) {
+      if (!nodes_[i].fusible) continue;
+      int root = graph_.find(i);
+      if (number.count(root)) continue;
+      // Groups of views alone run as views on the VM; a tuple op whose fields are all unused has
+      // no value to compute.
+      bool only_views = true, has_value = false;
+      graph_.for_each_member(root, [&](int m) {
+        if (nodes_[m].is_tuple_op) return;
+        has_value = true;
+        only_views = only_views && nodes_[m].is_view;
+      });
+      if (only_views || !has_value) continue;
+      int g = int(groups.attrs.size());
+      number[root] = g;
+      groups.attrs.push_back(DictAttrs{{"Codegen", options_.codegen}});
+    }
+    for (int i = 0; i < int(nodes_.size()); ++i) {
+      if (!nodes_[i].fusible) continue;
+      auto it = number.find(graph_.find(i));
+      if (it != number.end()) groups.group_of[i] = it->second;
+    }
+    return groups;
+  }
+
+  const BindingBlockNode& block_;
+  const FuseOpsByKindOptions& options_;
+  std::vector<Node> nodes_;
+  std::vector<std::vector<int>> all_deps_;
+  GroupGraph graph_;
+};
+
+bool is_entry(const FunctionNode& fn) {
+  return !fn.attrs.count("Primitive") && !fn.attrs.count("Composite") && !fn.attrs.count("Codegen");
+}
+
+}  // namespace
+
+IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
+  ModuleGroups groups;
+  std::vector<std::string> entries = options.entry_functions;
+  if (entries.empty()) {
+    for (const auto& [gv, f] : mod.functions())
+      if (auto* fn = f.as<FunctionNode>(); fn && is_entry(*fn)) entries.push_back(gv->name_hint);
+  }
+  for (const std::string& name : entries) {
+    if (!mod.contains(name)) throw_error("KeyError", "FuseOpsByKind: entry function '" + name + "' is not in the module");
+    auto* fn = mod.lookup(name).as<FunctionNode>();
+    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
+    if (!seq) continue;
+    for (const auto& block : seq->blocks) {
+      if (!block->is_dataflow) continue;
+      BlockGroups g = BlockFusion(*block, options).run();
+      if (!g.attrs.empty()) groups[name][block.get()] = std::move(g);
+    }
+  }
+  if (groups.empty()) return mod;
+  return make_grouped_functions(std::move(mod), groups, /*lift_constants=*/false);
+}
+
+Pass FuseOpsByKind(FuseOpsByKindOptions options) {
+  return create_module_pass(
+      [options](IRModule mod, const PassContext&) { return fuse_ops_by_kind(std::move(mod), options); }, 0,
+      "FuseOpsByKind");
+}
+
+}  // namespace partita::transform

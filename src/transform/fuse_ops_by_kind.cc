@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "fuse_ops_by_pattern_fusor.h"
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform {
@@ -276,6 +278,125 @@ class BlockFusion {
   GroupGraph graph_;
 };
 
+// Gives a grouped function symbolic variables of its own (TVM's SymbolicVarRenewMutator): the
+// grouping copies the caller's, and a variable must be defined by one function only.
+class SymbolicVarRenewer : public ExprMutator {
+ public:
+  explicit SymbolicVarRenewer(const FunctionNode& fn) {
+    auto add = [&](const StructInfo& s) {
+      for (const PrimVar& v : symbolic_vars_of(s))
+        if (!fresh_.count(v)) fresh_.emplace(v, make<PrimVarNode>(v->name, v->dtype));
+    };
+    for (const Var& p : fn.params) add(p->struct_info_);
+    add(fn.ret_struct_info);
+  }
+  PrimExpr visit_prim_expr(const PrimExpr& e) override {
+    if (fresh_.empty() || !e) return e;
+    return bind_struct_info(prim_sinfo(e->dtype, e), fresh_).as<PrimStructInfoNode>()->value;
+  }
+
+ private:
+  PrimVarMap fresh_;
+};
+
+Function renew_symbolic_vars(const Function& fn) {
+  SymbolicVarRenewer renewer(*fn);
+  Function out = renewer.visit_expr(fn).as_ref<FunctionNode>();
+  if (out.get() != fn.get()) out->struct_info_ = func_struct_info_of(*out);
+  return out;
+}
+
+// Then: MakeGroupedFunctions makes a shape argument with symbolic dims (reshape's R.shape([1, n, 64]))
+// a parameter, as TVM does; the VM passes only tensors to compiled functions, so such shapes are
+// put back into the grouped functions where their dims are defined there (by a parameter's or
+// the result's shape: the codegen reads them from the tensors) and dropped from the calls.
+IRModule finish_grouped_functions(IRModule mod, const std::string& codegen) {
+  std::map<std::string, std::vector<size_t>> dropped;  // function -> removed parameter positions
+  for (const auto& [gv, f] : mod.functions()) {
+    auto fn = f.as_ref<FunctionNode>();
+    if (!fn || fn->attr_string("Codegen") != codegen || !fn->attrs.count("Primitive")) continue;
+    if (Function renewed = renew_symbolic_vars(fn); renewed.get() != fn.get()) {
+      fn = renewed;
+      gv->struct_info_ = fn->struct_info_;
+      mod.update(gv, fn);
+    }
+    std::set<const PrimVarNode*> defined;
+    auto define = [&](const StructInfo& s) {
+      for (const PrimVar& v : symbolic_vars_of(s)) defined.insert(v.get());
+    };
+    for (const Var& p : fn->params)
+      if (p->struct_info_ && !p->struct_info_.as<ShapeStructInfoNode>() && !p->struct_info_.as<PrimStructInfoNode>())
+        define(p->struct_info_);
+    define(fn->ret_struct_info);
+    std::unordered_map<Var, Expr, RefHash, RefEq> remap;
+    std::vector<Var> keep;
+    std::vector<size_t> removed;
+    for (size_t k = 0; k < fn->params.size(); ++k) {
+      const Var& p = fn->params[k];
+      Expr value;
+      std::vector<PrimExpr> dims;
+      if (auto* s = p->struct_info_ ? p->struct_info_.as<ShapeStructInfoNode>() : nullptr; s && s->values) {
+        dims = *s->values;
+        value = make<ShapeExprNode>(*s->values);
+      } else if (auto* pr = p->struct_info_ ? p->struct_info_.as<PrimStructInfoNode>() : nullptr; pr && pr->value) {
+        dims = {pr->value};
+        value = make<PrimValueNode>(pr->value);
+      }
+      bool covered = value.defined();
+      for (const PrimExpr& d : dims)
+        for (const PrimVar& v : prim_vars_of(d)) covered = covered && defined.count(v.get());
+      if (!covered) {
+        keep.push_back(p);
+        continue;
+      }
+      value->struct_info_ = p->struct_info_;
+      remap[p] = value;
+      removed.push_back(k);
+    }
+    if (removed.empty()) continue;
+    auto nf = make<FunctionNode>(keep, substitute_vars(fn->body, remap), fn->ret_struct_info, fn->is_pure, fn->attrs);
+    nf->struct_info_ = func_struct_info_of(*nf);
+    gv->struct_info_ = nf->struct_info_;
+    mod.update(gv, nf);
+    dropped[gv->name_hint] = std::move(removed);
+  }
+  if (dropped.empty()) return mod;
+  for (const auto& [gv, f] : mod.functions()) {
+    auto fn = f.as_ref<FunctionNode>();
+    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
+    if (!seq || fn->attrs.count("Codegen")) continue;
+    bool changed = false;
+    std::vector<BindingBlock> blocks;
+    for (const auto& block : seq->blocks) {
+      std::vector<Binding> bindings;
+      for (const auto& b : block->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+        auto* callee = call ? call->op.as<GlobalVarNode>() : nullptr;
+        auto it = callee ? dropped.find(callee->name_hint) : dropped.end();
+        if (it == dropped.end()) {
+          bindings.push_back(b);
+          continue;
+        }
+        auto* nc = copy_node(Ref<CallNode>(call));
+        nc->args.clear();
+        for (size_t k = 0; k < call->args.size(); ++k)
+          if (std::find(it->second.begin(), it->second.end(), k) == it->second.end()) nc->args.push_back(call->args[k]);
+        bindings.push_back(make<VarBindingNode>(vb->var, Call(nc)));
+        changed = true;
+      }
+      blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
+    }
+    if (!changed) continue;
+    auto* ns = copy_node(Ref<SeqExprNode>(seq));
+    ns->blocks = std::move(blocks);
+    auto* nf = copy_node(fn);
+    nf->body = SeqExpr(ns);
+    mod.update(gv, Function(nf));
+  }
+  return mod;
+}
+
 bool is_entry(const FunctionNode& fn) {
   return !fn.attrs.count("Primitive") && !fn.attrs.count("Composite") && !fn.attrs.count("Codegen");
 }
@@ -301,7 +422,8 @@ IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
     }
   }
   if (groups.empty()) return mod;
-  return make_grouped_functions(std::move(mod), groups, /*lift_constants=*/false);
+  IRModule fused = make_grouped_functions(std::move(mod), groups, /*lift_constants=*/false);
+  return finish_grouped_functions(std::move(fused), options.codegen);
 }
 
 Pass FuseOpsByKind(FuseOpsByKindOptions options) {

@@ -351,7 +351,19 @@ class Fusor {
     };
     if (auto* vb = b.as<VarBindingNode>()) {
       if (auto* call = vb->value.as<CallNode>()) {
-        for (const auto& a : call->args) check(a);
+        for (const auto& a : call->args) {
+          // A tuple argument with a field bound earlier in the group cannot become a parameter
+          // (that field exists only inside the function): its fields are checked one by one.
+          auto* tup = operand(a).template as<TupleNode>();
+          bool inner = false;
+          for (size_t k = 0; tup && k < tup->fields.size() && !inner; ++k)
+            inner = defined_here(operand(tup->fields[k]));
+          if (!inner) {
+            check(a);
+            continue;
+          }
+          for (const auto& f : tup->fields) check(f);
+        }
       } else if (auto* tgi = vb->value.as<TupleGetItemNode>()) {
         check(tgi->tuple);
       } else {

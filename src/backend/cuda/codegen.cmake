@@ -17,4 +17,6 @@ target_link_libraries(partita_runtime PRIVATE ${CUDA_cudart_LIBRARY})
 if(TARGET test_cudagen)
   target_include_directories(test_cudagen PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(test_cudagen PRIVATE ${CUDA_cudart_LIBRARY})
+  target_compile_definitions(test_cudagen PRIVATE PARTITA_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  target_link_libraries(test_cudagen PRIVATE partita_frontend_onnx)  # whole models from ONNX
 endif()

@@ -234,6 +234,7 @@ void KernelEmitter::read_function() {
       kv.operands = operands_of(*call);
       kv.name = "'" + vb->var->name_hint + "' (" + op->name + ")";
       if (vb->var->struct_info_ && vb->var->struct_info_.as<TupleStructInfoNode>()) {
+        kv.is_tuple = true;
         values_.push_back(std::move(kv));
         tuple_ops[var] = int(values_.size() - 1);
         continue;
@@ -290,6 +291,7 @@ void KernelEmitter::classify() {
   const KValue& a = values_[size_t(anchor_)];
   for (size_t i = size_t(anchor_) + 1; i < values_.size(); ++i) {
     const KValue& v = values_[i];
+    if (v.is_tuple) continue;  // its fields carry its operands
     bool down = false;
     for (int o : v.operands) down = down || down_[size_t(o)];
     if (!down) continue;

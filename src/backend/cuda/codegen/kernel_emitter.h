@@ -63,6 +63,7 @@ struct KValue {
   std::vector<PrimExpr> shape;
   std::vector<int> operands;  // tensor operands (Field: those of the tuple op)
   std::string name;           // for messages
+  bool is_tuple = false;      // a tuple-valued op: only its fields are values
 };
 
 enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d };

@@ -4,7 +4,6 @@
 // A final liveness scan marks each register dead after its last use so the VM can recycle it.
 #include "partita/codegen/vm_lowering.h"
 
-#include <set>
 #include <unordered_map>
 
 #include "partita/op/ops.h"
@@ -16,12 +15,6 @@ namespace partita::codegen {
 using namespace partita::runtime;
 
 namespace {
-
-const std::set<std::string> kViewOps = {"relax.reshape", "relax.flatten", "relax.squeeze", "relax.expand_dims"};
-const std::set<std::string> kScalarAsTensorOps = {
-    "relax.add",  "relax.subtract", "relax.multiply",  "relax.divide",    "relax.floor_divide", "relax.power",
-    "relax.maximum", "relax.minimum", "relax.equal",  "relax.not_equal", "relax.less",         "relax.less_equal",
-    "relax.greater", "relax.greater_equal", "relax.where"};
 
 KernelAttrValue to_kernel_attr(const AttrValue& v) {
   return std::visit([](const auto& x) -> KernelAttrValue { return x; }, v);
@@ -315,7 +308,11 @@ class FunctionLowering {
     if (const auto* op = call.op.as<OpNode>()) {
       const op::OpDef* def = op::find_op_def(op->name);
       std::string what = "the result of " + op->name;
-      if (kViewOps.count(op->name) || is_view_permute(call, op->name)) {
+      // The op's view trait says whether its result may alias its input; for one that is a view
+      // only sometimes, the call decides.
+      const op::ViewKind view = def ? def->view : op::ViewKind::None;
+      if (view == op::ViewKind::Always ||
+          (view == op::ViewKind::Sometimes && is_view_permute(call, op->name))) {
         Instruction in;
         in.op = Opcode::View;
         in.args = {lower_expr(call.args.at(0))};
@@ -336,7 +333,7 @@ class FunctionLowering {
       KernelAttrs attrs;
       if (call.attrs)
         for (const auto& [k, v] : call.attrs->values) attrs.values[k] = to_kernel_attr(v);
-      bool scalar_tensors = kScalarAsTensorOps.count(op->name) > 0;
+      bool scalar_tensors = def && def->scalar_operands_as_tensors;
       for (size_t i = 0; i < call.args.size(); ++i) {
         const Expr& a = call.args[i];
         std::string arg_name = def && i < def->args.size() ? def->args[i].name : "arg" + std::to_string(i);

@@ -6,6 +6,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/op/registry.h"
 #include "partita/support/error.h"
 
 namespace partita::dpl {
@@ -165,9 +166,10 @@ class Matcher {
         size_t np = p.args.size(), ne = call->args.size();
         if (p.varg_default_wildcard ? ne < np : ne != np) return false;
         if (match_args(p.args, call->args, false)) return true;
-        if (auto* op = call->op.as<OpNode>()) {
-          if ((op->name == "relax.add" || op->name == "relax.multiply") && ne == 2 && np == 2)
-            return match_args(p.args, call->args, true);
+        // A commutative operator (OpDef::commutative) also matches with its operands swapped.
+        if (ne == 2 && np == 2) {
+          const op::OpDef* def = op::callee_op_def(*call);
+          if (def && def->commutative) return match_args(p.args, call->args, true);
         }
         return false;
       }

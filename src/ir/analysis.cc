@@ -3,6 +3,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/op_interface.h"
 
 namespace partita {
 
@@ -67,20 +68,8 @@ std::vector<GlobalVar> all_global_vars(const Expr& expr) {
 }
 
 bool is_impure_op(const std::string& name) {
-  static const std::unordered_set<std::string> impure = {
-      "relax.print",
-      "relax.assert_op",
-      "relax.call_builtin_with_ctx",
-      "relax.memory.alloc_storage",
-      "relax.memory.alloc_tensor",
-      "relax.memory.kill_storage",
-      "relax.memory.kill_tensor",
-      "relax.builtin.alloc_tensor",
-      "relax.vm.alloc_storage",
-      "relax.vm.alloc_tensor",
-      "relax.vm.kill_object",
-  };
-  return impure.count(name) != 0;
+  const OpInterface* iface = find_op_interface(name);
+  return !iface || !iface->pure;  // an operator nobody registered may do anything
 }
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
-#include "partita/op/registry.h"
+#include "partita/ir/op_interface.h"
 #include "partita/support/error.h"
 
 namespace partita {
@@ -231,19 +231,12 @@ class WellFormedChecker : public ExprVisitor {
     std::string callee;
     StructInfo sinfo;
     if (auto* o = call.op.as<OpNode>()) {
-      const op::OpDef* def = op::find_op_def(o->name);
-      if (!def) {
+      const OpInterface* iface = find_op_interface(o->name);
+      if (!iface) {
         malformed("call of unknown operator " + quote(o->name));
         return;
       }
-      size_t min_args = 0, max_args = 0;
-      bool variadic = false;
-      for (auto& a : def->args) {
-        if (a.variadic) variadic = true;
-        else if (!a.optional) ++min_args;
-        if (!a.variadic) ++max_args;
-      }
-      if (call.args.size() < min_args || (!variadic && call.args.size() > max_args))
+      if (call.args.size() < iface->min_args || call.args.size() > iface->max_args)
         malformed("call of " + quote(o->name) + " has " + std::to_string(call.args.size()) +
                   " argument(s), which the operator does not accept");
       return;

@@ -5,7 +5,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/structural_equal.h"
-#include "partita/op/registry.h"
+#include "partita/ir/op_interface.h"
 #include "partita/support/error.h"
 
 namespace partita {
@@ -246,8 +246,9 @@ class BlockBuilderNormalizer {
     if (!out->struct_info_) {
       auto* call = out.as<CallNode>();
       if (auto* o = call->op.as<OpNode>()) {
-        (void)o;
-        out->struct_info_ = op::infer_struct_info(*call);
+        const OpInterface* iface = find_op_interface(o->name);
+        if (!iface) throw_error("KeyError", "call of unknown operator '" + o->name + "'");
+        out->struct_info_ = iface->infer_struct_info(*call);
       } else {
         const StructInfo& callee = struct_info_of(call->op);
         auto finfo = callee.as_ref<FuncStructInfoNode>();

@@ -53,25 +53,35 @@ StructInfo infer_where(const CallNode& call) {
   return broadcast_result(call, c, *ab.as<TensorStructInfoNode>(), dtype);
 }
 
-void add_binary(const std::string& name, InferFn infer) {
+// FLOPs: the fusion kind's default, one per output element.
+void add_binary(const std::string& name, InferFn infer, bool commutative) {
   OpDef def;
   def.name = "relax." + name;
   def.args = {{"x1"}, {"x2"}};
   def.infer = std::move(infer);
+  def.commutative = commutative;
+  def.scalar_operands_as_tensors = true;
+  def.fusion_kind = FusionKind::Broadcast;
   add_op(std::move(def));
 }
 
 }  // namespace
 
 void register_binary_ops() {
-  for (const char* n : {"add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum"})
-    add_binary(n, infer_arith);
+  // Commutative as TVM's pattern matcher treats it: it tries swapped operands for add and
+  // multiply only (maximum, minimum, equal are commutative too, but a pattern written for
+  // maximum(c, x) must not match maximum(x, c) if partitions are to be TVM's).
+  for (const char* n : {"add", "multiply"}) add_binary(n, infer_arith, true);
+  for (const char* n : {"maximum", "minimum", "subtract", "divide", "floor_divide", "power"})
+    add_binary(n, infer_arith, false);
   for (const char* n : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
-    add_binary(n, infer_compare);
+    add_binary(n, infer_compare, false);
   OpDef where;
   where.name = "relax.where";
   where.args = {{"condition"}, {"x1"}, {"x2"}};
   where.infer = infer_where;
+  where.scalar_operands_as_tensors = true;
+  where.fusion_kind = FusionKind::Broadcast;
   add_op(std::move(where));
 }
 

@@ -1,4 +1,5 @@
 // Tensor creation: ones, zeros, full (from a shape) and ones_like, zeros_like.
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -36,6 +37,14 @@ StructInfo infer_like(const CallNode& call) {
   return tensor_result(x.shape, dtype.is_void() ? x.dtype : dtype, x.ndim);
 }
 
+/// Element-wise in TVM's terms (they fuse like any element-wise op); they only write their
+/// result (the `_like` ops read their argument's shape, not its data).
+void set_creation_traits(OpDef& def) {
+  def.fusion_kind = FusionKind::ElementWise;
+  def.flops = no_flops();
+  def.bytes = result_bytes_only();
+}
+
 }  // namespace
 
 void register_creation_ops() {
@@ -46,6 +55,7 @@ void register_creation_ops() {
     def.args = {{"shape"}};
     def.attrs = {{"dtype", AttrKind::DType, std::monostate{}, true}};
     def.infer = infer_init;
+    set_creation_traits(def);
     add_op(std::move(def));
   }
   OpDef full;
@@ -54,6 +64,7 @@ void register_creation_ops() {
   full.args = {{"shape"}, {"fill_value"}};
   full.attrs = {{"dtype", AttrKind::DType, DataType::Void()}};
   full.infer = infer_full;
+  set_creation_traits(full);
   add_op(std::move(full));
   for (const char* n : {"ones_like", "zeros_like"}) {
     OpDef def;
@@ -62,6 +73,7 @@ void register_creation_ops() {
     def.args = {{"x"}};
     def.attrs = {{"dtype", AttrKind::DType, DataType::Void()}};
     def.infer = infer_like;
+    set_creation_traits(def);
     add_op(std::move(def));
   }
 }

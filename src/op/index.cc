@@ -1,4 +1,5 @@
 // Joining, splitting and indexing: concat, split, strided_slice, take.
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -209,6 +210,17 @@ StructInfo infer_take(const CallNode& call) {
   return tensor_result(std::move(out), x.dtype, out_ndim);
 }
 
+/// Reads only the elements it writes: twice the result's bytes (plus the indices for take).
+std::optional<PrimExpr> gather_bytes(const CallNode& call, bool with_indices) {
+  auto out = sinfo_bytes(call.struct_info_);
+  if (!out) return std::nullopt;
+  PrimExpr total = int_imm(2) * *out;
+  if (!with_indices) return total;
+  auto idx = call.args.size() > 1 ? sinfo_bytes(call.args[1]->struct_info_) : std::nullopt;
+  if (!idx) return std::nullopt;
+  return total + *idx;
+}
+
 }  // namespace
 
 void register_index_ops() {
@@ -218,6 +230,7 @@ void register_index_ops() {
   concat.args = {{"tensors"}};
   concat.attrs = {{"axis", AttrKind::OptionalInt, int64_t(0)}};
   concat.infer = infer_concat;
+  concat.fusion_kind = FusionKind::Injective;
   add_op(std::move(concat));
 
   OpDef split;
@@ -227,6 +240,7 @@ void register_index_ops() {
   split.attrs = {{"indices_or_sections", AttrKind::IntOrIntList, std::monostate{}, true},
                  {"axis", AttrKind::Int, int64_t(0)}};
   split.infer = infer_split;
+  split.fusion_kind = FusionKind::Injective;
   add_op(std::move(split));
 
   OpDef slice;
@@ -235,6 +249,8 @@ void register_index_ops() {
   slice.args = {{"x"}, {"axes"}, {"begin"}, {"end"}, {"strides", true}};
   slice.attrs = {{"assume_inbound", AttrKind::Bool, false}};
   slice.infer = infer_strided_slice;
+  slice.fusion_kind = FusionKind::Injective;
+  slice.bytes = [](const CallNode& call) { return gather_bytes(call, false); };
   add_op(std::move(slice));
 
   OpDef take;
@@ -243,6 +259,8 @@ void register_index_ops() {
   take.args = {{"x"}, {"indices"}};
   take.attrs = {{"axis", AttrKind::OptionalInt, std::monostate{}}, {"mode", AttrKind::String, std::string("fast")}};
   take.infer = infer_take;
+  take.fusion_kind = FusionKind::Injective;
+  take.bytes = [](const CallNode& call) { return gather_bytes(call, true); };
   add_op(std::move(take));
 }
 

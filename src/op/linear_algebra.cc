@@ -1,4 +1,5 @@
 // matmul: numpy semantics (batch broadcasting, 1-D operands promoted then squeezed).
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -39,6 +40,15 @@ StructInfo infer_matmul(const CallNode& call) {
   return tensor_result(std::move(out), out_dtype, out_ndim);
 }
 
+/// A multiply-add per output element and reduction step: 2 * out * K (K: x1's last dimension).
+std::optional<PrimExpr> matmul_flops(const CallNode& call) {
+  auto out = result_numel(call);
+  if (call.args.size() != 2) return std::nullopt;
+  const auto* a = call.args[0]->struct_info_.as<TensorStructInfoNode>();
+  if (!out || !a || !a->shape || a->shape->empty()) return std::nullopt;
+  return int_imm(2) * *out * a->shape->back();
+}
+
 }  // namespace
 
 void register_linear_algebra_ops() {
@@ -48,6 +58,8 @@ void register_linear_algebra_ops() {
   def.args = {{"x1"}, {"x2"}};
   def.attrs = {{"out_dtype", AttrKind::DType, DataType::Void()}};
   def.infer = infer_matmul;
+  def.fusion_kind = FusionKind::OutEWiseFusable;
+  def.flops = matmul_flops;
   add_op(std::move(def));
 }
 

@@ -1,6 +1,7 @@
 // Shape manipulation: reshape, permute_dims, flatten, squeeze, expand_dims, broadcast_to.
 #include <set>
 
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -144,6 +145,8 @@ void register_manipulation_ops() {
   reshape.name = "relax.reshape";
   reshape.args = {{"x"}, {"shape"}};
   reshape.infer = infer_reshape;
+  reshape.fusion_kind = FusionKind::Injective;
+  reshape.view = ViewKind::Always;
   add_op(std::move(reshape));
 
   OpDef permute;
@@ -152,12 +155,16 @@ void register_manipulation_ops() {
   permute.args = {{"x"}};
   permute.attrs = {{"axes", AttrKind::OptionalIntList, std::monostate{}}};
   permute.infer = infer_permute_dims;
+  permute.fusion_kind = FusionKind::Injective;
+  permute.view = ViewKind::Sometimes;  // when it moves only axes of extent 1
   add_op(std::move(permute));
 
   OpDef flatten;
   flatten.name = "relax.flatten";
   flatten.args = {{"x"}};
   flatten.infer = infer_flatten;
+  flatten.fusion_kind = FusionKind::Injective;
+  flatten.view = ViewKind::Always;
   add_op(std::move(flatten));
 
   OpDef squeeze;
@@ -166,6 +173,8 @@ void register_manipulation_ops() {
   squeeze.args = {{"x"}};
   squeeze.attrs = {{"axis", AttrKind::OptionalIntList, std::monostate{}}};
   squeeze.infer = infer_squeeze;
+  squeeze.fusion_kind = FusionKind::Injective;
+  squeeze.view = ViewKind::Always;
   add_op(std::move(squeeze));
 
   OpDef expand;
@@ -174,12 +183,16 @@ void register_manipulation_ops() {
   expand.args = {{"x"}};
   expand.attrs = {{"axis", AttrKind::IntList, std::monostate{}, true}};
   expand.infer = infer_expand_dims;
+  expand.fusion_kind = FusionKind::Injective;
+  expand.view = ViewKind::Always;
   add_op(std::move(expand));
 
   OpDef bcast;
   bcast.name = "relax.broadcast_to";
   bcast.args = {{"x"}, {"shape"}};
   bcast.infer = infer_broadcast_to;
+  bcast.fusion_kind = FusionKind::Broadcast;
+  bcast.flops = no_flops();  // data movement
   add_op(std::move(bcast));
 
   register_index_ops();

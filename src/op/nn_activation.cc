@@ -1,4 +1,5 @@
 // nn activations, softmax-like ops and dropout.
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -23,6 +24,18 @@ StructInfo infer_dropout(const CallNode& call) {
   return tuple_sinfo({s, s});  // (output, mask)
 }
 
+/// Per element: the running max, the subtraction, exp, the sum and the division (softmax) or the
+/// final subtraction of log(sum) (log_softmax, which adds one log per reduced row).
+std::optional<PrimExpr> softmax_flops(const CallNode& call, bool log) {
+  auto n = result_numel(call);
+  if (!n) return std::nullopt;
+  PrimExpr flops = int_imm(5) * *n;
+  if (!log) return flops;
+  auto t = call.struct_info_.as_ref<TensorStructInfoNode>();
+  int axis = normalize_axis(call, attr_int(call, "axis"), t->ndim);
+  return flops + floordiv(*n, (*t->shape)[size_t(axis)]);
+}
+
 }  // namespace
 
 void register_nn_ops() {
@@ -35,6 +48,9 @@ void register_nn_ops() {
     def.args = {{"data"}};
     def.attrs = {{"axis", AttrKind::Int, int64_t(-1)}};
     def.infer = infer_softmax;
+    def.fusion_kind = FusionKind::OutEWiseFusable;
+    const bool log = def.name == "relax.nn.log_softmax";
+    def.flops = [log](const CallNode& call) { return softmax_flops(call, log); };
     add_op(std::move(def));
   }
   OpDef dropout;
@@ -43,6 +59,8 @@ void register_nn_ops() {
   dropout.args = {{"data"}};
   dropout.attrs = {{"rate", AttrKind::Float, 0.5}};
   dropout.infer = infer_dropout;
+  dropout.fusion_kind = FusionKind::Opaque;
+  dropout.flops = no_flops();  // inference: the identity (and a mask of ones)
   add_op(std::move(dropout));
 }
 

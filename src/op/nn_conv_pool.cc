@@ -2,6 +2,7 @@
 // data; OIHW, HWIO, OHWI for kernels); packed layouts such as NCHW4c are rejected.
 #include <array>
 
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -145,6 +146,26 @@ StructInfo infer_adaptive_pool2d(const CallNode& call) {
   return tensor_result(to_layout(opos, {ds[dpos[0]], ds[dpos[1]], oh, ow}), data.dtype, 4);
 }
 
+/// A multiply-add per output element and weight element of its group: 2 * out * (I * KH * KW),
+/// read in the call's kernel layout.
+std::optional<PrimExpr> conv2d_flops(const CallNode& call) {
+  auto out = result_numel(call);
+  if (call.args.size() != 2) return std::nullopt;
+  const auto* w = call.args[1]->struct_info_.as<TensorStructInfoNode>();
+  if (!out || !w || !w->shape || w->shape->size() != 4) return std::nullopt;
+  auto kpos = parse_layout(call, "kernel_layout", attr_string(call, "kernel_layout"), "OIHW");
+  const auto& ws = *w->shape;
+  return int_imm(2) * *out * ws[kpos[1]] * ws[kpos[2]] * ws[kpos[3]];
+}
+
+/// One comparison or addition per output element and window element.
+std::optional<PrimExpr> pool2d_flops(const CallNode& call) {
+  auto out = result_numel(call);
+  if (!out) return std::nullopt;
+  auto pool = pair_attr(call, "pool_size");
+  return *out * int_imm(pool[0] * pool[1]);
+}
+
 }  // namespace
 
 void register_nn_conv_pool_ops() {
@@ -161,6 +182,8 @@ void register_nn_conv_pool_ops() {
                 {"out_layout", AttrKind::String, std::string("NCHW")},
                 {"out_dtype", AttrKind::DType, DataType::Void()}};
   conv.infer = infer_conv2d;
+  conv.fusion_kind = FusionKind::OutEWiseFusable;
+  conv.flops = conv2d_flops;
   add_op(std::move(conv));
 
   for (const char* n : {"nn.max_pool2d", "nn.avg_pool2d"}) {
@@ -177,6 +200,8 @@ void register_nn_conv_pool_ops() {
                   {"layout", AttrKind::String, std::string("NCHW")},
                   {"out_layout", AttrKind::String, std::string("NCHW")}};
     pool.infer = infer_pool2d;
+    pool.fusion_kind = FusionKind::OutEWiseFusable;
+    pool.flops = pool2d_flops;
     add_op(std::move(pool));
   }
 
@@ -188,6 +213,9 @@ void register_nn_conv_pool_ops() {
                     {"layout", AttrKind::String, std::string("NCHW")},
                     {"out_layout", AttrKind::String, std::string("NCHW")}};
   adaptive.infer = infer_adaptive_pool2d;
+  adaptive.fusion_kind = FusionKind::OutEWiseFusable;
+  // Each input element is added into its window's sum once.
+  adaptive.flops = [](const CallNode& call) { return arg_numel(call, 0); };
   add_op(std::move(adaptive));
 }
 

@@ -1,4 +1,5 @@
 // Normalizations (batch_norm, layer_norm) and pad.
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -77,6 +78,19 @@ StructInfo infer_pad(const CallNode& call) {
   return tensor_result(std::move(out), x.dtype, ndim);
 }
 
+/// Per element of the data: the statistics when computed (batch_norm in training, layer_norm
+/// always: the sum for the mean, the squared deviation and its sum — the deviation itself is the
+/// normalization's subtraction), the normalization (subtract the mean, multiply by
+/// 1/sqrt(var + eps)), then gamma and beta when `scale` and `center`. The per-channel or per-row
+/// work (the square root) is not counted.
+std::optional<PrimExpr> norm_flops(const CallNode& call, bool statistics) {
+  auto n = arg_numel(call, 0);
+  if (!n) return std::nullopt;
+  int64_t per_element = 2 + (statistics ? 3 : 0) + (attr_bool(call, "scale") ? 1 : 0) +
+                        (attr_bool(call, "center") ? 1 : 0);
+  return int_imm(per_element) * *n;
+}
+
 }  // namespace
 
 void register_nn_norm_ops() {
@@ -88,6 +102,8 @@ void register_nn_norm_ops() {
               {"center", AttrKind::Bool, true},          {"scale", AttrKind::Bool, true},
               {"momentum", AttrKind::Float, 0.1},        {"training", AttrKind::Bool, true}};
   bn.infer = infer_batch_norm;
+  bn.fusion_kind = FusionKind::OutEWiseFusable;
+  bn.flops = [](const CallNode& call) { return norm_flops(call, attr_bool(call, "training")); };
   add_op(std::move(bn));
 
   OpDef ln;
@@ -99,6 +115,8 @@ void register_nn_norm_ops() {
               {"center", AttrKind::Bool, true},
               {"scale", AttrKind::Bool, true}};
   ln.infer = infer_layer_norm;
+  ln.fusion_kind = FusionKind::OutEWiseFusable;
+  ln.flops = [](const CallNode& call) { return norm_flops(call, true); };
   add_op(std::move(ln));
 
   OpDef pad;
@@ -109,6 +127,7 @@ void register_nn_norm_ops() {
                {"pad_value", AttrKind::Float, 0.0},
                {"pad_mode", AttrKind::String, std::string("constant")}};
   pad.infer = infer_pad;
+  pad.fusion_kind = FusionKind::Injective;
   add_op(std::move(pad));
 }
 

@@ -1,6 +1,7 @@
 // Reductions over axes (sum, mean, max, min, variance) with keepdims.
 #include <set>
 
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -41,6 +42,15 @@ void register_reduction_ops() {
     def.args = {{"x"}};
     def.attrs = {{"axis", AttrKind::OptionalIntList, std::monostate{}}, {"keepdims", AttrKind::Bool, false}};
     def.infer = infer_reduce;
+    def.fusion_kind = FusionKind::CommReduce;  // FLOPs default: one per input element
+    if (def.name == "relax.variance") {
+      // The mean (an add per element), then the deviation, its square and their sum.
+      def.flops = [](const CallNode& call) -> std::optional<PrimExpr> {
+        auto n = arg_numel(call, 0);
+        if (!n) return std::nullopt;
+        return int_imm(4) * *n;
+      };
+    }
     add_op(std::move(def));
   }
 }

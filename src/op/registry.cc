@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "infer_utils.h"
+#include "partita/ir/op_interface.h"
 
 namespace partita::op {
 namespace {
@@ -26,6 +27,25 @@ std::mutex& table_mutex() {
   return m;
 }
 
+// What the IR needs of `def` (ir/op_interface.h), read from the stored definition (map nodes
+// never move).
+OpInterface interface_of(const OpDef* def) {
+  OpInterface iface;
+  iface.infer_struct_info = [def](const CallNode& call) {
+    if (!def->infer) throw_error("ValueError", def->name + ": has no struct-info inference");
+    return def->infer(call);
+  };
+  size_t max_args = 0;
+  for (const auto& a : def->args) {
+    if (a.variadic) max_args = OpInterface::kVariadic;
+    else if (max_args != OpInterface::kVariadic) ++max_args;
+    if (!a.variadic && !a.optional) ++iface.min_args;
+  }
+  iface.max_args = max_args;
+  iface.pure = def->pure;
+  return iface;
+}
+
 void insert(OpDef def) {
   auto& t = table();
   if (t.count(def.name)) throw_error("ValueError", "operator '" + def.name + "' is already registered");
@@ -37,7 +57,13 @@ void insert(OpDef def) {
   }
   Op op = make<OpNode>(def.name);
   std::string name = def.name;
-  t.emplace(name, Entry{std::move(def), std::move(op)});
+  auto it = t.emplace(name, Entry{std::move(def), std::move(op)}).first;
+  try {
+    register_op_interface(name, interface_of(&it->second.def));
+  } catch (...) {
+    t.erase(it);  // the name was given an interface outside the registry: refuse the operator
+    throw;
+  }
 }
 
 bool g_initializing = false;
@@ -58,6 +84,10 @@ void ensure_init() {
     g_initializing = false;
   });
 }
+
+// Installed when the library loads, so the IR's lookups by name see every built-in operator
+// whatever ran first (a constant-initialized pointer: no initialization order to get wrong).
+[[maybe_unused]] const bool g_loader_installed = (set_op_interface_loader(&ensure_init), true);
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -249,6 +279,25 @@ Call make_call(const std::string& op_name, std::vector<Expr> args,
   Attrs a;
   if (!def.attrs.empty()) a = make<AttrsNode>(def.attrs_type_key, std::move(values));
   return make<CallNode>(entry.op, std::move(args), std::move(a));
+}
+
+const char* fusion_kind_name(FusionKind kind) {
+  switch (kind) {
+    case FusionKind::ElementWise: return "elementwise";
+    case FusionKind::Broadcast: return "broadcast";
+    case FusionKind::Injective: return "injective";
+    case FusionKind::CommReduce: return "comm_reduce";
+    case FusionKind::OutEWiseFusable: return "out_elemwise_fusable";
+    case FusionKind::Tuple: return "tuple";
+    case FusionKind::Opaque: return "opaque";
+    case FusionKind::Unset: return "unset";
+  }
+  return "?";
+}
+
+const OpDef* callee_op_def(const CallNode& call) {
+  const auto* op = call.op ? call.op.as<OpNode>() : nullptr;
+  return op ? find_op_def(op->name) : nullptr;
 }
 
 StructInfo infer_struct_info(const CallNode& call) {

@@ -1,4 +1,5 @@
 // Element-wise unary operators (and nn activations): the result has the input's struct info.
+#include "cost_utils.h"
 #include "infer_utils.h"
 
 namespace partita::op::detail {
@@ -16,6 +17,7 @@ void add_unary(const std::string& name, bool float_only, const std::string& arg)
   def.name = "relax." + name;
   def.args = {{arg}};
   def.infer = [float_only](const CallNode& call) { return infer_unary(call, float_only); };
+  def.fusion_kind = FusionKind::ElementWise;  // FLOPs: the kind's default, one per element
   add_op(std::move(def));
 }
 
@@ -50,12 +52,15 @@ void register_unary_ops() {
   astype.args = {{"x"}};
   astype.attrs = {{"dtype", AttrKind::DType, std::monostate{}, true}};
   astype.infer = infer_astype;
+  astype.fusion_kind = FusionKind::ElementWise;
+  astype.flops = no_flops();  // a conversion, not arithmetic
   add_op(std::move(astype));
 
   OpDef clip;
   clip.name = "relax.clip";
   clip.args = {{"x"}, {"min"}, {"max"}};
   clip.infer = infer_clip;
+  clip.fusion_kind = FusionKind::ElementWise;
   add_op(std::move(clip));
 }
 

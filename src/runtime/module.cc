@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "partita/runtime/c_abi.h"
+#include "partita/runtime/plugin.h"
 #include "partita/runtime/serialize.h"
 #include "partita/support/error.h"
 
@@ -48,18 +49,40 @@ bool has_module_loader(const std::string& type_key) {
   return loaders().count(type_key) > 0;
 }
 
+namespace {
+
+// The registered loader for `type_key`, or an empty one.
+ModuleLoader find_loader(const std::string& type_key) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto it = loaders().find(type_key);
+  return it == loaders().end() ? ModuleLoader() : it->second;
+}
+
+std::string known_keys() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::string known;
+  for (auto& [k, v] : loaders()) known += (known.empty() ? "" : ", ") + k;
+  return known;
+}
+
+}  // namespace
+
 ModulePtr load_module_from_binary(const std::string& type_key, std::string_view bytes) {
-  ModuleLoader loader;
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    auto it = loaders().find(type_key);
-    if (it == loaders().end()) {
-      std::string known;
-      for (auto& [k, v] : loaders()) known += (known.empty() ? "" : ", ") + k;
-      throw_error("KeyError", "no loader registered for runtime module type '" + type_key +
-                                  "' (known: " + known + ")");
+  ModuleLoader loader = find_loader(type_key);
+  if (!loader) {
+    // Not built in: the backend's runtime plug-in registers it when loaded (never under the
+    // registry's lock, since the plug-in's initializers register loaders).
+    const std::string plugin = plugin_for_type_key(type_key);
+    try {
+      load_plugin(plugin);
+    } catch (const Error& e) {
+      throw_error("RuntimeError", "no loader for runtime module type '" + type_key + "' (known: " + known_keys() +
+                                      "): " + e.message());
     }
-    loader = it->second;
+    loader = find_loader(type_key);
+    if (!loader)
+      throw_error("KeyError", "the runtime plug-in '" + plugin + "' registers no loader for runtime module type '" +
+                                  type_key + "' (known: " + known_keys() + ")");
   }
   return loader(bytes);
 }
@@ -174,14 +197,7 @@ class DsoModule : public RuntimeModule {
     }
   }
 
-  void save_to_binary(std::string& out) const override {
-    Writer w(out);
-    w.u64(symbols_.size());
-    for (auto& s : symbols_) w.str(s);
-    w.u64(const_names_.size());
-    for (auto& s : const_names_) w.str(s);
-    w.str(bytes_);
-  }
+  void save_to_binary(std::string& out) const override { out += dso_module_binary(bytes_, symbols_, const_names_); }
 
  private:
   std::string bytes_;
@@ -212,6 +228,18 @@ ModulePtr make_function_module(std::string type_key, std::map<std::string, Packe
 ModulePtr make_dso_module(std::string so_bytes, std::vector<std::string> symbols,
                           std::vector<std::string> const_names) {
   return std::make_shared<DsoModule>(std::move(so_bytes), std::move(symbols), std::move(const_names));
+}
+
+std::string dso_module_binary(std::string_view so_bytes, const std::vector<std::string>& symbols,
+                              const std::vector<std::string>& const_names) {
+  std::string out;
+  Writer w(out);
+  w.u64(symbols.size());
+  for (auto& s : symbols) w.str(s);
+  w.u64(const_names.size());
+  for (auto& s : const_names) w.str(s);
+  w.str(so_bytes);
+  return out;
 }
 
 }  // namespace partita::runtime

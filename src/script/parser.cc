@@ -171,6 +171,8 @@ class Parser {
   std::unordered_set<std::string> module_aliases_{"Module"};
   std::string module_name_ = "Module";
   bool in_signature_ = false;
+  // The return annotation may use the parameters' symbolic variables but define none.
+  bool in_return_annotation_ = false;
   std::vector<Tensor> metadata_;
   std::vector<Constant> metadata_nodes_;
   std::unordered_map<std::string, const op::OpDef*> script_ops_;
@@ -373,7 +375,11 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
   }
   expect(")");
   StructInfo ret;
-  if (accept("->")) ret = parse_sinfo();
+  if (accept("->")) {
+    in_return_annotation_ = true;
+    ret = parse_sinfo();
+    in_return_annotation_ = false;
+  }
   in_signature_ = false;
   // Parameters become visible only after the signature (annotations cannot refer to them).
   for (const Var& p : params) scopes_.back().vars[p->name_hint] = p;
@@ -1033,6 +1039,9 @@ PrimExpr Parser::parse_prim_atom() {
     std::string name(t.text);
     PrimVar v = lookup_tir(name);
     if (v.defined()) return v;
+    if (in_return_annotation_)
+      fail_at(t, "symbolic variable '" + name +
+                     "' in the return annotation is not defined by any parameter's annotation");
     if (in_signature_) {
       // A symbolic variable introduced by the signature; it belongs to the function's scope.
       PrimVar nv = make<PrimVarNode>(name);

@@ -14,58 +14,39 @@
 
 namespace partita::transform {
 
-// ---------------------------------------------------------------------------------------------
-// Fusion kinds. One table, to be replaced by the op registry's fusion-kind trait.
-// ---------------------------------------------------------------------------------------------
+using op::FusionKind;
 
 namespace {
 
-const std::map<std::string, FusionKind>& kind_table() {
-  static const std::map<std::string, FusionKind> table = [] {
-    std::map<std::string, FusionKind> t;
-    for (const char* n : {"negative", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "astype",
-                          "clip", "nn.relu", "nn.gelu", "nn.gelu_tanh", "nn.silu", "ones_like", "zeros_like",
-                          "nn.dropout"})
-      t[std::string("relax.") + n] = FusionKind::ElemWise;
-    for (const char* n : {"add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum",
-                          "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
-                          "broadcast_to", "nn.batch_norm"})
-      t[std::string("relax.") + n] = FusionKind::Broadcast;
-    for (const char* n : {"reshape", "flatten", "squeeze", "expand_dims", "permute_dims", "concat", "split",
-                          "strided_slice", "take", "nn.pad", "ones", "zeros", "full"})
-      t[std::string("relax.") + n] = FusionKind::Injective;
-    for (const char* n : {"sum", "mean", "max", "min", "variance", "prod", "nn.softmax", "nn.log_softmax",
-                          "nn.layer_norm", "nn.rms_norm"})
-      t[std::string("relax.") + n] = FusionKind::Reduction;
-    for (const char* n : {"matmul", "nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d", "nn.adaptive_avg_pool2d"})
-      t[std::string("relax.") + n] = FusionKind::OutEWiseFusable;
-    return t;
-  }();
+std::map<std::string, KindFusion>& kind_fusions() {
+  static std::map<std::string, KindFusion> table;
   return table;
 }
 
 }  // namespace
 
-FusionKind fusion_kind_of(const CallNode& call) {
-  auto* op = call.op.as<OpNode>();
-  if (!op) return FusionKind::Opaque;
-  auto it = kind_table().find(op->name);
-  if (it == kind_table().end()) return FusionKind::Opaque;
-  // batch_norm in training mode reduces over the batch: no kernel shape of ours fits it.
-  if (op->name == "relax.nn.batch_norm" && call.attrs)
-    if (const AttrValue* v = call.attrs->find("training"))
-      if (auto* b = std::get_if<bool>(v); b && *b) return FusionKind::Opaque;
+void register_kind_fusion(const std::string& codegen, KindFusion fusion) { kind_fusions()[codegen] = std::move(fusion); }
+
+std::optional<KindFusion> find_kind_fusion(const std::string& codegen) {
+  auto it = kind_fusions().find(codegen);
+  if (it == kind_fusions().end()) return std::nullopt;
   return it->second;
 }
 
+FusionKind fusion_kind_of(const CallNode& call) {
+  const op::OpDef* def = op::callee_op_def(call);
+  if (!def || def->fusion_kind == FusionKind::Unset) return FusionKind::Opaque;
+  return def->fusion_kind;
+}
+
 bool is_view_op(const std::string& op_name) {
-  return op_name == "relax.reshape" || op_name == "relax.flatten" || op_name == "relax.squeeze" ||
-         op_name == "relax.expand_dims";
+  const op::OpDef* def = op::find_op_def(op_name);
+  return def && def->view == op::ViewKind::Always;
 }
 
 namespace {
 
-bool is_anchor_kind(FusionKind k) { return k == FusionKind::Reduction || k == FusionKind::OutEWiseFusable; }
+bool is_anchor_kind(FusionKind k) { return k == FusionKind::CommReduce || k == FusionKind::OutEWiseFusable; }
 
 const TensorStructInfoNode* tensor_info(const Expr& e) {
   return e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
@@ -96,8 +77,8 @@ struct Node {
 // The invariants of fuse_ops_by_kind.h, checked on a candidate group.
 class BlockFusion {
  public:
-  BlockFusion(const BindingBlockNode& block, const FuseOpsByKindOptions& options)
-      : block_(block), options_(options) {}
+  BlockFusion(const BindingBlockNode& block, const FuseOpsByKindOptions& options, const KindFusion& fusion)
+      : block_(block), options_(options), fusion_(fusion) {}
 
   BlockGroups run() {
     build_nodes();
@@ -149,9 +130,11 @@ class BlockFusion {
       auto* vb = b.as<VarBindingNode>();
       deps_of(vb->value, all_deps_[i]);
       if (auto* call = vb->value.as<CallNode>()) {
-        FusionKind kind = fusion_kind_of(*call);
+        if (!call->op.as<OpNode>() || (fusion_.accepts && !fusion_.accepts(*call))) continue;
+        FusionKind kind = fusion_.fusion_kind ? fusion_.fusion_kind(*call) : fusion_kind_of(*call);
         bool tuple_result = b->var->struct_info_ && b->var->struct_info_.as<TupleStructInfoNode>();
-        if (kind == FusionKind::Opaque || (options_.accepts && !options_.accepts(*call))) continue;
+        // Without a check of the code generator, opaque calls (unknown to fusion) are left alone.
+        if (kind == FusionKind::Opaque && !fusion_.accepts) continue;
         if (!tuple_result && !n.sinfo) continue;
         n.fusible = true;
         n.kind = kind;
@@ -199,6 +182,7 @@ class BlockFusion {
     for (int m : members) {
       const Node& n = nodes_[m];
       if (!n.fusible) return false;
+      if (n.kind == FusionKind::Opaque || n.kind == FusionKind::Tuple) return false;  // fuses with nothing
       if (n.is_field || n.is_tuple_op || !is_anchor_kind(n.kind)) continue;
       if (anchor >= 0) return false;
       anchor = m;
@@ -273,6 +257,7 @@ class BlockFusion {
 
   const BindingBlockNode& block_;
   const FuseOpsByKindOptions& options_;
+  const KindFusion& fusion_;
   std::vector<Node> nodes_;
   std::vector<std::vector<int>> all_deps_;
   GroupGraph graph_;
@@ -404,6 +389,12 @@ bool is_entry(const FunctionNode& fn) {
 }  // namespace
 
 IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
+  // The options' callbacks, else those the code generator registered.
+  KindFusion fusion{options.accepts, options.fusion_kind};
+  if (auto registered = find_kind_fusion(options.codegen)) {
+    if (!fusion.accepts) fusion.accepts = registered->accepts;
+    if (!fusion.fusion_kind) fusion.fusion_kind = registered->fusion_kind;
+  }
   ModuleGroups groups;
   std::vector<std::string> entries = options.entry_functions;
   if (entries.empty()) {
@@ -417,7 +408,7 @@ IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
     if (!seq) continue;
     for (const auto& block : seq->blocks) {
       if (!block->is_dataflow) continue;
-      BlockGroups g = BlockFusion(*block, options).run();
+      BlockGroups g = BlockFusion(*block, options, fusion).run();
       if (!g.attrs.empty()) groups[name][block.get()] = std::move(g);
     }
   }

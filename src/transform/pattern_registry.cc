@@ -8,15 +8,11 @@
 
 namespace partita::transform {
 
-// Defined in pattern_registry_tables.cc.
-std::vector<FusionPattern> builtin_fusion_patterns();
-
 namespace {
 
 struct Registry {
   std::mutex mu;
   std::vector<FusionPattern> table;
-  bool builtins_loaded = false;
 };
 
 Registry& registry() {
@@ -33,34 +29,19 @@ void add_locked(Registry& r, const std::vector<FusionPattern>& patterns) {
   }
 }
 
-// Loads the built-in tables once, outside static initialization (they need the op registry).
-Registry& loaded() {
-  Registry& r = registry();
-  std::unique_lock lock(r.mu);
-  if (!r.builtins_loaded) {
-    r.builtins_loaded = true;
-    lock.unlock();
-    auto builtins = builtin_fusion_patterns();
-    lock.lock();
-    // Built-ins go first so user registrations take priority over them.
-    std::vector<FusionPattern> user = std::move(r.table);
-    r.table.clear();
-    add_locked(r, builtins);
-    add_locked(r, user);
-  }
-  return r;
-}
-
 }  // namespace
 
+// Backends register their tables from static initializers of the compiler library
+// (partita/backend/registry.h), so they come before any user registration and user patterns take
+// priority over them.
 void register_patterns(const std::vector<FusionPattern>& patterns) {
-  Registry& r = loaded();
+  Registry& r = registry();
   std::lock_guard lock(r.mu);
   add_locked(r, patterns);
 }
 
 std::vector<FusionPattern> get_patterns_with_prefix(const std::string& prefix) {
-  Registry& r = loaded();
+  Registry& r = registry();
   std::lock_guard lock(r.mu);
   std::vector<FusionPattern> out;
   for (auto it = r.table.rbegin(); it != r.table.rend(); ++it)
@@ -69,7 +50,7 @@ std::vector<FusionPattern> get_patterns_with_prefix(const std::string& prefix) {
 }
 
 std::optional<FusionPattern> get_pattern(const std::string& name) {
-  Registry& r = loaded();
+  Registry& r = registry();
   std::lock_guard lock(r.mu);
   for (const auto& p : r.table)
     if (p.name == name) return p;
@@ -77,7 +58,7 @@ std::optional<FusionPattern> get_pattern(const std::string& name) {
 }
 
 std::vector<std::string> list_pattern_names() {
-  Registry& r = loaded();
+  Registry& r = registry();
   std::lock_guard lock(r.mu);
   std::vector<std::string> out;
   for (const auto& p : r.table) out.push_back(p.name);

@@ -130,10 +130,10 @@ def test_show(model, tmp_path):
 def report_rows(text):
     rows = {}
     for line in text.splitlines():
-        m = re.match(r"(\w+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)%\s+(.*)", line)
+        m = re.match(r"(\w+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)%\s+(.*)", line)
         if m and m.group(1) != "backend":
             rows[m.group(1)] = dict(partitions=m.group(2), ops=int(m.group(3)), mflops=float(m.group(4)),
-                                    share=float(m.group(5)), operators=m.group(6))
+                                    mb=float(m.group(5)), share=float(m.group(6)), operators=m.group(7))
     return rows
 
 
@@ -150,6 +150,9 @@ def test_report_counts(model):
     assert rows["cblas"]["share"] == pytest.approx(100 * gemm / (conv + gemm), abs=0.05)
     assert rows["dnnl"]["share"] == pytest.approx(100 * conv / (conv + gemm), abs=0.05)
     assert f"total: {(conv + gemm) / 1e6:.3f} MFLOPs" in res.stdout
+    # Bytes moved (float32): the matmul reads (1, 256) and (256, 10) and writes (1, 10); the bias
+    # add reads (1, 10) and (10,) and writes (1, 10).
+    assert rows["cblas"]["mb"] == pytest.approx((256 + 2560 + 10 + 3 * 10) * 4 / 1e6, abs=5e-4)
     # dnnl alone takes both (the reshape between them keeps two partitions); host only: no partitions.
     rows = report_rows(cli("report", model, "--backends", "dnnl").stdout)
     assert rows["dnnl"]["partitions"] == "2" and rows["dnnl"]["ops"] == 5 and rows["dnnl"]["share"] == 100.0

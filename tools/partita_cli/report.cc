@@ -1,68 +1,55 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <set>
 #include <sstream>
 
+#include "partita/backend/registry.h"
 #include "partita/ir/prim_expr.h"
 #include "partita/ir/struct_info.h"
+#include "partita/op/registry.h"
 #include "partita/support/error.h"
 
 namespace partita::cli {
 namespace {
 
-const TensorStructInfoNode* tensor_info(const Expr& e) {
-  if (!e.get() || !e->struct_info_.get()) return nullptr;
-  return e->struct_info_.as<TensorStructInfoNode>();
-}
-
-// Dimensions as integers; symbolic ones count as 1 (flagged through `symbolic`).
-std::vector<int64_t> dims_of(const TensorStructInfoNode* t, bool* symbolic) {
-  std::vector<int64_t> out;
-  if (!t || !t->shape) return out;
-  for (const PrimExpr& d : *t->shape) {
-    if (auto c = as_const_int(d)) {
-      out.push_back(*c);
-    } else {
-      out.push_back(1);
-      if (symbolic) *symbolic = true;
-    }
+// The value of a cost expression with every symbolic variable taken as 1 (flagged through
+// `symbolic`): the report is a summary, and "per unit of n" is what it can print.
+double value_with_symbols_as_one(const PrimExpr& e, bool* symbolic) {
+  if (const auto* i = e.as<IntImmNode>()) return double(i->value);
+  if (const auto* f = e.as<FloatImmNode>()) return f->value;
+  if (e.as<PrimVarNode>()) {
+    *symbolic = true;
+    return 1;
   }
-  return out;
-}
-
-double product(const std::vector<int64_t>& v, size_t from = 0) {
-  double p = 1;
-  for (size_t i = from; i < v.size(); ++i) p *= double(v[i]);
-  return p;
-}
-
-// Output elements of a call (a tuple result sums its fields).
-double output_numel(const CallNode& call, bool* symbolic) {
-  const StructInfo& s = call.struct_info_;
-  if (!s.get()) return 0;
-  if (const auto* t = s.as<TensorStructInfoNode>()) return product(dims_of(t, symbolic));
-  if (const auto* tt = s.as<TupleStructInfoNode>()) {
-    double n = 0;
-    for (const StructInfo& f : tt->fields)
-      if (const auto* t = f.as<TensorStructInfoNode>()) n += product(dims_of(t, symbolic));
-    return n;
+  const auto* b = e.as<PrimBinaryNode>();
+  if (!b) return 0;
+  double x = value_with_symbols_as_one(b->a, symbolic);
+  double y = value_with_symbols_as_one(b->b, symbolic);
+  switch (b->op) {
+    case PrimOp::Add: return x + y;
+    case PrimOp::Sub: return x - y;
+    case PrimOp::Mul: return x * y;
+    case PrimOp::FloorDiv: return y == 0 ? 0 : std::floor(x / y);
+    case PrimOp::FloorMod: return y == 0 ? 0 : x - y * std::floor(x / y);
+    case PrimOp::Min: return std::min(x, y);
+    case PrimOp::Max: return std::max(x, y);
   }
   return 0;
 }
 
-bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
-
-const std::set<std::string>& data_movement_ops() {
-  static const std::set<std::string> ops = {
-      "relax.reshape", "relax.permute_dims", "relax.flatten", "relax.squeeze", "relax.expand_dims",
-      "relax.strided_slice", "relax.take", "relax.concat", "relax.split", "relax.broadcast_to",
-      "relax.astype", "relax.nn.pad", "relax.zeros", "relax.ones", "relax.full", "relax.zeros_like",
-      "relax.ones_like", "relax.nn.dropout"};
-  return ops;
+void add_cost(BackendStats& stats, ModuleReport& report, const CallNode& call) {
+  CallCost c = estimate_cost(call);
+  stats.flops += c.flops;
+  stats.bytes += c.bytes;
+  report.symbolic_dims |= c.symbolic;
+  report.unknown_costs += c.unknown ? 1 : 0;
 }
+
+bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
 // A function-valued binding or module function called by `call`, if any.
 const FunctionNode* callee_of(const CallNode& call, const IRModule& mod,
@@ -89,7 +76,8 @@ void for_each_binding(const Expr& body, const std::function<void(const BindingNo
 }
 
 // Counts the operators `fn` runs (following calls to local and module functions) into `stats`.
-void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats, bool* symbolic, int depth = 0) {
+void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats,
+               ModuleReport& report, int depth = 0) {
   if (depth > 64) return;  // recursion in the module: not a dataflow graph we can summarise
   std::map<const VarNode*, const FunctionNode*> locals;
   for_each_binding(fn.body, [&](const BindingNode& b, const Expr& value) {
@@ -101,9 +89,9 @@ void count_ops(const FunctionNode& fn, const IRModule& mod, BackendStats& stats,
     if (!call) return;
     if (const auto* op = call->op.as<OpNode>()) {
       stats.op_counts[op->name]++;
-      stats.flops += estimate_flops(*call, symbolic);
+      add_cost(stats, report, *call);
     } else if (const FunctionNode* callee = callee_of(*call, mod, locals)) {
-      count_ops(*callee, mod, stats, symbolic, depth + 1);
+      count_ops(*callee, mod, stats, report, depth + 1);
     }
   });
 }
@@ -114,36 +102,14 @@ std::string short_op(const std::string& name) {
 
 }  // namespace
 
-double estimate_flops(const CallNode& call, bool* symbolic) {
-  const auto* op = call.op.as<OpNode>();
-  if (!op) return 0;
-  const std::string& name = op->name;
-  if (data_movement_ops().count(name)) return 0;
-  double out = output_numel(call, symbolic);
-  if (starts_with(name, "relax.nn.conv") && call.args.size() >= 2) {
-    // Weight layout OIHW (the importer's and the default): in-channels/groups * window.
-    std::vector<int64_t> w = dims_of(tensor_info(call.args[1]), symbolic);
-    return 2 * out * product(w, 1);
-  }
-  if ((name == "relax.matmul" || name == "relax.nn.dense" || name == "relax.linear") && !call.args.empty()) {
-    std::vector<int64_t> a = dims_of(tensor_info(call.args[0]), symbolic);
-    return 2 * out * (a.empty() ? 1 : double(a.back()));
-  }
-  if (name.find("adaptive") != std::string::npos && !call.args.empty())
-    return product(dims_of(tensor_info(call.args[0]), symbolic));
-  if (name.find("pool") != std::string::npos) {
-    double window = 1;
-    if (call.attrs.get())
-      if (const AttrValue* v = call.attrs->find("pool_size"))
-        if (const auto* l = std::get_if<std::vector<int64_t>>(v)) window = product(*l);
-    return out * window;
-  }
-  if (name == "relax.nn.softmax" || name == "relax.nn.log_softmax") return 3 * out;
-  if (name == "relax.nn.layer_norm" || name == "relax.nn.batch_norm") return 5 * out;
-  if (starts_with(name, "relax.sum") || starts_with(name, "relax.mean") || name == "relax.max" ||
-      name == "relax.min" || name == "relax.variance")
-    return call.args.empty() ? out : product(dims_of(tensor_info(call.args[0]), symbolic));
-  return out;
+CallCost estimate_cost(const CallNode& call) {
+  CallCost c;
+  if (!op::callee_op_def(call)) return c;
+  std::optional<PrimExpr> flops = op::call_flops(call), bytes = op::call_bytes(call);
+  if (flops) c.flops = value_with_symbols_as_one(*flops, &c.symbolic);
+  if (bytes) c.bytes = value_with_symbols_as_one(*bytes, &c.symbolic);
+  c.unknown = !flops || !bytes;
+  return c;
 }
 
 ModuleReport analyze_module(const IRModule& mod) {
@@ -163,7 +129,7 @@ ModuleReport analyze_module(const IRModule& mod) {
     if (const auto* op = call->op.as<OpNode>()) {
       BackendStats& host = r.backends["host"];
       host.op_counts[op->name]++;
-      host.flops += estimate_flops(*call, &r.symbolic_dims);
+      add_cost(host, r, *call);
       return;
     }
     const FunctionNode* callee = callee_of(*call, mod, locals);
@@ -171,9 +137,12 @@ ModuleReport analyze_module(const IRModule& mod) {
     std::optional<std::string> codegen = callee->attr_string("Codegen");
     BackendStats& stats = r.backends[codegen ? *codegen : "host"];
     if (codegen) stats.partitions++;
-    count_ops(*callee, mod, stats, &r.symbolic_dims);
+    count_ops(*callee, mod, stats, r);
   });
-  for (const auto& [_, s] : r.backends) r.total_flops += s.flops;
+  for (const auto& [_, s] : r.backends) {
+    r.total_flops += s.flops;
+    r.total_bytes += s.bytes;
+  }
   return r;
 }
 
@@ -186,8 +155,8 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
   names.push_back("host");
   std::ostringstream os;
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s %10s %8s %14s %8s  %s\n", "backend", "partitions", "ops", "MFLOPs",
-                "share", "operators");
+  std::snprintf(line, sizeof line, "%-10s %10s %8s %14s %10s %8s  %s\n", "backend", "partitions",
+                "ops", "MFLOPs", "MB moved", "share", "operators");
   os << line;
   for (const std::string& b : names) {
     auto it = report.backends.find(b);
@@ -200,27 +169,39 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
       ops += (ops.empty() ? "" : ", ") + short_op(op) + " x" + std::to_string(n);
     }
     double share = report.total_flops > 0 ? 100.0 * s.flops / report.total_flops : 0.0;
-    std::snprintf(line, sizeof line, "%-10s %10s %8lld %14.3f %7.1f%%  ", b.c_str(),
-                  b == "host" ? "-" : std::to_string(s.partitions).c_str(), (long long)nops, s.flops / 1e6, share);
+    std::snprintf(line, sizeof line, "%-10s %10s %8lld %14.3f %10.3f %7.1f%%  ", b.c_str(),
+                  b == "host" ? "-" : std::to_string(s.partitions).c_str(), (long long)nops,
+                  s.flops / 1e6, s.bytes / 1e6, share);
     os << line << (ops.empty() ? "(none)" : ops) << "\n";
   }
-  std::snprintf(line, sizeof line, "total: %.3f MFLOPs", report.total_flops / 1e6);
+  std::snprintf(line, sizeof line, "total: %.3f MFLOPs, %.3f MB moved", report.total_flops / 1e6,
+                report.total_bytes / 1e6);
   os << line;
   if (report.symbolic_dims) os << " (symbolic dimensions counted as 1)";
+  if (report.unknown_costs)
+    os << " (" << report.unknown_costs << " operator call" << (report.unknown_costs == 1 ? "" : "s")
+       << " of unknown cost counted as 0)";
   os << "\n";
   return os.str();
 }
 
 std::string backend_color(const std::string& backend) {
   if (backend == "host") return "#d9d9d9";
-  static const std::map<std::string, std::string> known = {
-      {"dnnl", "#7fb3e6"}, {"cblas", "#f2b36b"}, {"ccompiler", "#8fd18f"}, {"cutlass", "#c9a0dc"}};
-  if (auto it = known.find(backend); it != known.end()) return it->second;
+  // A registered backend's own colour (partita/backend/registry.h); patterns registered by a
+  // user under another prefix get one from a small palette.
+  if (auto info = backend::find_backend(backend)) return info->colour;
   static const char* palette[] = {"#e6a0a0", "#a0e6d8", "#e6e08f", "#b0b0f0"};
   return palette[std::hash<std::string>{}(backend) % 4];
 }
 
 namespace {
+
+// The one-line description a backend registered (shown when hovering its legend entry).
+std::string backend_description(const std::string& backend) {
+  if (backend == "host") return "the host VM's built-in kernels";
+  auto info = backend::find_backend(backend);
+  return info ? info->description : "patterns registered under '" + backend + ".'";
+}
 
 std::string dot_escape(const std::string& s) {
   std::string out;
@@ -288,8 +269,8 @@ class DotWriter {
     // Legend: one entry per colour used.
     os_ << "  subgraph cluster_legend {\n    label=\"legend\"; fontsize=10; style=dashed;\n";
     for (const std::string& b : used_backends_)
-      os_ << "    \"legend_" << dot_escape(b) << "\" [label=\"" << dot_escape(b) << "\", fillcolor=\""
-          << backend_color(b) << "\"];\n";
+      os_ << "    \"legend_" << dot_escape(b) << "\" [label=\"" << dot_escape(b) << "\", tooltip=\""
+          << dot_escape(backend_description(b)) << "\", fillcolor=\"" << backend_color(b) << "\"];\n";
     os_ << "  }\n";
     for (const auto& [a, b] : edges_) os_ << "  " << a << " -> " << b << ";\n";
     os_ << "}\n";

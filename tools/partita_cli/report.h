@@ -1,6 +1,7 @@
 // Analysis of a partitioned module for `partita report`: per backend (and the host) the
-// operators it runs, an estimate of their FLOPs and the number of partitions; and the graph of
-// `main` in Graphviz's dot language (offloaded partitions as coloured clusters).
+// operators it runs, an estimate of their FLOPs and bytes moved (the operators' cost traits in
+// the op registry) and the number of partitions; and the graph of `main` in Graphviz's dot
+// language (offloaded partitions as coloured clusters).
 #pragma once
 
 #include <cstdint>
@@ -17,19 +18,28 @@ namespace partita::cli {
 struct BackendStats {
   std::map<std::string, int64_t> op_counts;  // op name ("relax.nn.conv2d") -> calls
   double flops = 0;
+  double bytes = 0;        // read and written by its operators
   int64_t partitions = 0;  // offloaded functions called from main (0 for the host)
 };
 
 struct ModuleReport {
   std::map<std::string, BackendStats> backends;  // "host" and every codegen name seen
   double total_flops = 0;
-  bool symbolic_dims = false;  // FLOPs counted symbolic dimensions as 1
+  double total_bytes = 0;
+  bool symbolic_dims = false;   // costs counted symbolic dimensions as 1
+  int64_t unknown_costs = 0;    // operator calls whose FLOPs or bytes are unknown (counted as 0)
 };
 
-/// Estimated floating-point operations of one operator call from its struct info (conv: 2 *
-/// output elements * receptive field; matmul: 2 * output elements * K; pools: output elements *
-/// window; data movement: 0; other operators: one per output element).
-double estimate_flops(const CallNode& call, bool* symbolic = nullptr);
+/// The estimated cost of one call: its operator's FLOP and byte traits (op::call_flops and
+/// op::call_bytes, see op/registry.h for what they count) with every symbolic dimension taken as
+/// 1. A call that is not of an operator costs nothing here.
+struct CallCost {
+  double flops = 0;
+  double bytes = 0;
+  bool symbolic = false;  // a symbolic dimension was taken as 1
+  bool unknown = false;   // the operator's FLOPs or bytes are unknown: counted as 0
+};
+CallCost estimate_cost(const CallNode& call);
 
 /// Walks `main` of `mod` (Error("KeyError") if absent).
 ModuleReport analyze_module(const IRModule& mod);

@@ -1,4 +1,4 @@
-// What the JSON-graph backends (dnnl, cblas) share when lowering one offloaded function: values
+// What backends that serialize a JSON graph of their partitions share when lowering one offloaded function: values
 // numbered in order with their static float32 shapes, parameters bound to the first values, and
 // float32 constants read by name from `const_name_to_constant` (each registered once).
 #pragma once

@@ -83,7 +83,8 @@ std::vector<GlobalVar> all_global_vars(const Expr& expr);
 // Purity
 // ---------------------------------------------------------------------------------------------
 
-/// Ops with side effects (printing, assertions, packed calls). Everything else is pure.
+/// True for an operator registered as impure (OpDef::pure, read through ir/op_interface.h), and
+/// for a name no operator has (nothing is known about it, so nothing may be assumed).
 bool is_impure_op(const std::string& op_name);
 /// True when `expr` contains a call that may have side effects: an impure op, or a call of a
 /// function whose FuncStructInfo is impure. Calls inside nested functions are not counted (a

@@ -35,6 +35,10 @@ class RuntimeModule {
   /// Serializes the module (code, options; never the named constants, which the executable
   /// stores once). The default throws Error("ValueError") naming the type key.
   virtual void save_to_binary(std::string& out) const;
+  /// The module's code in a readable form, for inspection and tests (TVM's get_source): the
+  /// generated source, a serialized graph, ...; `format` picks one where a module has several.
+  /// Empty when the module has none.
+  virtual std::string get_source(const std::string& /*format*/ = "") const { return ""; }
   /// Names of the constants this module needs from the executable's named-constant table.
   virtual std::vector<std::string> const_names() const { return {}; }
   /// Called once at load (and by the VM before the first call) with the named constants this
@@ -56,9 +60,13 @@ using ModuleLoader = std::function<ModulePtr(std::string_view bytes)>;
 
 /// Registers the loader for `type_key` (a later registration of the same key replaces it).
 void register_module_loader(const std::string& type_key, ModuleLoader loader);
+/// Whether a loader for `type_key` is registered now (loads no plug-in).
 bool has_module_loader(const std::string& type_key);
-/// Loads a module saved by a module of kind `type_key`. Error("KeyError") when no loader is
-/// registered (the message lists the known keys), Error("ValueError") on malformed bytes.
+/// Loads a module saved by a module of kind `type_key`. When no loader is registered for it,
+/// the runtime plug-in plugin_for_type_key(type_key) is loaded first (partita/runtime/plugin.h).
+/// Error("RuntimeError") when that plug-in cannot be loaded (naming it, the paths tried and why,
+/// and the known keys), Error("KeyError") when it loads but registers no loader for the key,
+/// Error("ValueError") on malformed bytes.
 ModulePtr load_module_from_binary(const std::string& type_key, std::string_view bytes);
 
 /// A module whose functions are plain C++ callables (tests, host fallbacks). Not serializable
@@ -72,6 +80,10 @@ ModulePtr make_function_module(std::string type_key, std::map<std::string, Packe
 /// built into the runtime library, so exported artifacts holding it load anywhere.
 ModulePtr make_dso_module(std::string so_bytes, std::vector<std::string> symbols,
                           std::vector<std::string> const_names = {});
+/// The bytes a "dso_library" module over these parts saves (what its loader reads), without
+/// loading the shared object.
+std::string dso_module_binary(std::string_view so_bytes, const std::vector<std::string>& symbols,
+                              const std::vector<std::string>& const_names);
 
 namespace detail {
 struct ModuleLoaderRegistrar {
@@ -85,7 +97,7 @@ struct ModuleLoaderRegistrar {
 
 #define PARTITA_CONCAT_INNER_(a, b) a##b
 #define PARTITA_CONCAT_(a, b) PARTITA_CONCAT_INNER_(a, b)
-/// At namespace scope in a backend's source: PARTITA_REGISTER_MODULE_LOADER("ccompiler", fn);
+/// At namespace scope in a backend's runtime plug-in: PARTITA_REGISTER_MODULE_LOADER("name", fn);
 #define PARTITA_REGISTER_MODULE_LOADER(type_key, loader)                                     \
   static ::partita::runtime::detail::ModuleLoaderRegistrar PARTITA_CONCAT_(                  \
       partita_module_loader_, __COUNTER__)(type_key, loader)

@@ -18,26 +18,46 @@
 //    operand once per use, so trees of them are capped).
 // Bindings are visited in order and each joins the group of a producer whenever the merged
 // group keeps these invariants (greedy, like TVM's dominator-based fusion, without its
-// post-dominator pass). Groups made only of view ops (reshape, flatten, squeeze, expand_dims)
-// are left alone: the VM runs them as views, which cost nothing.
+// post-dominator pass). An opaque call the code generator accepts is a group of its own. Groups
+// made only of view ops (reshape, flatten, squeeze, expand_dims) are left alone: the VM runs
+// them as views, which cost nothing. Fusion kinds are the op registry's traits (TVM's
+// OpPatternKind), refinable per code generator (KindFusion).
 // Only dataflow blocks are fused (as in TVM); a call `accepts` refuses stays where it is.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "partita/ir/module.h"
+#include "partita/op/registry.h"
 #include "partita/transform/pass.h"
 
 namespace partita::transform {
 
+/// How a code generator fuses: which calls it compiles, and its fusion kind of a call.
+struct KindFusion {
+  /// Whether the code generator can compile this operator call (null: every call).
+  std::function<bool(const CallNode&)> accepts;
+  /// The fusion kind of a call (null: its operator's trait, op::OpDef::fusion_kind).
+  std::function<op::FusionKind(const CallNode&)> fusion_kind;
+};
+
+/// Registers the KindFusion of the code generator `codegen` (a backend does, from its folder);
+/// FuseOpsByKind for that codegen uses it unless its options give their own.
+void register_kind_fusion(const std::string& codegen, KindFusion fusion);
+/// The registered KindFusion of `codegen`, if any.
+std::optional<KindFusion> find_kind_fusion(const std::string& codegen);
+
 struct FuseOpsByKindOptions {
   /// The "Codegen" attribute of the grouped functions.
   std::string codegen = "cuda";
-  /// Whether the code generator can compile this operator call (null: every call of an op with
-  /// a known fusion kind). Calls it refuses are never grouped.
+  /// Whether the code generator can compile this operator call; calls it refuses are never
+  /// grouped. Null: the registered KindFusion of `codegen`, else every operator call.
   std::function<bool(const CallNode&)> accepts;
+  /// The fusion kind of a call. Null: the registered KindFusion of `codegen`, else the op's trait.
+  std::function<op::FusionKind(const CallNode&)> fusion_kind;
   /// Functions to fuse (empty: every function that is not Primitive, Composite or Codegen).
   std::vector<std::string> entry_functions;
   /// Most bindings in one group.
@@ -51,11 +71,9 @@ struct FuseOpsByKindOptions {
 IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options = {});
 Pass FuseOpsByKind(FuseOpsByKindOptions options = {});
 
-/// The fusion kinds the pass reads (TVM's OpPatternKind order).
-enum class FusionKind : uint8_t { ElemWise, Broadcast, Injective, Reduction, OutEWiseFusable, Opaque };
-/// The fusion kind of a call (Opaque for anything the pass does not know).
-FusionKind fusion_kind_of(const CallNode& call);
-/// True for reshape-family ops, which keep every element's linear position.
+/// The operator's fusion kind trait (Opaque for a callee that is not a registered operator).
+op::FusionKind fusion_kind_of(const CallNode& call);
+/// True for reshape-family ops (view trait Always), which keep every element's linear position.
 bool is_view_op(const std::string& op_name);
 
 }  // namespace partita::transform

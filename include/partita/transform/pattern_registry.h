@@ -1,8 +1,7 @@
 // The fusion-pattern registry (TVM's relax.backend.pattern_registry): backends register their
 // FusionPatterns by name ("<codegen>.<name>"); partitioning looks them up by prefix.
 //
-// Built-in tables ("cutlass.*" as in the seed tutorial, and "ccompiler.*", the demo C backend)
-// are registered the first time the registry is used.
+// Each backend registers its table with its backend record (partita/backend/registry.h).
 #pragma once
 
 #include <optional>
@@ -25,8 +24,8 @@ std::optional<FusionPattern> get_pattern(const std::string& name);
 /// Every registered pattern name, in registration order.
 std::vector<std::string> list_pattern_names();
 
-/// Partitions `mod` for the backend whose patterns start with `backend_prefix` ("cutlass",
-/// "ccompiler", ...): path 1 (`merge` false) is FuseOpsByPattern(annotate_codegen=true); path 2
+/// Partitions `mod` for the backend whose patterns start with `backend_prefix` (its name):
+/// path 1 (`merge` false) is FuseOpsByPattern(annotate_codegen=true); path 2
 /// (`merge` true) is FuseOpsByPattern(annotate_codegen=false) + MergeCompositeFunctions.
 /// Throws Error("KeyError") when no pattern has that prefix.
 IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool merge = true,

@@ -1,16 +1,15 @@
 // The cblas codegen and patterns: matmul / dense (weight optionally transposed by permute_dims)
-// with an optional bias add become sgemm calls (see partita/backend/cblas.h).
+// with an optional bias add become sgemm calls (see README.md and module_format.h).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
 #include <unordered_map>
 
-#include "partita/backend/cblas.h"
-#include "partita/backend/cblas_runtime.h"
+#include "cblas.h"
+#include "module_format.h"
 #include "partita/codegen/json_graph_builder.h"
 #include "partita/dpl/pattern.h"
 #include "partita/op/ops.h"
-#include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::cblas {
 
@@ -23,7 +22,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// Activations the runtime applies to a product's rows right after sgemm (see cblas.h).
+// Activations the runtime applies to a product's rows right after sgemm (see README.md).
 const std::map<std::string, std::string>& activations() {
   static const std::map<std::string, std::string> acts = {
       {"relax.nn.relu", "relu"},       {"relax.nn.gelu", "gelu"}, {"relax.nn.gelu_tanh", "gelu_tanh"},
@@ -224,10 +223,6 @@ std::vector<transform::FusionPattern> cblas_patterns() {
   return out;
 }
 
-IRModule partition_for_cblas(IRModule mod, bool merge, bool bind_constants) {
-  return transform::partition_for("cblas", std::move(mod), merge, bind_constants);
-}
-
 codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant) {
   codegen::ConstantNamer namer(const_name_to_constant);
@@ -238,19 +233,11 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   g["functions"] = json::array();
   for (const auto& f : functions) g["functions"].push_back(GraphBuilder(f, namer, const_names).build());
   codegen::CodegenResult result;
-  result.modules.push_back(make_cblas_module(g.dump()));
+  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
+  result.modules.push_back(
+      runtime::load_module_from_binary(kModuleFormat.type_key, runtime::write_module_sections(kModuleFormat, {g.dump()})));
   result.constants = namer.added();
   return result;
 }
-
-namespace {
-const bool registered = [] {
-  codegen::register_target_kind(codegen::TargetKindDef{
-      "cblas", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads (0 = OpenMP's default)"}}});
-  codegen::register_codegen("cblas", codegen);
-  transform::register_patterns(cblas_patterns());
-  return true;
-}();
-}  // namespace
 
 }  // namespace partita::backend::cblas

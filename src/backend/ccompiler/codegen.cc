@@ -1,12 +1,12 @@
 // The ccompiler codegen: C source for each offloaded function, compiled into one shared object
-// per RunCodegen call (see ccompiler.h).
+// per RunCodegen call (see README.md).
 //
 // Each function becomes `int32_t <symbol>(inputs, n_in, outputs, n_out)` per the runtime's C ABI.
 // Shapes are computed at run time from the arguments (so symbolic dimensions need nothing
 // special) and checked against the parameters' static dimensions and against the output
 // tensors the caller allocated. Composite calls are expanded in place. Intermediates are
 // malloc-ed and freed before returning; values that are outputs are written in place.
-#include "partita/backend/ccompiler.h"
+#include "ccompiler.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "c_prelude.h"
-#include "partita/backend/ccompiler_runtime.h"
+#include "module_format.h"
 #include "partita/codegen/partition_walker.h"
 #include "partita/ir/functor.h"
 
@@ -439,23 +439,13 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   std::vector<std::string> symbols;
   for (const auto& f : functions) symbols.push_back(f.symbol);
   codegen::CodegenResult result;
-  result.modules.push_back(make_ccompiler_module(std::move(source), std::move(so), std::move(symbols), const_names));
+  // The module is made by the runtime plug-in from its bytes, exactly as an exported artifact is
+  // loaded, so the compiler half links nothing of the runtime half.
+  std::string bytes = runtime::write_module_sections(
+      kModuleFormat, {source, runtime::dso_module_binary(so, symbols, const_names)});
+  result.modules.push_back(runtime::load_module_from_binary(kModuleFormat.type_key, bytes));
   result.constants = namer.added();
   return result;
 }
-
-namespace {
-
-const bool registered = [] {
-  codegen::register_target_kind(codegen::TargetKindDef{
-      "ccompiler",
-      {{"cc", codegen::TargetOptionType::String, "gcc", "the C compiler"},
-       {"cflags", codegen::TargetOptionType::StringList, std::vector<std::string>{"-O2"},
-        "flags for the C compiler (-shared -fPIC are always added)"}}});
-  codegen::register_codegen("ccompiler", codegen);
-  return true;
-}();
-
-}  // namespace
 
 }  // namespace partita::backend::ccompiler

@@ -1,12 +1,12 @@
 // The dnnl codegen: each offloaded function becomes a graph of oneDNN primitives (JSON, see
-// partita/backend/dnnl.h). Composite calls are expanded in place; then a peephole pass fuses
+// module_format.h). Composite calls are expanded in place; then a peephole pass fuses
 // bias adds, residual adds (sum post-op) and activations into the conv2d / matmul before them
 // when the intermediate has no other use, and folds a transposing permute_dims into matmul.
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "partita/backend/dnnl.h"
-#include "partita/backend/dnnl_runtime.h"
+#include "dnnl.h"
+#include "module_format.h"
 #include "partita/codegen/json_graph_builder.h"
 #include "partita/ir/struct_info.h"
 #include "partita/op/ops.h"
@@ -400,22 +400,11 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
                                   std::to_string(winograd));
   std::string graph = serialize_graph(functions, namer, threads, const_names, winograd);
   codegen::CodegenResult result;
-  result.modules.push_back(make_dnnl_module(std::move(graph)));
+  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
+  result.modules.push_back(
+      runtime::load_module_from_binary(kModuleFormat.type_key, runtime::write_module_sections(kModuleFormat, {graph})));
   result.constants = namer.added();
   return result;
 }
-
-namespace {
-
-const bool registered = [] {
-  codegen::register_target_kind(codegen::TargetKindDef{
-      "dnnl", {{"num_threads", codegen::TargetOptionType::Int, int64_t(0), "threads for oneDNN (0 = every core)"},
-               {"winograd", codegen::TargetOptionType::Int, int64_t(1),
-                "Winograd 3x3 convolutions: 0 off, 1 where faster than oneDNN's, 2 / 4 F(2x2) / F(4x4) wherever supported"}}});
-  codegen::register_codegen("dnnl", codegen);
-  return true;
-}();
-
-}  // namespace
 
 }  // namespace partita::backend::dnnl

@@ -3,9 +3,8 @@
 // (dtype, layouts, symbolic shapes), so such calls stay on the host instead of failing a build.
 #include <optional>
 
-#include "partita/backend/dnnl.h"
+#include "dnnl.h"
 #include "partita/dpl/pattern.h"
-#include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::dnnl {
 
@@ -14,9 +13,6 @@ using dpl::Pattern;
 using dpl::wildcard;
 using transform::FusionPattern;
 using transform::PatternCheckContext;
-
-// Defined in codegen.cc: why a call cannot be lowered (empty when it can).
-std::string unsupported_reason(const CallNode& call);
 
 namespace {
 
@@ -108,18 +104,5 @@ std::vector<FusionPattern> dnnl_patterns() {
   }
   return out;
 }
-
-IRModule partition_for_dnnl(IRModule mod, bool merge, bool bind_constants) {
-  return transform::partition_for("dnnl", std::move(mod), merge, bind_constants);
-}
-
-namespace {
-// The op registry and the pattern registry are both built on first use, so registering from
-// a static initializer is safe whatever the initialization order.
-const bool registered = [] {
-  transform::register_patterns(dnnl_patterns());
-  return true;
-}();
-}  // namespace
 
 }  // namespace partita::backend::dnnl

@@ -557,19 +557,13 @@ std::optional<std::vector<int64_t>> NodeContext::attr_ints(const std::string& na
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-namespace {
-// Operators that only reinterpret the shape of their first argument.
-bool is_shape_view(const std::string& op) {
-  return op == "relax.reshape" || op == "relax.expand_dims" || op == "relax.squeeze" || op == "relax.flatten";
-}
-}  // namespace
-
 // Reshaping a constant (conv biases, normalization scales) happens here, once, rather than at
 // every run: the result is the same bytes under the new static shape.
 Expr NodeContext::emit(const Expr& e) const {
   const auto* call = e.as<CallNode>();
-  const auto* op = call ? call->op.as<OpNode>() : nullptr;
-  if (op && is_shape_view(op->name) && !call->args.empty()) {
+  // An operator whose result is always its first argument's bytes under a new shape.
+  const op::OpDef* def = call ? op::callee_op_def(*call) : nullptr;
+  if (def && def->view == op::ViewKind::Always && !call->args.empty()) {
     if (const auto* c = call->args[0].as<ConstantNode>()) {
       if (auto shape = static_shape(imp.bb.normalize(e)->struct_info_))
         return constant(Tensor::from_buffer(*shape, c->data.dtype(), c->data.buffer()));

@@ -1,7 +1,6 @@
 // Structural equality, hashing and diffs.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <random>
 
 #include "partita/ir/debug_print.h"
@@ -319,22 +318,16 @@ Expr long_chain(int n, const std::string& prefix) {
   return make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), true)}, prev);
 }
 
-TEST(StructuralEqual, HundredThousandBindingsIsFast) {
+// Deep graphs: 100k chained bindings compare and hash without recursing per binding (no stack
+// overflow), and a difference in the last binding is still found. Speed is measured in
+// benchmarks, not asserted here.
+TEST(StructuralEqual, HundredThousandBindings) {
   Expr a = long_chain(100000, "a"), b = long_chain(100000, "b");
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
   EXPECT_TRUE(structural_equal(a, b));
-  auto t1 = Clock::now();
-  size_t ha = structural_hash(a), hb = structural_hash(b);
-  auto t2 = Clock::now();
-  EXPECT_EQ(ha, hb);
-  double eq_s = std::chrono::duration<double>(t1 - t0).count();
-  double hash_s = std::chrono::duration<double>(t2 - t1).count() / 2;
-  RecordProperty("equal_ms", int(eq_s * 1000));
-  RecordProperty("hash_ms", int(hash_s * 1000));
-  // Loose thresholds: a smoke test on a shared machine (typically ~0.1 s each).
-  EXPECT_LT(eq_s, 1.0);
-  EXPECT_LT(hash_s, 1.0);
+  EXPECT_EQ(structural_hash(a), structural_hash(b));
+  Expr c = long_chain(100001, "c");
+  EXPECT_FALSE(structural_equal(a, c));
+  EXPECT_NE(structural_hash(a), structural_hash(c));
 }
 
 TEST(DebugPrint, OneLinePerField) {

@@ -51,6 +51,7 @@ TEST(OpRegistry, RegisterDuplicateFails) {
   custom.name = "test.my_identity";
   custom.args = {{"x"}};
   custom.infer = [](const CallNode& call) { return call.args[0]->struct_info_; };
+  custom.fusion_kind = FusionKind::ElementWise;
   register_op(custom);
   EXPECT_EQ(get_op_def("test.my_identity").script_name, "R.test.my_identity");
   Var x = tvar("x", {3});

@@ -147,5 +147,20 @@ TEST(ParseErrors, LineColumnAndMessage) {
                      "unknown keyword argument 'stride'");
 }
 
+// The return annotation can only use symbolic variables a parameter defines: a new one there
+// would give an ill-formed function (found by the mutation fuzz test).
+TEST(ParseErrors, ReturnAnnotationDefinesNoSymbolicVariable) {
+  const std::string head =
+      "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((\"n\", 1), dtype=\"float32\"))";
+  const std::string body = ":\n        return x\n";
+  expect_parse_error(head + " -> R.Tensor((\"n\", m), dtype=\"float32\")" + body, 4, 72,
+                     "symbolic variable 'm' in the return annotation is not defined by any parameter");
+  expect_parse_error(head + " -> R.Tensor((\"m\", 1), dtype=\"float32\")" + body, 4, 67,
+                     "symbolic variable 'm' in the return annotation");
+  // Using the parameter's variable, bare or quoted, is fine.
+  EXPECT_NO_THROW(parse_module(head + " -> R.Tensor((n, 1), dtype=\"float32\")" + body));
+  EXPECT_NO_THROW(parse_module(head + " -> R.Tensor((\"n\", 1), dtype=\"float32\")" + body));
+}
+
 }  // namespace
 }  // namespace partita::script

@@ -318,23 +318,56 @@ class Module:
   EXPECT_TRUE(out.contains("fused_relax_reshape_relax_reshape_relax_exp"));
 }
 
-TEST(FuseOpsByKind, TrainingBatchNormIsOpaque) {
-  IRModule m = parse(R"(
+// The code generator's check and kinds: a refused call stays; an opaque one is a group of its
+// own; a kind refined to broadcast joins an epilogue.
+TEST(FuseOpsByKind, ChecksAndKindsOfTheCodeGenerator) {
+  const char* text = R"(
 @I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor((2, 3, 4, 4), dtype="float32"), g: R.Tensor((3,), dtype="float32"), b: R.Tensor((3,), dtype="float32"), mm: R.Tensor((3,), dtype="float32"), mv: R.Tensor((3,), dtype="float32")) -> R.Tensor((2, 3, 4, 4), dtype="float32"):
+    def main(x: R.Tensor((1, 3, 4, 4), dtype="float32"), w: R.Tensor((3, 3, 1, 1), dtype="float32"), g: R.Tensor((3,), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
         with R.dataflow():
-            lv = R.nn.batch_norm(x, g, b, mm, mv, axis=1, training=True)
-            gv = lv[0]
+            lv = R.nn.conv2d(x, w)
+            lv1 = R.nn.batch_norm(lv, g, g, g, g, axis=1, training=False)
+            lv2 = lv1[0]
+            lv3 = R.nn.dropout(lv2, rate=0.5)
+            lv4 = lv3[0]
+            gv = R.exp(lv4)
             R.output(gv)
         return gv
-)");
-  auto* fn = m.lookup("main").as<FunctionNode>();
-  auto* call = fn->body.as<SeqExprNode>()->blocks[0]->bindings[0].as<VarBindingNode>()->value.as<CallNode>();
-  EXPECT_EQ(fusion_kind_of(*call), FusionKind::Opaque);
-  IRModule out = fuse()(m);
-  EXPECT_EQ(out.functions().size(), 1u);
+)";
+  auto calls_in_main = [](const IRModule& m) {
+    std::vector<std::string> callees;
+    for (const auto& b : m.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0]->bindings)
+      if (auto* c = b.as<VarBindingNode>()->value.as<CallNode>()) {
+        if (auto* gv = c->op.as<GlobalVarNode>()) callees.push_back(gv->name_hint);
+        else if (auto* op = c->op.as<OpNode>()) callees.push_back(op->name);
+      }
+    return callees;
+  };
+  FuseOpsByKindOptions plain;
+  plain.codegen = "test_fusion";
+  plain.accepts = [](const CallNode&) { return true; };
+  // batch_norm's trait makes it an anchor (out-elementwise-fusable): it cannot join the conv.
+  // dropout is opaque: a function of its own.
+  IRModule a = FuseOpsByKind(plain)(parse(text));
+  EXPECT_EQ(calls_in_main(a), (std::vector<std::string>{"fused_relax_nn_conv2d", "fused_relax_nn_batch_norm",
+                                                        "fused_relax_nn_dropout", "fused_relax_exp"}));
+  FuseOpsByKindOptions refined = plain;
+  refined.fusion_kind = [](const CallNode& call) {
+    if (call.op.as<OpNode>()->name == "relax.nn.batch_norm") return op::FusionKind::Broadcast;
+    return fusion_kind_of(call);
+  };
+  refined.accepts = [](const CallNode& call) { return call.op.as<OpNode>()->name != "relax.exp"; };
+  IRModule b = FuseOpsByKind(refined)(parse(text));
+  EXPECT_EQ(calls_in_main(b), (std::vector<std::string>{"fused_relax_nn_conv2d_relax_nn_batch_norm",
+                                                        "fused_relax_nn_dropout", "relax.exp"}));
+  EXPECT_TRUE(well_formed(b));
+  // Registered under the codegen's name, the same callbacks are found without options.
+  register_kind_fusion("test_fusion_registered", {refined.accepts, refined.fusion_kind});
+  FuseOpsByKindOptions by_name;
+  by_name.codegen = "test_fusion_registered";
+  EXPECT_EQ(calls_in_main(FuseOpsByKind(by_name)(parse(text))), calls_in_main(b));
 }
 
 TEST(FuseOpsByKind, ChainsAreCappedByInlineCost) {

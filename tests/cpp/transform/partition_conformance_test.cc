@@ -23,8 +23,7 @@ using dpl::make_fused_bias_activation_pattern;
 using dpl::wildcard;
 
 fs::path cases_dir() {
-  return fs::path(__FILE__).parent_path().parent_path().parent_path().parent_path().parent_path() /
-         "shared" / "conformance" / "cases";
+  return fs::path(PARTITA_SOURCE_DIR) / ".." / "shared" / "conformance" / "cases";
 }
 
 std::string read_file(const fs::path& p) {

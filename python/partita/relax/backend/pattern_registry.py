@@ -1,4 +1,4 @@
-"""The registry of fusion patterns, by backend-prefixed name (``cutlass.multiply``)."""
+"""The registry of fusion patterns, by backend-prefixed name (``<backend>.<pattern>``)."""
 from ... import _ffi
 from ..transform.partition import _as_fusion_pattern
 

@@ -10,7 +10,6 @@
 // run next (transformer: 6.0-7.3 ms median with it, 5.0-5.4 ms with OPENBLAS_THREAD_TIMEOUT=4);
 // with one OpenMP pool for both backends nothing spins against anything, and a core taken by
 // another process delays only the blocks it holds instead of a static half of every product.
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -23,17 +22,16 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "partita/backend/cblas_runtime.h"
-#include "partita/runtime/serialize.h"
+#include "../module_format.h"
+#include "cblas_runtime.h"
+#include "openblas.h"
+#include "partita/runtime/kernels/gemm_micro_kernel.h"
 #include "partita/support/error.h"
-#include "runtime/kernels/gemm_micro_kernel.h"
 
 namespace partita::backend::cblas {
 namespace {
 
 using json = nlohmann::json;
-constexpr uint32_t kMagic = 0x42435450;  // "PTCB"
-constexpr uint32_t kVersion = 1;
 
 enum class Activation { None, Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh };
 
@@ -136,7 +134,7 @@ int64_t block_columns(const Product& pr, int threads) {
 
 void ensure_single_threaded_openblas() {
   static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
+  std::call_once(once, [] { openblas().set_num_threads(1); });
 }
 
 // C = A * B (+ bias, activation): a grid of (batch entry, column block) sgemm calls on `threads`
@@ -149,9 +147,9 @@ void multiply(const Gemm& g, const Product& pr, const float* a, const float* b, 
     // One row (a classifier's (1, K) x (K, N)): a matrix-vector product. sgemm would pack the
     // whole weight first; sgemv streams it once.
     if (g.transpose_b)
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, b, blasint(k), a, 1, 0.0f, c, 1);
+      openblas().sgemv(CblasRowMajor, CblasNoTrans, blasint(n), blasint(k), 1.0f, b, blasint(k), a, 1, 0.0f, c, 1);
     else
-      cblas_sgemv(CblasRowMajor, CblasTrans, blasint(k), blasint(n), 1.0f, b, blasint(n), a, 1, 0.0f, c, 1);
+      openblas().sgemv(CblasRowMajor, CblasTrans, blasint(k), blasint(n), 1.0f, b, blasint(n), a, 1, 0.0f, c, 1);
     epilogue(g.activation, c, bias, 1, n, n);
     return;
   }
@@ -164,7 +162,7 @@ void multiply(const Gemm& g, const Product& pr, const float* a, const float* b, 
     // Column block j0.. of B: columns of B, or rows of B when it is stored transposed (n x k).
     const float* bj = g.transpose_b ? bi + j0 * k : bi + j0;
     float* cij = c + i * m * n + j0;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(cols),
+    openblas().sgemm(CblasRowMajor, CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans, blasint(m), blasint(cols),
                 blasint(k), 1.0f, a + i * m * k, blasint(k), bj, blasint(g.transpose_b ? k : n), 0.0f, cij,
                 blasint(n));
     epilogue(g.activation, cij, bias ? bias + j0 : nullptr, m, cols, n);
@@ -225,10 +223,10 @@ class CblasModule : public runtime::RuntimeModule {
     for (auto& p : programs_) p.packed.clear();
   }
   void save_to_binary(std::string& out) const override {
-    runtime::Writer w(out);
-    w.u32(kMagic);
-    w.u32(kVersion);
-    w.str(text_);
+    out += runtime::write_module_sections(kModuleFormat, {text_});
+  }
+  std::string get_source(const std::string& format) const override {
+    return format.empty() || format == "json" ? text_ : "";
   }
 
   runtime::PackedFunc get_function(const std::string& symbol) override {
@@ -343,24 +341,19 @@ Activation parse_activation(const std::string& name, const std::string& symbol) 
 }
 
 runtime::ModulePtr load_cblas(std::string_view bytes) {
-  runtime::Reader r(bytes, "cblas module");
-  if (r.u32("magic") != kMagic) r.fail("not a cblas module (bad magic)");
-  uint32_t version = r.u32("version");
-  if (version != kVersion) r.fail("unsupported cblas module version " + std::to_string(version));
-  std::string graph = r.str("graph");
-  if (!r.at_end()) r.fail("trailing bytes");
-  return std::make_shared<CblasModule>(std::move(graph));
+  auto sections = runtime::read_module_sections(kModuleFormat, bytes, {"graph"});
+  return std::make_shared<CblasModule>(std::move(sections[0]));
 }
 
 }  // namespace
 
-PARTITA_REGISTER_MODULE_LOADER("cblas", load_cblas);
+PARTITA_REGISTER_MODULE_LOADER(kModuleFormat.type_key, load_cblas);
 
 runtime::ModulePtr make_cblas_module(std::string graph_json) { return std::make_shared<CblasModule>(std::move(graph_json)); }
 
 std::string openblas_core_warning(std::string* core_name) {
-  const char* core = openblas_get_corename();
-  std::string name = core ? core : "";
+  const OpenBlasCore core = openblas_core();
+  const std::string& name = core.reported;
   if (core_name) *core_name = name;
   std::string lower;
   for (char ch : name) lower += char(std::tolower(static_cast<unsigned char>(ch)));
@@ -370,17 +363,18 @@ std::string openblas_core_warning(std::string* core_name) {
   bool is_slow = name.empty();
   for (const char* s : slow)
     if (lower == s) is_slow = true;
-  if (!is_slow) return "";
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
-    return "OpenBLAS selected its '" + name +
-           "' kernels on a CPU with AVX-512, so the cblas backend will run several times slower than it "
-           "can: set OPENBLAS_CORETYPE=SkylakeX in the environment";
-  if (__builtin_cpu_supports("avx2"))
-    return "OpenBLAS selected its '" + name +
-           "' kernels on a CPU with AVX2, so the cblas backend will run several times slower than it can: set "
-           "OPENBLAS_CORETYPE=Haswell (Zen on AMD) in the environment";
-  return "";
+  if (!is_slow || !__builtin_cpu_supports("avx2")) return "";
+  const std::string preferred = preferred_openblas_core();
+  std::string why = core.loaded_before ? " (OpenBLAS was loaded before partita's cblas backend)"
+                     : core.requested.empty()
+                         ? ""
+                         : " (OPENBLAS_CORETYPE=" + core.requested +
+                               (core.set_by_partita ? ", set by partita)" : ", set by the user)");
+  return "OpenBLAS selected its '" + name + "' kernels" + why + " on a CPU with " +
+         (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
+         ", so the cblas backend will run several times slower than it can: set OPENBLAS_CORETYPE=" + preferred +
+         " in the environment, or use an OpenBLAS built with that core";
 }
 
 }  // namespace partita::backend::cblas

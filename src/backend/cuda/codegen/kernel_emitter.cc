@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "../cuda_codegen.h"
 #include "cuda_types.h"
 #include "op_support.h"
 #include "partita/runtime/half.h"
@@ -299,8 +300,8 @@ void KernelEmitter::classify() {
     bool view = v.kind == KValue::Op && transform::is_view_op(v.op);
     if (view) continue;
     if (v.kind != KValue::Op && v.kind != KValue::Field) fail("internal: an unexpected value after the anchor");
-    transform::FusionKind kind = transform::fusion_kind_of(*v.call);
-    if (kind > transform::FusionKind::Broadcast)
+    op::FusionKind kind = cuda_fusion_kind(*v.call);
+    if (kind > op::FusionKind::Broadcast)
       fail(v.name + " follows " + a.name + " but is not elementwise: the anchor's epilogue may only hold "
            "elementwise and broadcast ops and reshapes");
     for (int o : v.operands)

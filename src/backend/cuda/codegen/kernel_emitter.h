@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "partita/backend/cuda_kernel_module.h"
+#include "../kernel_launch.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/expr.h"
 

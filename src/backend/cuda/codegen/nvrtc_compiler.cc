@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
-#include "partita/backend/cuda_codegen.h"
+#include "../cuda_codegen.h"
 
 namespace partita::backend::cuda {
 namespace {

@@ -1,20 +1,21 @@
-// The "cuda" runtime module (see cuda_kernel_module.h): loads its cubin once with
-// cudaLibraryLoadData, finds each kernel with cudaLibraryGetKernel and launches it on the stream
-// with the tensors' device pointers.
+// The "cuda" runtime module of generated kernels (see ../kernel_launch.h): loads its cubin once
+// with cudaLibraryLoadData, finds each kernel with cudaLibraryGetKernel and launches it on the
+// stream with the tensors' device pointers. Tensors whose memory is not on the GPU are staged
+// through device memory (until tensors carry a device), so the module also runs under the host
+// VM. Loading needs no GPU: the cubin is loaded and the constants uploaded at the first call.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <map>
 #include <mutex>
 
-#include "partita/backend/cuda_kernel_module.h"
-#include "partita/runtime/serialize.h"
+#include "../kernel_launch.h"
 
 namespace partita::backend::cuda {
-namespace {
 
-constexpr uint32_t kMagic = 0x41445543;  // "CUDA"
-constexpr uint32_t kVersion = 1;
+bool cuda_device_available(std::string* why);
+
+namespace {
 
 [[noreturn]] void cuda_fail(cudaError_t err, const std::string& what) {
   throw_error("RuntimeError", "cuda: " + what + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
@@ -96,38 +97,10 @@ class CudaKernelModule : public runtime::RuntimeModule {
     }
   }
 
-  void save_to_binary(std::string& out) const override {
-    runtime::Writer w(out);
-    w.u32(kMagic);
-    w.u32(kVersion);
-    w.str(source_);
-    w.str(cubin_);
-    w.u64(functions_.size());
-    for (const auto& f : functions_) {
-      w.str(f.symbol);
-      w.str(f.kernel);
-      for (const auto* list : {&f.inputs, &f.outputs}) {
-        w.u64(list->size());
-        for (const auto& t : *list) {
-          w.u8(uint8_t(t.dtype.code()));
-          w.u8(uint8_t(t.dtype.bits()));
-          w.u64(t.shape.size());
-          for (const auto& d : t.shape) w.i64s(d);
-        }
-      }
-      w.u64(f.constants.size());
-      for (const auto& c : f.constants) w.str(c);
-      w.u64(f.sym_sources.size());
-      for (const auto& s : f.sym_sources) {
-        w.u8(s.output ? 1 : 0);
-        w.i64(s.tensor);
-        w.i64(s.dim);
-      }
-      for (const auto& g : f.grid) w.i64s(g);
-      for (uint32_t b : f.block) w.u32(b);
-      w.u32(f.dynamic_shared_bytes);
-    }
-  }
+  void save_to_binary(std::string& out) const override { out += write_cuda_module(source_, cubin_, functions_); }
+
+  // The CUDA source; "cubin": the compiled kernels' bytes.
+  std::string get_source(const std::string& format) const override { return format == "cubin" ? cubin_ : source_; }
 
   const std::string& source() const { return source_; }
   const std::string& cubin() const { return cubin_; }
@@ -259,70 +232,15 @@ class CudaKernelModule : public runtime::RuntimeModule {
   std::vector<void*> device_constants_;
 };
 
-runtime::DimProgram read_program(runtime::Reader& r) { return r.i64s("shape program"); }
-
 runtime::ModulePtr load_cuda_module(std::string_view bytes) {
-  runtime::Reader r(bytes, "cuda module");
-  if (r.u32("magic") != kMagic) r.fail("not a cuda module (bad magic)");
-  uint32_t version = r.u32("version");
-  if (version != kVersion) r.fail("unsupported cuda module version " + std::to_string(version));
-  std::string source = r.str("CUDA source");
-  std::string cubin = r.str("cubin");
-  std::vector<KernelFunction> functions(r.count("functions", 16));
-  for (auto& f : functions) {
-    f.symbol = r.str("function symbol");
-    f.kernel = r.str("kernel name");
-    for (auto* list : {&f.inputs, &f.outputs}) {
-      list->resize(r.count("tensor signatures", 10));
-      for (auto& t : *list) {
-        auto code = DataType::Code(r.u8("dtype code"));
-        int bits = r.u8("dtype bits");
-        t.dtype = DataType(code, uint8_t(bits));
-        if (!DataType::is_valid(t.dtype.str())) r.fail("invalid dtype in a tensor signature");
-        t.shape.resize(r.count("dimensions", 8));
-        for (auto& d : t.shape) d = read_program(r);
-      }
-    }
-    f.constants.resize(r.count("constants", 8));
-    for (auto& c : f.constants) c = r.str("constant name");
-    f.sym_sources.resize(r.count("symbolic dimensions", 17));
-    for (auto& s : f.sym_sources) {
-      s.output = r.u8("dimension source") != 0;
-      s.tensor = int32_t(r.i64("dimension tensor"));
-      s.dim = int32_t(r.i64("dimension index"));
-      const auto& list = s.output ? f.outputs : f.inputs;
-      if (s.tensor < 0 || size_t(s.tensor) >= list.size() || s.dim < 0 ||
-          size_t(s.dim) >= list[size_t(s.tensor)].shape.size())
-        r.fail("a symbolic dimension of '" + f.symbol + "' is read from a tensor it does not have");
-    }
-    for (auto& g : f.grid) g = read_program(r);
-    for (auto& b : f.block) {
-      b = r.u32("block size");
-      if (b == 0 || b > 1024) r.fail("invalid block size in '" + f.symbol + "'");
-    }
-    f.dynamic_shared_bytes = r.u32("shared memory size");
-  }
-  if (!r.at_end()) r.fail("trailing bytes");
-  return std::make_shared<CudaKernelModule>(std::move(source), std::move(cubin), std::move(functions));
+  auto sections = runtime::read_module_sections(kModuleFormat, bytes, {"CUDA source", "cubin", "launch table"});
+  return std::make_shared<CudaKernelModule>(std::move(sections[0]), std::move(sections[1]),
+                                            read_launch_table(sections[2]));
 }
 
 }  // namespace
 
-PARTITA_REGISTER_MODULE_LOADER("cuda", load_cuda_module);
-
-runtime::ModulePtr make_cuda_kernel_module(std::string source, std::string cubin, std::vector<KernelFunction> functions) {
-  return std::make_shared<CudaKernelModule>(std::move(source), std::move(cubin), std::move(functions));
-}
-
-std::string cuda_module_source(const runtime::RuntimeModule& module) {
-  if (auto* m = dynamic_cast<const CudaKernelModule*>(&module)) return m->source();
-  return "";
-}
-
-std::string cuda_module_cubin(const runtime::RuntimeModule& module) {
-  if (auto* m = dynamic_cast<const CudaKernelModule*>(&module)) return m->cubin();
-  return "";
-}
+PARTITA_REGISTER_MODULE_LOADER(kModuleFormat.type_key, load_cuda_module);
 
 bool cuda_device_available(std::string* why) {
   int count = 0;

@@ -1,4 +1,4 @@
-// The "dnnl" runtime module: builds each function's graph (partita/backend/dnnl.h) into oneDNN
+// The "dnnl" runtime module: builds each function's graph (../module_format.h) into oneDNN
 // primitives once, on the first call after the named constants arrived, then only executes.
 //
 // Layouts: conv2d lets oneDNN choose source, weight and destination layouts (format_tag::any);
@@ -13,7 +13,7 @@
 //
 // Memory: intermediates share one arena, planned from their lifetimes (runtime/memory_plan.h),
 // so a partition's working set stays small and warm in cache; reshapes are views, not copies.
-#include <dlfcn.h>
+#include <omp.h>
 
 #include <memory>
 #include <mutex>
@@ -23,9 +23,9 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
-#include "partita/backend/dnnl_runtime.h"
+#include "../module_format.h"
+#include "dnnl_runtime.h"
 #include "partita/runtime/memory_plan.h"
-#include "partita/runtime/serialize.h"
 #include "partita/support/error.h"
 #include "winograd_conv.h"
 
@@ -36,9 +36,6 @@ using json = nlohmann::json;
 namespace dn = ::dnnl;
 using tag = dn::memory::format_tag;
 using dt = dn::memory::data_type;
-
-constexpr uint32_t kMagic = 0x4e445450;  // "PTDN"
-constexpr uint32_t kVersion = 1;
 
 [[noreturn]] void fail(const std::string& symbol, const std::string& what) {
   throw_error("ValueError", "dnnl module, function '" + symbol + "': " + what);
@@ -74,13 +71,10 @@ dn::algorithm eltwise_alg(const std::string& name) {
   return it->second;
 }
 
-// Threads: oneDNN here runs on OpenMP (libgomp, loaded with libdnnl); set the count through
-// omp_set_num_threads found at run time so the runtime library needs no OpenMP flags.
+// Threads: oneDNN here runs on OpenMP (libgomp, as Debian builds it), which this plug-in links
+// for its Winograd kernel too, so both share one pool.
 void set_threads(int n) {
-  if (n <= 0) return;
-  using SetFn = void (*)(int);
-  static SetFn fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (fn) fn(n);
+  if (n > 0) omp_set_num_threads(n);
 }
 
 // A oneDNN primitive with its arguments, or (wino set) our Winograd convolution, which reads
@@ -641,10 +635,10 @@ class DnnlModule : public runtime::RuntimeModule {
     programs_.clear();
   }
   void save_to_binary(std::string& out) const override {
-    runtime::Writer w(out);
-    w.u32(kMagic);
-    w.u32(kVersion);
-    w.str(graph_text_);
+    out += runtime::write_module_sections(kModuleFormat, {graph_text_});
+  }
+  std::string get_source(const std::string& format) const override {
+    return format.empty() || format == "json" ? graph_text_ : "";
   }
 
   runtime::PackedFunc get_function(const std::string& symbol) override {
@@ -656,8 +650,6 @@ class DnnlModule : public runtime::RuntimeModule {
       p.run(*stream_, in, out);
     };
   }
-
-  const std::string& graph() const { return graph_text_; }
 
   int64_t winograd_convs() {
     std::lock_guard lock(mu_);
@@ -701,25 +693,15 @@ Program& DnnlModule::program(size_t index) {
 }
 
 runtime::ModulePtr load_dnnl(std::string_view bytes) {
-  runtime::Reader r(bytes, "dnnl module");
-  if (r.u32("magic") != kMagic) r.fail("not a dnnl module (bad magic)");
-  uint32_t version = r.u32("version");
-  if (version != kVersion) r.fail("unsupported dnnl module version " + std::to_string(version));
-  std::string graph = r.str("graph");
-  if (!r.at_end()) r.fail("trailing bytes");
-  return std::make_shared<DnnlModule>(std::move(graph));
+  auto sections = runtime::read_module_sections(kModuleFormat, bytes, {"graph"});
+  return std::make_shared<DnnlModule>(std::move(sections[0]));
 }
 
 }  // namespace
 
-PARTITA_REGISTER_MODULE_LOADER("dnnl", load_dnnl);
+PARTITA_REGISTER_MODULE_LOADER(kModuleFormat.type_key, load_dnnl);
 
 runtime::ModulePtr make_dnnl_module(std::string graph_json) { return std::make_shared<DnnlModule>(std::move(graph_json)); }
-
-std::string dnnl_module_graph(const runtime::RuntimeModule& module) {
-  if (auto* m = dynamic_cast<const DnnlModule*>(&module)) return m->graph();
-  return "";
-}
 
 int64_t dnnl_module_winograd_convs(runtime::RuntimeModule& module) {
   if (auto* m = dynamic_cast<DnnlModule*>(&module)) return m->winograd_convs();

@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "runtime/kernels/gemm_micro_kernel.h"
+#include "partita/runtime/kernels/gemm_micro_kernel.h"
 
 namespace partita::backend::dnnl {
 namespace {

@@ -1,2 +1,6 @@
-"""CPU backends (``partita.relax.backend.cpu``)."""
-from . import ccompiler  # noqa: E402,F401
+"""CPU backends (``partita.relax.backend.cpu``). Each backend's wrapper module is installed here
+by its folder's CMake fragment (``src/backend/<name>/python``); every one present is imported, so
+``cpu.<name>`` works after ``import partita.relax.backend.cpu``."""
+from .._discover import import_submodules
+
+__all__ = import_submodules(__name__, __path__)

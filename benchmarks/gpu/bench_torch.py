@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""PyTorch baselines for the GPU benchmarks: eager and torch.compile on the same models
+(benchmarks/gpu/models.py), timed with CUDA events, median (and min-max) of N runs after warm-up.
+
+    python3 benchmarks/gpu/bench_torch.py [--only NAME,...] [--batch 1,32] [--dtype float32,float16]
+        [--runs 50] [--compile-mode default] [--json out.jsonl]
+
+One line per (model, batch, dtype, engine) is printed and, with --json, appended as JSON with
+the compile time (first call of the compiled module, seconds). TF32 is off for fp32.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import models  # noqa: E402
+
+
+def time_cuda(fn, x, runs, warmup=10):
+    import torch
+    for _ in range(warmup):
+        fn(x)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2], times[0], times[-1]
+
+
+def main(argv=None):
+    import torch
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default=",".join(models.MODELS))
+    ap.add_argument("--batch", default="1")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--compile-mode", default="default")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    out = open(args.json, "a") if args.json else None
+    for name in args.only.split(","):
+        for batch in map(int, args.batch.split(",")):
+            for dtype in args.dtype.split(","):
+                model, x = models.build(name, batch)
+                dt = getattr(torch, dtype)
+                model, x = model.cuda().to(dt), x.cuda().to(dt)
+                engines = [("torch-eager", model, 0.0)]
+                if not args.no_compile:
+                    compiled = torch.compile(model, mode=args.compile_mode)
+                    t0 = time.perf_counter()
+                    with torch.no_grad():
+                        compiled(x)
+                    torch.cuda.synchronize()
+                    engines.append(("torch-compile", compiled, time.perf_counter() - t0))
+                for engine, fn, compile_s in engines:
+                    with torch.no_grad():
+                        med, lo, hi = time_cuda(fn, x, args.runs)
+                    row = dict(model=name, batch=batch, dtype=dtype, engine=engine, median_ms=med,
+                               min_ms=lo, max_ms=hi, compile_s=compile_s)
+                    print("%-14s b%-3d %-8s %-14s %8.3f ms  [%.3f, %.3f]  compile %.1f s" % (
+                        name, batch, dtype, engine, med, lo, hi, compile_s), flush=True)
+                    if out:
+                        out.write(json.dumps(row) + "\n")
+                        out.flush()
+                del model, x, engines
+                torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

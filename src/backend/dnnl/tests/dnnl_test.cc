@@ -1,0 +1,369 @@
+// The oneDNN backend: each pattern family, partitioned for dnnl, built with codegen::build and
+// run, agrees with the same module on the host VM; fusion and blocked layouts show in the
+// serialized graph; weights live in const_name_to_constant only; refusals are clear errors and
+// fall back to the host when fallback is on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "random_tensor.h"
+#include "../runtime/dnnl_runtime.h"
+#include "partita/codegen/build.h"
+#include "partita/codegen/codegen.h"
+#include "partita/ir/block_builder.h"
+#include "partita/op/registry.h"
+#include "partita/runtime/vm.h"
+#include "partita/transform/pattern_registry.h"
+
+namespace partita::backend::dnnl {
+namespace {
+
+using json = nlohmann::json;
+const DataType F32 = DataType::Float(32);
+
+using partita::testing::random_tensor;
+
+Expr cst(const Tensor& t) { return make<ConstantNode>(t); }
+
+Call conv(Expr x, Expr w, std::vector<int64_t> pad = {1, 1, 1, 1}, int64_t groups = 1,
+          std::vector<int64_t> strides = {1, 1}) {
+  return op::make_call("relax.nn.conv2d", {std::move(x), std::move(w)},
+                       {{"strides", strides}, {"padding", pad}, {"groups", groups}});
+}
+
+// Builds main(params) whose body is produced by `body` inside one dataflow block.
+IRModule module_of(std::vector<Var> params, const std::function<Expr(BlockBuilder&)>& body) {
+  BlockBuilder bb;
+  bb.begin_function("main", params);
+  bb.begin_dataflow();
+  Expr r = body(bb);
+  Var gv = bb.emit_output(r);
+  bb.end_dataflow();
+  bb.emit_func_output(gv);
+  return bb.get();
+}
+
+Var param(const std::string& name, std::vector<int64_t> shape) {
+  return make<VarNode>(name, tensor_sinfo(std::move(shape), F32));
+}
+
+void expect_close(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  double max_ref = 1.0;
+  for (int64_t i = 0; i < want.numel(); ++i) max_ref = std::max(max_ref, double(std::fabs(want.data_as<float>()[i])));
+  double worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    worst = std::max(worst, double(std::fabs(got.data_as<float>()[i] - want.data_as<float>()[i])));
+  EXPECT_LE(worst, 1e-4 * max_ref) << what << ": max abs error " << worst;
+}
+
+struct Built {
+  IRModule partitioned;
+  std::shared_ptr<runtime::Executable> exec;
+};
+
+// Partitions for dnnl, builds, runs, compares with the host; returns the dnnl graph.
+json check_against_host(const IRModule& mod, const std::vector<Tensor>& inputs, const std::string& what,
+                        bool merge = true) {
+  std::vector<Tensor> want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
+  IRModule parted = transform::partition_for("dnnl", mod, merge);
+  codegen::BuildOptions opts;
+  opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}}));
+  auto exec = codegen::build(parted, opts);
+  runtime::VirtualMachine vm(exec);
+  for (int rep = 0; rep < 2; ++rep) {  // the second call reuses the built primitives
+    std::vector<Tensor> got = vm.invoke("main", inputs);
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < std::min(got.size(), want.size()); ++k) expect_close(got[k], want[k], what);
+  }
+  // The offloaded part is in one dnnl module.
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(parted));
+  auto mods = codegen::external_mods_of(lowered);
+  EXPECT_EQ(mods.size(), 1u) << what;
+  if (mods.empty()) return json();
+  EXPECT_EQ(mods[0]->type_key(), "dnnl");
+  return json::parse(mods[0]->get_source());
+}
+
+int count_ops(const json& g, const std::string& op) {
+  int n = 0;
+  for (const auto& f : g["functions"])
+    for (const auto& node : f["nodes"]) n += node["op"] == op;
+  return n;
+}
+
+TEST(Dnnl, ConvBiasReluThenConvStaysOneBlockedPartition) {
+  Tensor w1 = random_tensor({16, 8, 3, 3}, 1, 0.3f), b1 = random_tensor({1, 16, 1, 1}, 2);
+  Tensor w2 = random_tensor({16, 16, 3, 3}, 3, 0.3f);
+  Var x = param("x", {1, 8, 14, 14});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w1)));
+    Var a = bb.emit(op::make_call("relax.add", {c, cst(b1)}));
+    Var r = bb.emit(op::make_call("relax.nn.relu", {a}));
+    return bb.emit(conv(r, cst(w2)));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 8, 14, 14}, 4)}, "conv chain");
+  ASSERT_EQ(g["functions"].size(), 1u);  // merged: one partition
+  EXPECT_EQ(count_ops(g, "conv2d"), 2);
+  EXPECT_EQ(count_ops(g, "eltwise"), 0);  // relu fused as a post-op
+  EXPECT_EQ(count_ops(g, "binary"), 0);   // bias fused
+  const json& first = g["functions"][0]["nodes"][0];
+  EXPECT_TRUE(first["has_bias"].get<bool>());
+  ASSERT_EQ(first["post"].size(), 1u);
+  EXPECT_EQ(first["post"][0]["alg"], "relu");
+}
+
+TEST(Dnnl, DepthwiseConvWithRelu6) {
+  Tensor w = random_tensor({16, 1, 3, 3}, 5), b = random_tensor({1, 16, 1, 1}, 6);
+  Var x = param("x", {1, 16, 10, 10});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w), {1, 1, 1, 1}, 16, {2, 2}));
+    Var a = bb.emit(op::make_call("relax.add", {c, cst(b)}));
+    return bb.emit(op::make_call("relax.clip", {a, make<PrimValueNode>(make<FloatImmNode>(0.0, DataType::Float(64))),
+                                                 make<PrimValueNode>(make<FloatImmNode>(6.0, DataType::Float(64)))}));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 16, 10, 10}, 7, 4.0f)}, "depthwise");
+  EXPECT_EQ(count_ops(g, "conv2d"), 1);
+  EXPECT_EQ(g["functions"][0]["nodes"][0]["groups"], 16);
+  EXPECT_EQ(g["functions"][0]["nodes"][0]["post"][0]["alg"], "clip");
+}
+
+TEST(Dnnl, ResidualAddFusedAsSum) {
+  Tensor w1 = random_tensor({8, 8, 3, 3}, 8, 0.3f), b1 = random_tensor({1, 8, 1, 1}, 9);
+  Tensor w2 = random_tensor({8, 8, 3, 3}, 10, 0.3f), b2 = random_tensor({1, 8, 1, 1}, 11);
+  Var x = param("x", {1, 8, 12, 12});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c1 = bb.emit(conv(x, cst(w1)));
+    Var a1 = bb.emit(op::make_call("relax.add", {c1, cst(b1)}));
+    Var r1 = bb.emit(op::make_call("relax.nn.relu", {a1}));
+    Var c2 = bb.emit(conv(r1, cst(w2)));
+    Var a2 = bb.emit(op::make_call("relax.add", {c2, cst(b2)}));
+    Var s = bb.emit(op::make_call("relax.add", {a2, x}));
+    return bb.emit(op::make_call("relax.nn.relu", {s}));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 8, 12, 12}, 12)}, "residual");
+  EXPECT_EQ(count_ops(g, "conv2d"), 2);
+  EXPECT_EQ(count_ops(g, "binary"), 0);
+  const json& second = g["functions"][0]["nodes"][1];
+  ASSERT_EQ(second["post"].size(), 2u);
+  EXPECT_EQ(second["post"][0]["kind"], "sum");
+}
+
+TEST(Dnnl, DenseBiasGeluAndMatmul3d) {
+  Tensor w = random_tensor({64, 32}, 13, 0.2f), b = random_tensor({64}, 14);
+  Tensor w2 = random_tensor({64, 16}, 15, 0.2f);
+  Var x = param("x", {2, 5, 32});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var wt = bb.emit(op::make_call("relax.permute_dims", {cst(w)}));
+    Var m = bb.emit(op::make_call("relax.matmul", {x, wt}));
+    Var a = bb.emit(op::make_call("relax.add", {m, cst(b)}));
+    Var gl = bb.emit(op::make_call("relax.nn.gelu", {a}));
+    return bb.emit(op::make_call("relax.matmul", {gl, cst(w2)}));
+  });
+  json g = check_against_host(mod, {random_tensor({2, 5, 32}, 16)}, "dense");
+  EXPECT_EQ(count_ops(g, "matmul"), 2);
+  EXPECT_EQ(count_ops(g, "permute"), 0);
+  EXPECT_TRUE(g["functions"][0]["nodes"][0]["transpose_b"].get<bool>());
+}
+
+// Non-constant operands: a 3-d by 2-d product folded into one 2-d product, its bias viewed
+// (not copied) as (1, N), then a batched 3-d by 3-d product.
+TEST(Dnnl, Matmul3dWithParameterWeightsAndBias) {
+  Var x = param("x", {4, 3, 8}), w = param("w", {8, 6}), b = param("b", {6}), y = param("y", {4, 6, 5});
+  IRModule mod = module_of({x, w, b, y}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, w}));
+    Var a = bb.emit(op::make_call("relax.add", {m, b}));
+    return bb.emit(op::make_call("relax.matmul", {a, y}));
+  });
+  json g = check_against_host(
+      mod, {random_tensor({4, 3, 8}, 31), random_tensor({8, 6}, 32), random_tensor({6}, 33), random_tensor({4, 6, 5}, 34)},
+      "matmul");
+  EXPECT_EQ(count_ops(g, "matmul"), 2);
+}
+
+// Channel counts that are not multiples of oneDNN's block (8) leave padding in blocked
+// layouts; intermediates share arena memory, so stale bytes must never leak into results;
+// residuals accumulate in place only when nothing else reads them. One VM, several inputs.
+TEST(Dnnl, ArenaSharedIntermediatesWithPaddedBlockedLayouts) {
+  Tensor w1 = random_tensor({12, 5, 3, 3}, 41, 0.3f), b1 = random_tensor({1, 12, 1, 1}, 42);
+  Tensor w2 = random_tensor({12, 12, 3, 3}, 43, 0.2f), w3 = random_tensor({5, 12, 1, 1}, 44, 0.3f);
+  Var x = param("x", {1, 5, 9, 9});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    auto conv = [&](Expr in, Tensor w, int64_t pad) {
+      return bb.emit(op::make_call("relax.nn.conv2d", {in, cst(w)}, {{"padding", std::vector<int64_t>{pad, pad, pad, pad}}}));
+    };
+    Var c1 = conv(x, w1, 1);
+    Var r1 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c1, cst(b1)}))}));
+    Var c2 = conv(r1, w2, 1);
+    Var r2 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c2, r1}))}));
+    Var c4 = conv(r2, w2, 1);  // r1's last use, as a residual only: accumulated in place
+    Var r3 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c4, r1}))}));
+    Var c3 = conv(r3, w3, 0);
+    Var s = bb.emit(op::make_call("relax.add", {c3, x}));
+    return bb.emit(op::make_call("relax.nn.max_pool2d", {s}, {{"pool_size", std::vector<int64_t>{2, 2}},
+                                                               {"strides", std::vector<int64_t>{2, 2}}}));
+  });
+  IRModule parted = transform::partition_for("dnnl", mod);
+  codegen::BuildOptions opts;
+  opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}}));
+  runtime::VirtualMachine host(codegen::build(mod)), vm(codegen::build(parted, opts));
+  for (uint32_t seed : {51u, 52u, 53u}) {
+    Tensor in = random_tensor({1, 5, 9, 9}, seed);
+    expect_close(vm.invoke("main", {in})[0], host.invoke("main", {in})[0], "seed " + std::to_string(seed));
+  }
+}
+
+TEST(Dnnl, PoolingAfterConvAndAlone) {
+  Tensor w = random_tensor({8, 3, 3, 3}, 17, 0.3f);
+  Var x = param("x", {2, 3, 15, 15});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w)));
+    Var r = bb.emit(op::make_call("relax.nn.relu", {c}));
+    Var p = bb.emit(op::make_call("relax.nn.max_pool2d", {r},
+                                  {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
+                                   {"padding", std::vector<int64_t>{1, 1, 1, 1}}}));
+    return bb.emit(op::make_call("relax.nn.avg_pool2d", {p},
+                                 {{"pool_size", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}},
+                                  {"ceil_mode", true}}));
+  });
+  json g = check_against_host(mod, {random_tensor({2, 3, 15, 15}, 18)}, "pooling");
+  EXPECT_EQ(count_ops(g, "pool"), 2);
+}
+
+// Global average pooling (a CNN's head) and any output size dividing the input are offloaded;
+// others stay on the host.
+TEST(Dnnl, AdaptiveAveragePooling) {
+  Var x = param("x", {1, 6, 12, 8});
+  for (auto [size, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+    IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+      Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+      return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {r}, {{"output_size", size}}));
+    });
+    if (offloaded) {
+      json g = check_against_host(mod, {random_tensor({1, 6, 12, 8}, 35)}, "adaptive pooling");
+      EXPECT_EQ(count_ops(g, "pool"), 1);
+    } else {
+      EXPECT_EQ(transform::partition_for("dnnl", mod)->functions.size(), 2u);  // main + the relu alone
+    }
+  }
+}
+
+TEST(Dnnl, SoftmaxLayerNormEltwiseBinary) {
+  Tensor gamma = random_tensor({16}, 19), beta = random_tensor({16}, 20), bias = random_tensor({16}, 21);
+  Var x = param("x", {4, 16});
+  Var y = param("y", {4, 16});
+  IRModule mod = module_of({x, y}, [&](BlockBuilder& bb) -> Expr {
+    Var ln = bb.emit(op::make_call("relax.nn.layer_norm", {x, cst(gamma), cst(beta)},
+                                   {{"axes", std::vector<int64_t>{-1}}}));
+    Var m = bb.emit(op::make_call("relax.multiply", {ln, y}));
+    Var a = bb.emit(op::make_call("relax.add", {m, cst(bias)}));
+    Var t = bb.emit(op::make_call("relax.tanh", {a}));
+    Var s = bb.emit(op::make_call("relax.sigmoid", {t}));
+    Var e = bb.emit(op::make_call("relax.exp", {s}));
+    return bb.emit(op::make_call("relax.nn.softmax", {e}, {{"axis", int64_t(-1)}}));
+  });
+  json g = check_against_host(mod, {random_tensor({4, 16}, 22), random_tensor({4, 16}, 23)}, "softmax/layer_norm");
+  EXPECT_EQ(count_ops(g, "layer_norm"), 1);
+  EXPECT_EQ(count_ops(g, "softmax"), 1);
+  EXPECT_EQ(count_ops(g, "binary"), 2);
+  EXPECT_EQ(count_ops(g, "eltwise"), 3);
+}
+
+TEST(Dnnl, UnmergedPathAlsoMatches) {
+  Tensor w = random_tensor({8, 4, 1, 1}, 24);
+  Var x = param("x", {1, 4, 6, 6});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w), {0, 0, 0, 0}));
+    return bb.emit(op::make_call("relax.nn.relu", {c}));
+  });
+  check_against_host(mod, {random_tensor({1, 4, 6, 6}, 25)}, "path 1", /*merge=*/false);
+}
+
+TEST(Dnnl, WeightsAreNamedConstantsNotInTheModule) {
+  Tensor w = random_tensor({64, 64, 3, 3}, 26);  // 147 KB
+  Var x = param("x", {1, 64, 8, 8});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(conv(x, cst(w))); });
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(transform::partition_for("dnnl", mod)));
+  ASSERT_EQ(lowered->const_name_to_constant.size(), 1u);
+  EXPECT_TRUE(lowered->const_name_to_constant.begin()->second.content_equal(w));
+  auto mods = codegen::external_mods_of(lowered);
+  ASSERT_EQ(mods.size(), 1u);
+  std::string blob;
+  mods[0]->save_to_binary(blob);
+  EXPECT_LT(blob.size(), 4096u);
+  EXPECT_EQ(mods[0]->const_names(), std::vector<std::string>{lowered->const_name_to_constant.begin()->first});
+  // The whole artifact stores the weight once; it survives save/load.
+  auto exec = codegen::build(transform::partition_for("dnnl", mod));
+  std::string bytes;
+  exec->save(bytes);
+  EXPECT_LT(bytes.size(), w.nbytes() + 64 * 1024);
+  EXPECT_GT(bytes.size(), w.nbytes());
+  auto loaded = runtime::Executable::load(bytes);
+  Tensor in = random_tensor({1, 64, 8, 8}, 27);
+  auto want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", {in});
+  auto got = runtime::VirtualMachine(loaded).invoke("main", {in});
+  expect_close(got.at(0), want.at(0), "reloaded");
+}
+
+Call nhwc_conv(const Var& x, const Tensor& w) {
+  return op::make_call("relax.nn.conv2d", {x, cst(w)},
+                       {{"data_layout", std::string("NHWC")}, {"kernel_layout", std::string("HWIO")},
+                        {"out_layout", std::string("NHWC")}});
+}
+
+TEST(Dnnl, PatternsRejectWhatTheCodegenCannotLower) {
+  Var x = param("x", {1, 6, 6, 4});
+  Tensor w = random_tensor({3, 3, 4, 8}, 28);
+  IRModule plain = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(nhwc_conv(x, w)); });
+  IRModule parted = transform::partition_for("dnnl", plain);
+  EXPECT_EQ(parted.functions().size(), 1u);  // nothing offloaded
+}
+
+// A dilated max pool forced into a dnnl function (a test pattern without a check): the host
+// runs it, the dnnl codegen does not.
+IRModule forced_dilated_pool_module() {
+  Var x = param("x", {1, 4, 9, 9});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.max_pool2d", {x},
+                                 {{"pool_size", std::vector<int64_t>{3, 3}}, {"dilation", std::vector<int64_t>{2, 2}}}));
+  });
+  transform::FusionPattern p;
+  p.name = "dnnl.test_forced_pool";
+  p.pattern = dpl::is_op("relax.nn.max_pool2d")({dpl::wildcard()});
+  return transform::fuse_ops_by_pattern({p}, mod, true, /*annotate_codegen=*/true);
+}
+
+TEST(Dnnl, UnsupportedFunctionIsRefusedOrFallsBack) {
+  IRModule mod = forced_dilated_pool_module();
+  try {
+    codegen::run_codegen(mod);
+    FAIL() << "expected UnsupportedFunction";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("UnsupportedFunction"), std::string::npos) << what;
+    EXPECT_NE(what.find("dilated pooling"), std::string::npos) << what;
+  }
+  codegen::BuildOptions opts;
+  opts.fallback = true;
+  auto exec = codegen::build(mod, opts);
+  Tensor in = random_tensor({1, 4, 9, 9}, 29);
+  auto got = runtime::VirtualMachine(exec).invoke("main", {in});
+  ASSERT_EQ(got.at(0).shape(), (std::vector<int64_t>{1, 4, 5, 5}));
+  // Spot check one window: out[0,0,0,0] = max of x[0,0,{0,2,4},{0,2,4}].
+  float m = -INFINITY;
+  for (int i : {0, 2, 4})
+    for (int j : {0, 2, 4}) m = std::max(m, in.data_as<float>()[i * 9 + j]);
+  EXPECT_EQ(got[0].data_as<float>()[0], m);
+}
+
+TEST(Dnnl, TargetOptionsAndCorruptModules) {
+  EXPECT_EQ(codegen::Target("dnnl").get_int("num_threads"), 0);
+  EXPECT_THROW(codegen::Target("dnnl", {{"threads", 2}}), Error);
+  EXPECT_THROW(runtime::load_module_from_binary("dnnl", "garbage"), Error);
+  EXPECT_THROW(make_dnnl_module("{not json"), Error);
+}
+
+}  // namespace
+}  // namespace partita::backend::dnnl

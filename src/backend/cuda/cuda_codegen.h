@@ -31,7 +31,12 @@ struct GeneratedSource {
   std::vector<KernelFunction> functions;
   std::vector<std::string> const_names;
 };
-GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer);
+/// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
+GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                                int sm = 90);
+/// The compute capability of a "sm_XY" / "sm_XYa" arch (90 for sm_90); Error("ValueError")
+/// naming the option for anything else.
+int arch_compute_capability(const std::string& arch);
 
 /// Compiles `source` with NVRTC for the target's arch; returns the cubin. Throws
 /// Error("CompileError") with NVRTC's log when it does not compile.

@@ -2,6 +2,9 @@
 // made from its bytes, partition_for_cuda.
 #include "../cuda_codegen.h"
 
+#include <cctype>
+
+
 #include "kernel_emitter.h"
 #include "op_support.h"
 #include "prelude.h"
@@ -9,21 +12,35 @@
 
 namespace partita::backend::cuda {
 
-GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer) {
+int arch_compute_capability(const std::string& arch) {
+  size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) ++digits;
+  bool ok = arch.rfind("sm_", 0) == 0 && digits >= 2 && (3 + digits == arch.size() || arch.substr(3 + digits) == "a");
+  if (!ok)
+    throw_error("ValueError", "cuda target: arch '" + arch + "' is not a real GPU architecture such as \"sm_90\"");
+  return std::stoi(arch.substr(3, digits));
+}
+
+GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                                int sm) {
   GeneratedSource out;
   out.source = kCudaPrelude;
   out.source += "\n";
+  std::string kernels;
   for (const auto& f : functions) {
-    KernelEmitter emitter(f, namer, out.const_names);
-    out.functions.push_back(emitter.emit(out.source));
+    KernelEmitter emitter(f, namer, out.const_names, sm);
+    out.functions.push_back(emitter.emit(kernels));
   }
+  // Tensor-core kernels need mma.h, which triples NVRTC's time: included only when used.
+  if (kernels.find("wmma::") != std::string::npos) out.source += "#include <mma.h>\n\n";
+  out.source += kernels;
   return out;
 }
 
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant) {
   codegen::ConstantNamer namer(const_name_to_constant);
-  GeneratedSource gen = generate_source(functions, namer);
+  GeneratedSource gen = generate_source(functions, namer, arch_compute_capability(target.get_string("arch")));
   std::string cubin = compile_cubin(gen.source, target);
   codegen::CodegenResult result;
   // The runtime plug-in makes the module from its bytes, as when an artifact is loaded.

@@ -70,7 +70,9 @@ enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d };
 
 class KernelEmitter {
  public:
-  KernelEmitter(const codegen::CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names);
+  /// `sm`: the compute capability compiled for (90 for sm_90), which picks tensor-core paths.
+  KernelEmitter(const codegen::CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names,
+                int sm = 90);
 
   /// Appends the kernel's source to `source`; returns its launch description.
   KernelFunction emit(std::string& source);
@@ -102,6 +104,8 @@ class KernelEmitter {
   void store_outputs(const Index& idx);
 
   int anchor() const { return anchor_; }
+  /// The 16-bit storage type matrix products of `in` run on tensor cores with ("" for none).
+  std::string mma_type(DataType in) const;
   const std::string& index_type() const { return index_type_; }
 
  private:
@@ -144,6 +148,7 @@ class KernelEmitter {
   KernelFunction launch_;
   int64_t max_elements_ = 0;  // largest static element count seen (for the index type)
   bool all_static_ = true;
+  int sm_ = 90;
 };
 
 }  // namespace partita::backend::cuda

@@ -27,6 +27,9 @@ std::string gemm_accumulator(DataType in) {
 struct GemmSpec {
   PrimExpr batch, m, n, k;
   std::string acc;
+  // Tensor cores (WMMA, m16n16k16, float accumulation) with operands of this storage type
+  // ("__half" / "__nv_bfloat16"); empty: the FFMA kernel.
+  std::string mma_type;
   std::function<void(const std::string& b)> at_batch;
   // Emit code and return an accumulator-typed expression of the operand element.
   std::function<std::string(const std::string& b, const std::string& m, const std::string& k)> load_a;
@@ -36,7 +39,104 @@ struct GemmSpec {
 
 namespace {
 
+// Tensor cores: 128 x 128 tiles, 32-deep slices, 8 warps of 64 x 32 (4 x 2 fragments). Operand
+// loads are the same inline evaluations as the FFMA kernel, rounded to the 16-bit type in shared
+// memory; the accumulators go through a per-warp 16 x 16 staging tile to the epilogue.
+constexpr int kMmaTileM = 128, kMmaTileN = 128;
+
+void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
+  CodeWriter& w = e.w();
+  const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
+  const std::string& H = g.mma_type;
+  const std::string to16 = H == "__half" ? "__float2half_rn" : "__float2bfloat16_rn";
+  w.line("using namespace nvcuda;");
+  w.line("__shared__ __align__(32) " + H + " As[128][32 + 8];");
+  w.line("__shared__ __align__(32) " + H + " Bs[32][128 + 8];");
+  w.line("__shared__ __align__(32) float Cs[8][16 * 16];");
+  w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / 4, wn = warp % 4;");
+  std::string b = w.fresh("b");
+  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
+  if (g.at_batch) g.at_batch(b);
+  std::string m0 = w.fresh("m");
+  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * 128; " + m0 + " < " + M + "; " + m0 + " += (pt_idx)gridDim.y * 128)");
+  std::string n0 = w.fresh("n");
+  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * 128;");
+  w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
+  std::string k0 = w.fresh("k");
+  w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += 32)");
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll 4");
+    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
+    w.line("const int ea = threadIdx.x + " + r + " * 256, ma = ea / 32, ka = ea % 32;");
+    std::string m = w.fresh("m"), k = w.fresh("k");
+    w.line("const pt_idx " + m + " = " + m0 + " + ma, " + k + " = " + k0 + " + ka;");
+    w.line("float va = 0;");
+    w.open("if (" + m + " < " + M + " && " + k + " < " + K + ")");
+    w.line("va = " + g.load_a(b, m, k) + ";");
+    w.close();
+    w.line("As[ma][ka] = " + to16 + "(va);");
+    w.close();
+  }
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll 4");
+    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
+    w.line("const int eb = threadIdx.x + " + r + " * 256, kb = eb / 128, nb = eb % 128;");
+    std::string k = w.fresh("k"), n = w.fresh("n");
+    w.line("const pt_idx " + k + " = " + k0 + " + kb, " + n + " = " + n0 + " + nb;");
+    w.line("float vb = 0;");
+    w.open("if (" + k + " < " + K + " && " + n + " < " + N + ")");
+    w.line("vb = " + g.load_b(b, k, n) + ";");
+    w.close();
+    w.line("Bs[kb][nb] = " + to16 + "(vb);");
+    w.close();
+  }
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < 2; ++kk)");
+  w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[4];");
+  w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[2];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i) wmma::load_matrix_sync(fa[i], &As[wm * 64 + i * 16][kk * 16], 32 + 8);");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk * 16][wn * 32 + j * 16], 128 + 8);");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  // Epilogue: one 16 x 16 fragment at a time through the warp's staging tile.
+  w.line("#pragma unroll 1");
+  w.open("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll 1");
+  w.open("for (int j = 0; j < 2; ++j)");
+  w.line("wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);");
+  w.line("__syncwarp();");
+  w.line("#pragma unroll 1");
+  w.open("for (int t = 0; t < 8; ++t)");
+  w.line("const int ec = lane + 32 * t, rc = ec / 16, cc = ec % 16;");
+  std::string m = w.fresh("m"), n = w.fresh("n");
+  w.line("const pt_idx " + m + " = " + m0 + " + wm * 64 + i * 16 + rc, " + n + " = " + n0 + " + wn * 32 + j * 16 + cc;");
+  w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+  g.store(b, m, n, "Cs[warp][ec]");
+  w.close();
+  w.close();
+  w.line("__syncwarp();");
+  w.close();
+  w.close();
+  w.close();
+  w.close();
+}
+
 void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
+  if (!g.mma_type.empty()) return emit_gemm_mma(e, g);
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string TM = std::to_string(kTileM), TN = std::to_string(kTileN), TK = std::to_string(kTileK);
@@ -120,6 +220,12 @@ void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
 
 }  // namespace
 
+std::string KernelEmitter::mma_type(DataType in) const {
+  if (in == DataType::Float(16) && sm_ >= 70) return "__half";
+  if (in == DataType::BFloat16() && sm_ >= 80) return "__nv_bfloat16";
+  return "";
+}
+
 void KernelEmitter::emit_matmul() {
   const KValue& A = values_[size_t(anchor_)];
   const int aid = A.operands.at(0), bid = A.operands.at(1);
@@ -168,10 +274,11 @@ void KernelEmitter::emit_matmul() {
     set_anchor_value(out, "(" + compute_type(A.dtype) + ")(" + acc + ")");
     store_outputs(out);
   };
+  g.mma_type = mma_type(X.dtype);
   emit_gemm(*this, g);
-  set_grid(floordiv(g.n + int_imm(kTileN - 1), int_imm(kTileN)),
-           min(floordiv(g.m + int_imm(kTileM - 1), int_imm(kTileM)), int_imm(65535)), min(g.batch, int_imm(65535)),
-           kThreads);
+  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
+           min(g.batch, int_imm(65535)), kThreads);
 }
 
 void KernelEmitter::emit_conv2d() {
@@ -294,10 +401,11 @@ void KernelEmitter::emit_conv2d() {
     auto [n, oh, ow] = split_p(p);
     store(n, idx_var(b + " * " + sOG + " + " + m), oh, ow, acc);
   };
+  g.mma_type = mma_type(X.dtype);
   emit_gemm(*this, g);
-  set_grid(floordiv(g.n + int_imm(kTileN - 1), int_imm(kTileN)),
-           min(floordiv(g.m + int_imm(kTileM - 1), int_imm(kTileM)), int_imm(65535)), min(g.batch, int_imm(65535)),
-           kThreads);
+  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
+           min(g.batch, int_imm(65535)), kThreads);
 }
 
 }  // namespace partita::backend::cuda

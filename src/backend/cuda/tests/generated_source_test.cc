@@ -109,6 +109,33 @@ class Module:
   EXPECT_EQ(mods[0]->function_names(), std::vector<std::string>{"fused_relax_matmul_relax_add_relax_nn_relu"});
 }
 
+// 16-bit matrix products run on tensor cores (WMMA) where the arch has them; float32 does not
+// (TF32 would lose the accuracy the float32 results promise).
+TEST(CudaGeneratedSource, TensorCoresFor16BitMatmulsOnly) {
+  auto source = [](const std::string& dt, const std::string& arch) {
+    std::string text = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((40, 24), dtype="DT"), w: R.Tensor((24, 8), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    codegen::RunCodegenOptions options;
+    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")}, {"arch", arch}})};
+    IRModule out = codegen::run_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)), options);
+    return codegen::external_mods_of(out).at(0)->get_source();
+  };
+  EXPECT_NE(source("float16", "sm_90").find("wmma::mma_sync"), std::string::npos);
+  EXPECT_NE(source("bfloat16", "sm_90").find("#include <mma.h>"), std::string::npos);
+  EXPECT_EQ(source("float32", "sm_90").find("wmma::"), std::string::npos);
+  EXPECT_EQ(source("bfloat16", "sm_75").find("wmma::"), std::string::npos);  // bf16 MMA needs sm_80
+  EXPECT_NE(source("float16", "sm_75").find("wmma::mma_sync"), std::string::npos);
+  EXPECT_THROW(source("float16", "compute_90"), Error);
+}
+
 TEST(CudaGeneratedSource, SymbolicDimsAreKernelArgumentsReadFromTheInputs) {
   IRModule out = compile_text(R"(
 @I.ir_module

@@ -10,6 +10,7 @@
 #include "fuse_ops_by_pattern_fusor.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/structural_equal.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform {
@@ -291,6 +292,104 @@ Function renew_symbolic_vars(const Function& fn) {
   return out;
 }
 
+// The value of `e` with `v` set to `x` (nullopt when another variable occurs).
+std::optional<int64_t> eval_with(const PrimExpr& e, const PrimVarNode* v, int64_t x) {
+  if (auto c = as_const_int(e)) return *c;
+  if (e.get() == v) return x;
+  auto* b = e.as<PrimBinaryNode>();
+  if (!b) return std::nullopt;
+  auto l = eval_with(b->a, v, x), r = eval_with(b->b, v, x);
+  if (!l || !r) return std::nullopt;
+  switch (b->op) {
+    case PrimOp::Add: return *l + *r;
+    case PrimOp::Sub: return *l - *r;
+    case PrimOp::Mul: return *l * *r;
+    default: return std::nullopt;  // floordiv, min, ...: not solved for
+  }
+}
+
+// Binds the symbolic variables of a callee's parameter dims to the caller's argument dims: a
+// bare variable directly, a * v + b (a flattened dim, n * 8) by solving for v.
+void bind_dims(const StructInfo& param, const StructInfo& arg, PrimVarMap& bound) {
+  if (!param || !arg) return;
+  if (auto* pt = param.as<TupleStructInfoNode>()) {
+    auto* at = arg.as<TupleStructInfoNode>();
+    for (size_t k = 0; at && k < pt->fields.size() && k < at->fields.size(); ++k) bind_dims(pt->fields[k], at->fields[k], bound);
+    return;
+  }
+  auto* p = param.as<TensorStructInfoNode>();
+  auto* a = arg.as<TensorStructInfoNode>();
+  if (!p || !a || !p->shape || !a->shape || p->shape->size() != a->shape->size()) return;
+  for (size_t d = 0; d < p->shape->size(); ++d) {
+    const PrimExpr& pe = (*p->shape)[d];
+    std::vector<PrimVar> vars = prim_vars_of(pe);
+    if (vars.size() != 1 || bound.count(vars[0])) continue;
+    const PrimVarNode* v = vars[0].get();
+    auto y0 = eval_with(pe, v, 0), y1 = eval_with(pe, v, 1), y2 = eval_with(pe, v, 2);
+    if (!y0 || !y1 || !y2 || *y1 == *y0 || *y2 - *y1 != *y1 - *y0) continue;
+    int64_t scale = *y1 - *y0, offset = *y0;
+    PrimExpr value = (*a->shape)[d];
+    if (offset != 0) value = value - int_imm(offset);
+    if (scale != 1) value = floordiv(value, int_imm(scale));
+    bound.emplace(vars[0], value);
+  }
+}
+
+// MakeGroupedFunctions derives a call's result from the callee's signature, which erases dims
+// it cannot bind (a parameter of shape (n * 8,)); the VM needs the shapes of external results,
+// so such a binding gets the result derived with bind_dims, in the caller's variables.
+Function rederive_call_results(const Function& fn, const IRModule& mod, const std::string& codegen) {
+  auto* seq = fn->body.as<SeqExprNode>();
+  if (!seq) return fn;
+  std::unordered_map<Var, Expr, RefHash, RefEq> remap;
+  std::vector<BindingBlock> blocks;
+  bool changed = false;
+  for (const auto& block : seq->blocks) {
+    std::vector<Binding> bindings;
+    for (const auto& b : block->bindings) {
+      Binding nb = b;
+      if (!remap.empty()) nb = detail::subst_binding(b, detail::NodeRemap([&] {
+                                                       detail::NodeRemap r;
+                                                       for (const auto& [k, v] : remap) r.emplace(k.get(), v);
+                                                       return r;
+                                                     }()));
+      auto* vb = nb.as<VarBindingNode>();
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      auto* callee = call ? call->op.as<GlobalVarNode>() : nullptr;
+      auto* target = callee && mod.contains(callee->name_hint) ? mod.lookup(callee->name_hint).as<FunctionNode>() : nullptr;
+      if (target && target->attr_string("Codegen") == codegen && !static_shape(vb->var->struct_info_) &&
+          target->params.size() == call->args.size()) {
+        PrimVarMap bound;
+        for (size_t k = 0; k < call->args.size(); ++k) bind_dims(target->params[k]->struct_info_, call->args[k]->struct_info_, bound);
+        StructInfo ret = bind_struct_info(target->ret_struct_info, bound);
+        bool complete = true;
+        for (const PrimVar& v : symbolic_vars_of(ret))
+          for (const Var& p : target->params)
+            for (const PrimVar& pv : symbolic_vars_of(p->struct_info_)) complete = complete && !(pv == v);
+        if (complete && !structural_equal(ret, vb->var->struct_info_)) {
+          Var nv = vb->var.as<DataflowVarNode>() ? Var(make<DataflowVarNode>(vb->var->name_hint, ret))
+                                                 : make<VarNode>(vb->var->name_hint, ret);
+          auto* nc = copy_node(Ref<CallNode>(call));
+          nc->struct_info_ = ret;
+          remap[vb->var] = nv;
+          nb = make<VarBindingNode>(nv, Call(nc));
+          changed = true;
+        }
+      }
+      bindings.push_back(nb);
+    }
+    blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
+  }
+  if (!changed) return fn;
+  auto* ns = copy_node(Ref<SeqExprNode>(seq));
+  ns->blocks = std::move(blocks);
+  ns->body = substitute_vars(seq->body, remap);
+  ns->struct_info_ = ns->body->struct_info_;
+  auto* nf = copy_node(fn);
+  nf->body = SeqExpr(ns);
+  return Function(nf);
+}
+
 // Then: MakeGroupedFunctions makes a shape argument with symbolic dims (reshape's R.shape([1, n, 64]))
 // a parameter, as TVM does; the VM passes only tensors to compiled functions, so such shapes are
 // put back into the grouped functions where their dims are defined there (by a parameter's or
@@ -345,11 +444,10 @@ IRModule finish_grouped_functions(IRModule mod, const std::string& codegen) {
     mod.update(gv, nf);
     dropped[gv->name_hint] = std::move(removed);
   }
-  if (dropped.empty()) return mod;
   for (const auto& [gv, f] : mod.functions()) {
     auto fn = f.as_ref<FunctionNode>();
     auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
-    if (!seq || fn->attrs.count("Codegen")) continue;
+    if (!seq || fn->attrs.count("Codegen") || dropped.empty()) continue;
     bool changed = false;
     std::vector<BindingBlock> blocks;
     for (const auto& block : seq->blocks) {
@@ -378,6 +476,11 @@ IRModule finish_grouped_functions(IRModule mod, const std::string& codegen) {
     auto* nf = copy_node(fn);
     nf->body = SeqExpr(ns);
     mod.update(gv, Function(nf));
+  }
+  for (const auto& [gv, f] : mod.functions()) {
+    auto fn = f.as_ref<FunctionNode>();
+    if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Primitive")) continue;
+    if (Function nf = rederive_call_results(fn, mod, codegen); nf.get() != fn.get()) mod.update(gv, nf);
   }
   return mod;
 }

@@ -23,11 +23,13 @@ namespace partita::backend::cuda {
 
 inline constexpr runtime::ModuleFormat kModuleFormat{"cuda", 0x41445543 /* "CUDA" */, 1};
 
-/// Where a symbolic dimension's value is read at run time.
+/// Where a symbolic dimension's value is read at run time: dimension `dim` of a tensor is
+/// `scale * value + offset` (a bare dimension has scale 1 and offset 0; a flattened one, n * 8).
 struct DimSource {
   bool output = false;
   int32_t tensor = 0;
   int32_t dim = 0;
+  int64_t scale = 1, offset = 0;
 };
 
 /// An expected tensor: dtype and one program per dimension over the symbolic slots.
@@ -71,6 +73,8 @@ inline std::string write_launch_table(const std::vector<KernelFunction>& functio
       w.u8(s.output ? 1 : 0);
       w.i64(s.tensor);
       w.i64(s.dim);
+      w.i64(s.scale);
+      w.i64(s.offset);
     }
     for (const auto& g : f.grid) w.i64s(g);
     for (uint32_t b : f.block) w.u32(b);
@@ -99,11 +103,14 @@ inline std::vector<KernelFunction> read_launch_table(std::string_view bytes) {
     }
     f.constants.resize(r.count("constants", 8));
     for (auto& c : f.constants) c = r.str("constant name");
-    f.sym_sources.resize(r.count("symbolic dimensions", 17));
+    f.sym_sources.resize(r.count("symbolic dimensions", 33));
     for (auto& s : f.sym_sources) {
       s.output = r.u8("dimension source") != 0;
       s.tensor = int32_t(r.i64("dimension tensor"));
       s.dim = int32_t(r.i64("dimension index"));
+      s.scale = r.i64("dimension scale");
+      s.offset = r.i64("dimension offset");
+      if (s.scale == 0) r.fail("a symbolic dimension of '" + f.symbol + "' has scale 0");
       const auto& list = s.output ? f.outputs : f.inputs;
       if (s.tensor < 0 || size_t(s.tensor) >= list.size() || s.dim < 0 ||
           size_t(s.dim) >= list[size_t(s.tensor)].shape.size())

@@ -296,6 +296,31 @@ class Module:
 )");
 }
 
+// A flattened symbolic dim (n * 8) cannot be bound from the callee's signature alone; the pass
+// derives the call's result in the caller's variables (the VM needs external results' shapes).
+TEST(FuseOpsByKind, CallResultsKeepCompoundSymbolicShapes) {
+  IRModule out = fuse()(parse(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 8), dtype="float32")) -> R.Tensor(("n * 8",), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv1 = R.nn.relu(x)
+            lv2 = R.reshape(lv1, R.shape([n * 8]))
+            gv = R.nn.softmax(lv2, axis=0)
+            R.output(gv)
+        return gv
+)"));
+  EXPECT_TRUE(well_formed(out));
+  auto* fn = out.lookup("main").as<FunctionNode>();
+  const auto& bindings = fn->body.as<SeqExprNode>()->blocks[0]->bindings;
+  const auto* last = bindings.back()->var->struct_info_.as<TensorStructInfoNode>();
+  ASSERT_TRUE(last && last->shape) << script::print_module(out);
+  const PrimVar n = fn->params[0]->struct_info_.as<TensorStructInfoNode>()->shape->at(0).as_ref<PrimVarNode>();
+  EXPECT_TRUE(prove_equal(last->shape->at(0), n * int_imm(8))) << script::print_module(out);
+}
+
 TEST(FuseOpsByKind, ViewsAloneAndRefusedCallsStay) {
   const char* text = R"(
 @I.ir_module

@@ -543,6 +543,45 @@ std::string KernelEmitter::constant_pointer(const ConstantNode* c) {
 // Programs and the kernel
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+// The value of `e` with `v` set to `x` (nullopt when another variable occurs).
+std::optional<int64_t> eval_with(const PrimExpr& e, const PrimVarNode* v, int64_t x) {
+  if (auto c = as_const_int(e)) return *c;
+  if (e.get() == v) return x;
+  auto* b = e.as<PrimBinaryNode>();
+  if (!b) return std::nullopt;
+  auto l = eval_with(b->a, v, x), r = eval_with(b->b, v, x);
+  if (!l || !r) return std::nullopt;
+  int64_t p = *l, q = *r;
+  switch (b->op) {
+    case PrimOp::Add: return p + q;
+    case PrimOp::Sub: return p - q;
+    case PrimOp::Mul: return p * q;
+    case PrimOp::FloorDiv:
+    case PrimOp::FloorMod: {
+      if (q == 0) return std::nullopt;
+      int64_t d = p / q;
+      if ((p % q != 0) && ((p < 0) != (q < 0))) --d;
+      return b->op == PrimOp::FloorDiv ? d : p - d * q;
+    }
+    case PrimOp::Min: return std::min(p, q);
+    case PrimOp::Max: return std::max(p, q);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> KernelEmitter::linear_in(const PrimExpr& e, const PrimVarNode* v) {
+  auto y0 = eval_with(e, v, 0), y1 = eval_with(e, v, 1);
+  if (!y0 || !y1 || *y1 == *y0) return std::nullopt;
+  int64_t a = *y1 - *y0, b = *y0;
+  for (int64_t x : {2, 3, 7, 1000})  // linear where it counts (min / max / floordiv are not)
+    if (eval_with(e, v, x) != a * x + b) return std::nullopt;
+  return std::pair<int64_t, int64_t>{a, b};
+}
+
 runtime::DimProgram KernelEmitter::program(const PrimExpr& e) {
   using runtime::DimOp;
   runtime::DimProgram p;
@@ -603,20 +642,30 @@ KernelFunction KernelEmitter::emit(std::string& source) {
     }
     launch_.outputs.push_back(std::move(sig));
   }
-  // Where each symbolic dimension comes from: a bare dimension of an input, else of an output.
+  // Where each symbolic dimension comes from: a bare dimension of an input (else an output),
+  // else one linear in it alone (a * n + b, as flattening gives), solved at run time.
   for (const PrimVarNode* s : syms_) {
     std::optional<DimSource> src;
-    auto find_in = [&](const std::vector<std::vector<PrimExpr>>& shapes, bool output) {
+    auto find_in = [&](const std::vector<std::vector<PrimExpr>>& shapes, bool output, bool linear) {
       for (size_t t = 0; t < shapes.size() && !src; ++t)
-        for (size_t d = 0; d < shapes[t].size() && !src; ++d)
-          if (shapes[t][d].get() == s) src = DimSource{output, int32_t(t), int32_t(d)};
+        for (size_t d = 0; d < shapes[t].size() && !src; ++d) {
+          const PrimExpr& e = shapes[t][d];
+          if (!linear) {
+            if (e.get() == s) src = DimSource{output, int32_t(t), int32_t(d)};
+            continue;
+          }
+          if (auto ab = linear_in(e, s)) src = DimSource{output, int32_t(t), int32_t(d), ab->first, ab->second};
+        }
     };
     std::vector<std::vector<PrimExpr>> in_shapes, out_shapes;
     for (const TensorStructInfoNode* t : inputs_) in_shapes.push_back(*t->shape);
     for (int o : outputs_) out_shapes.push_back(values_[size_t(o)].shape);
-    find_in(in_shapes, false);
-    if (!src) find_in(out_shapes, true);
-    if (!src) fail("symbolic dimension '" + s->name + "' is not a dimension of any input or output");
+    for (bool linear : {false, true}) {
+      if (!src) find_in(in_shapes, false, linear);
+      if (!src) find_in(out_shapes, true, linear);
+    }
+    if (!src)
+      fail("symbolic dimension '" + s->name + "' cannot be read from the shape of any input or output");
     launch_.sym_sources.push_back(*src);
   }
   launch_.constants = const_ptr_names_;

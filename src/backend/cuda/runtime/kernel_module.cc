@@ -146,7 +146,13 @@ class CudaKernelModule : public runtime::RuntimeModule {
       if (src.dim >= t.ndim())
         throw_error("ValueError", "cuda function '" + f.symbol + "': " + (src.output ? "output " : "input ") +
                                       std::to_string(src.tensor) + " has rank " + std::to_string(t.ndim()));
-      syms[s] = t.shape()[size_t(src.dim)];
+      int64_t extent = t.shape()[size_t(src.dim)] - src.offset;
+      if (extent % src.scale != 0)
+        throw_error("ValueError", "cuda function '" + f.symbol + "': " + (src.output ? "output " : "input ") +
+                                      std::to_string(src.tensor) + " dimension " + std::to_string(src.dim) + " is " +
+                                      std::to_string(t.shape()[size_t(src.dim)]) + ", not " + std::to_string(src.scale) +
+                                      " * n + " + std::to_string(src.offset));
+      syms[s] = extent / src.scale;
     }
     auto check_tensor = [&](const Tensor& t, const TensorSignature& sig, const char* what, size_t k) {
       std::string where = "cuda function '" + f.symbol + "': " + what + " " + std::to_string(k);

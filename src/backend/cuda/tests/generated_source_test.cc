@@ -180,6 +180,27 @@ TEST(CudaGeneratedSource, ScalarConstantsAreLiteralsAndTensorsAreNamedArguments)
   EXPECT_TRUE(out->const_name_to_constant.at(name).content_equal(w));
 }
 
+// build() with Target("cuda") alone fuses and compiles everything: no host kernel is left.
+TEST(CudaGeneratedSource, BuildWithTheCudaTargetLeavesNothingOnTheHost) {
+  auto exec = build_cuda(script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16), dtype="float32"), w: R.Tensor((16, 8), dtype="float32")):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            lv1 = R.nn.relu(lv)
+            lv2 = R.reshape(lv1, R.shape([-1]))
+            gv = R.nn.softmax(lv2, axis=0)
+            R.output(gv)
+        return gv
+)"));
+  EXPECT_EQ(exec->kernel_names, std::vector<std::string>{});
+  ASSERT_EQ(exec->external_modules.size(), 1u);
+  EXPECT_EQ(exec->external_modules[0]->type_key(), "cuda");
+  EXPECT_EQ(exec->external_modules[0]->function_names().size(), 2u);
+}
+
 TEST(CudaGeneratedSource, ViewsAloneStayViewsOnTheHost) {
   IRModule p = backend::cuda::partition_for_cuda(script::parse_module(R"(
 @I.ir_module

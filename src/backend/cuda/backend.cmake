@@ -19,4 +19,5 @@ partita_add_backend(cuda
   RUNTIME_LIBRARIES CUDA::cudart
   COMPILER_LIBRARIES ${CUDA_nvrtc_LIBRARY}
   # GPU tests allocate device memory themselves; whole models come from ONNX.
-  TEST_LIBRARIES CUDA::cudart partita_frontend_onnx)
+  TEST_LIBRARIES CUDA::cudart partita_frontend_onnx
+  PYTHON_PACKAGE relax/backend/cuda)

@@ -146,6 +146,10 @@ TEST(RunMin, EveryBackendsArtifactRunsWithTheRuntimeAlone) {
     int status = -1;
     std::string got = run_command(tool.string() + " " + file.string() + " main float32:8x16 float32:16x16 float32:8x16 2>&1", &status);
     fs::remove(file);
+    if (status != 0 && got.find("no CUDA device") != std::string::npos) {
+      std::printf("[ NOTE     ] backend %s needs a GPU this machine lacks; not run\n", name.c_str());
+      continue;
+    }
     EXPECT_EQ(status, 0) << got;
     std::vector<float> values = parse_floats(got);
     ASSERT_EQ(values.size(), 128u) << got;

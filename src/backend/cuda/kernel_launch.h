@@ -21,7 +21,7 @@
 
 namespace partita::backend::cuda {
 
-inline constexpr runtime::ModuleFormat kModuleFormat{"cuda", 0x41445543 /* "CUDA" */, 1};
+inline constexpr runtime::ModuleFormat kModuleFormat{"cuda", 0x41445543 /* "CUDA" */, 2};
 
 /// Where a symbolic dimension's value is read at run time: dimension `dim` of a tensor is
 /// `scale * value + offset` (a bare dimension has scale 1 and offset 0; a flattened one, n * 8).
@@ -47,6 +47,11 @@ struct KernelFunction {
   std::array<runtime::DimProgram, 3> grid;  // blocks per dimension (clamped to the device limits)
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t dynamic_shared_bytes = 0;
+  // A variant reading and writing 16 bytes per access (elementwise kernels), used when the
+  // outputs and the inputs listed are 16-byte aligned; empty when there is none.
+  std::string vector_kernel;
+  std::array<runtime::DimProgram, 3> vector_grid;
+  std::vector<int32_t> vector_inputs;
 };
 
 /// The launch table's bytes.
@@ -79,6 +84,10 @@ inline std::string write_launch_table(const std::vector<KernelFunction>& functio
     for (const auto& g : f.grid) w.i64s(g);
     for (uint32_t b : f.block) w.u32(b);
     w.u32(f.dynamic_shared_bytes);
+    w.str(f.vector_kernel);
+    for (const auto& g : f.vector_grid) w.i64s(g);
+    w.u64(f.vector_inputs.size());
+    for (int32_t k : f.vector_inputs) w.i64(k);
   }
   return out;
 }
@@ -122,6 +131,13 @@ inline std::vector<KernelFunction> read_launch_table(std::string_view bytes) {
       if (b == 0 || b > 1024) r.fail("invalid block size in '" + f.symbol + "'");
     }
     f.dynamic_shared_bytes = r.u32("shared memory size");
+    f.vector_kernel = r.str("vector kernel name");
+    for (auto& g : f.vector_grid) g = r.i64s("vector grid program");
+    f.vector_inputs.resize(r.count("vector inputs", 8));
+    for (auto& k : f.vector_inputs) {
+      k = int32_t(r.i64("vector input"));
+      if (k < 0 || size_t(k) >= f.inputs.size()) r.fail("a vector input of '" + f.symbol + "' is out of range");
+    }
   }
   if (!r.at_end()) r.fail("trailing bytes");
   return functions;

@@ -694,6 +694,11 @@ KernelFunction KernelEmitter::emit(std::string& source) {
   for (size_t i = 0; i < params.size(); ++i) sig += (i ? ",\n    " : "") + params[i];
   sig += ") {\n  typedef " + index_type_ + " pt_idx;\n";
   source += "// " + f_.symbol + "\n" + sig + w_->str() + "}\n\n";
+  if (!vector_body_.empty()) {
+    std::string vsig = sig;
+    vsig.replace(vsig.find(kernel_name_ + "("), kernel_name_.size(), launch_.vector_kernel);
+    source += "// " + f_.symbol + ", 16-byte accesses\n" + vsig + vector_body_ + "}\n\n";
+  }
   return launch_;
 }
 

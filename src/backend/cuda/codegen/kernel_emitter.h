@@ -116,6 +116,7 @@ class KernelEmitter {
   std::string compute(int v, const Index& idx);          // inline_ops.cc
   std::string compute_field(int v, const Index& idx);    // inline_ops.cc
   void emit_elementwise();                               // kernel_elementwise.cc
+  void emit_elementwise_vector();                        // kernel_elementwise.cc
   void emit_reduction();                                 // kernel_row.cc
   void emit_pool();                                      // kernel_pool.cc
   void emit_matmul();                                    // kernel_gemm.cc
@@ -149,6 +150,7 @@ class KernelEmitter {
   std::map<std::string, int> const_arg_;      // table name -> argument number
   std::string index_type_ = "pt_i64";
   std::string kernel_name_;
+  std::string vector_body_;  // the 16-byte-access variant's body (elementwise kernels), if any
   KernelFunction launch_;
   int64_t max_elements_ = 0;  // largest static element count seen (for the index type)
   bool all_static_ = true;

@@ -65,7 +65,9 @@ TEST(CudaGeneratedSource, EveryOpCompilesForEveryDtype) {
     for (const auto& [gv, f] : parted.functions())
       if (auto* fn = f.as<FunctionNode>(); fn && fn->attr_string("Codegen") == "cuda") ++fused;
     EXPECT_EQ(int(mods[0]->function_names().size()), fused);
-    EXPECT_EQ(int(count(mods[0]->get_source(), "extern \"C\" __global__")), fused);
+    // One kernel per function, and a 16-byte-access variant of some elementwise ones.
+    std::string src = mods[0]->get_source();
+    EXPECT_EQ(int(count(src, "extern \"C\" __global__")), fused + int(count(src, "_vec(")));
   }
 }
 
@@ -134,6 +136,26 @@ class Module:
   EXPECT_EQ(source("bfloat16", "sm_75").find("wmma::"), std::string::npos);  // bf16 MMA needs sm_80
   EXPECT_NE(source("float16", "sm_75").find("wmma::mma_sync"), std::string::npos);
   EXPECT_THROW(source("float16", "compute_90"), Error);
+}
+
+TEST(CudaGeneratedSource, ElementwiseKernelsHaveA16ByteVariant) {
+  IRModule out = compile_text(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 64), dtype="float16"), y: R.Tensor((64,), dtype="float16")):
+        with R.dataflow():
+            lv = R.add(x, y)
+            gv = R.nn.gelu(lv)
+            R.output(gv)
+        return gv
+)");
+  std::string src = only_source(out);
+  // x is read 8 halves at a time; y (broadcast) element by element.
+  EXPECT_NE(src.find("_vec("), std::string::npos);
+  EXPECT_NE(src.find("*reinterpret_cast<const uint4*>(in0 + base)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("reinterpret_cast<const uint4*>(in1"), std::string::npos);
+  EXPECT_NE(src.find("*reinterpret_cast<uint4*>(out0 + base)"), std::string::npos);
 }
 
 TEST(CudaGeneratedSource, SymbolicDimsAreKernelArgumentsReadFromTheInputs) {

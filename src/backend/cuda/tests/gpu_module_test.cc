@@ -165,6 +165,47 @@ class Module:
   for (int8_t v : tail) EXPECT_EQ(v, 6);
 }
 
+// An input 2 bytes past an aligned address cannot be read 16 bytes at a time: the module falls
+// back to the element-by-element kernel, with the same results.
+TEST(CudaModuleOnGpu, MisalignedTensorsUseTheScalarKernel) {
+  IRModule mod = run_cuda_codegen(backend::cuda::partition_for_cuda(script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1000,), dtype="float16")):
+        with R.dataflow():
+            gv = R.exp(x)
+            R.output(gv)
+        return gv
+)")));
+  runtime::ModulePtr m = only_module(mod);
+  ASSERT_NE(m->get_source().find("_vec("), std::string::npos);
+  PARTITA_REQUIRE_CUDA_DEVICE();
+  runtime::PackedFunc f = m->get_function(m->function_names()[0]);
+  Tensor host = random_input({1001}, DataType::Float(16), 9);
+  Tensor whole = to_device(host);
+  // The view of elements 1..1000: its data pointer is 2 bytes past the allocation.
+  Tensor shifted = Tensor::from_buffer({1000}, DataType::Float(16),
+                                       std::shared_ptr<uint8_t>(whole.buffer(), whole.buffer().get() + 2));
+  Tensor aligned = to_device(Tensor::from_bytes({1000}, DataType::Float(16), host.data_as<uint8_t>() + 2, 2000));
+  std::vector<Tensor> a = {empty_device({1000}, DataType::Float(16))}, b = {empty_device({1000}, DataType::Float(16))};
+  f(std::vector<Tensor>{shifted}, a);
+  f(std::vector<Tensor>{aligned}, b);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(close(to_host(a[0]), to_host(b[0]), 0, 0));
+  Tensor ref = run_host(script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1000,), dtype="float32")):
+        with R.dataflow():
+            gv = R.exp(x)
+            R.output(gv)
+        return gv
+)"), {converted(to_host(aligned), DataType::Float(32))})[0];
+  EXPECT_TRUE(close(to_host(b[0]), ref, 2e-3, 2e-3));
+}
+
 TEST(CudaModuleOnGpu, ExportedArtifactRunsAfterLoading) {
   IRModule mod = script::parse_module(replace_all(kMlp, "float16", "float32"));
   auto exec = build_cuda(mod);

@@ -1,8 +1,11 @@
-# The cuda target's default code generator (NVRTC-generated kernels for every operator no other
-# backend takes): built when the CUDA toolkit is found (or forced with -DPARTITA_WITH_CUDA=ON).
-# Its compiler half links NVRTC; its runtime plug-in libpartita_runtime_cuda.so links the CUDA
-# runtime. The toolkit's include directory is given to this folder's sources alone, so the rest
-# of libpartita keeps its compile lines (and the shared ccache stays warm).
+# CUDA: the runtime plug-in libpartita_runtime_cuda.so (the CUDA device APIs: device memory with a
+# caching allocator per GPU, pinned host memory, streams, copies, graphs; and the module of
+# generated kernels) and the cuda target's default code generator (NVRTC-generated kernels for
+# every operator no other backend takes, compiler half in libpartita, linking NVRTC). Built when
+# the CUDA toolkit is found (or forced with -DPARTITA_WITH_CUDA=ON); libpartita_runtime never
+# links CUDA: it loads the plug-in on the first use of a CUDA device or module (runtime/plugin.h).
+# The toolkit's include directory is given to the compiler half's sources alone, so the rest of
+# libpartita keeps its compile lines (and the shared ccache stays warm).
 find_package(CUDAToolkit QUIET)
 option(PARTITA_WITH_CUDA "Build the cuda target (src/backend/cuda)" ${CUDAToolkit_FOUND})
 if(NOT PARTITA_WITH_CUDA)

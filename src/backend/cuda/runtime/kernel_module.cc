@@ -1,8 +1,10 @@
 // The "cuda" runtime module of generated kernels (see ../kernel_launch.h): loads its cubin once
 // with cudaLibraryLoadData, finds each kernel with cudaLibraryGetKernel and launches it on the
-// stream with the tensors' device pointers. Tensors whose memory is not on the GPU are staged
-// through device memory (until tensors carry a device), so the module also runs under the host
-// VM. Loading needs no GPU: the cubin is loaded and the constants uploaded at the first call.
+// current stream of the tensors' CUDA device (runtime/device_api.h), so the VM on a CUDA device
+// (which passes CUDA tensors: device_kind() is kCUDA) can capture a run as a CUDA Graph. Tensors
+// in host memory (a direct call of a function) are staged through device memory. The cubin is
+// loaded and the named constants uploaded when the constants are given, on a machine with a GPU,
+// else at the first call: loading an artifact needs no GPU.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <mutex>
 
 #include "../kernel_launch.h"
+#include "partita/runtime/device_api.h"
 
 namespace partita::backend::cuda {
 
@@ -25,10 +28,6 @@ void check(cudaError_t err, const std::string& what) {
   if (err != cudaSuccess) cuda_fail(err, what);
 }
 
-// The stream generated kernels run on. The legacy default stream until the device runtime gives
-// each call its stream.
-cudaStream_t current_stream() { return nullptr; }
-
 // Device memory owned for one call (staging of host tensors).
 struct DeviceBuffer {
   void* ptr = nullptr;
@@ -37,15 +36,7 @@ struct DeviceBuffer {
   }
 };
 
-bool is_device_pointer(const void* p) {
-  if (!p) return false;
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "invalid value" of an unknown pointer
-    return false;
-  }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
-}
+bool on_gpu(const Tensor& t) { return t.device().kind == DeviceKind::kCUDA || t.device().kind == DeviceKind::kCUDAManaged; }
 
 std::string shape_str(const std::vector<int64_t>& s) {
   std::string out = "(";
@@ -65,6 +56,12 @@ class CudaKernelModule : public runtime::RuntimeModule {
   }
 
   std::string type_key() const override { return "cuda"; }
+  DeviceKind device_kind() const override { return DeviceKind::kCUDA; }
+  // Launches only, on the current stream, once loaded (loading copies constants synchronously).
+  bool supports_graph_capture() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return library_ != nullptr;
+  }
 
   runtime::PackedFunc get_function(const std::string& symbol) override {
     auto it = index_.find(symbol);
@@ -87,14 +84,16 @@ class CudaKernelModule : public runtime::RuntimeModule {
     return names;
   }
 
-  // Kept on the host here; uploaded at the first call, so that loading needs no GPU.
+  // Kept on the host; with a GPU here the cubin is loaded and the constants uploaded now, else
+  // at the first call (so that loading an artifact needs no GPU).
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& name : const_names()) {
       auto it = constants.find(name);
       if (it == constants.end()) throw_error("KeyError", "cuda module: constant '" + name + "' was not provided");
-      host_constants_[name] = it->second;
+      host_constants_[name] = it->second.device().is_host_accessible() ? it->second : it->second.to(Device::cpu());
     }
+    if (cuda_device_available(nullptr)) ensure_loaded();
   }
 
   void save_to_binary(std::string& out) const override { out += write_cuda_module(source_, cubin_, functions_); }
@@ -171,17 +170,25 @@ class CudaKernelModule : public runtime::RuntimeModule {
 
     std::lock_guard<std::mutex> lock(mutex_);
     ensure_loaded();
-    cudaStream_t stream = current_stream();
+    // The stream of the tensors' device (the VM's current stream for this call).
+    Device device = Device::cuda();
+    for (const Tensor& t : in)
+      if (on_gpu(t)) device = Device::cuda(t.device().id);
+    for (const Tensor& t : out)
+      if (on_gpu(t)) device = Device::cuda(t.device().id);
+    auto stream = static_cast<cudaStream_t>(runtime::current_stream(device));
     // Device pointers: tensors already on the GPU are used in place; host tensors are staged.
     std::vector<DeviceBuffer> staged;
     staged.reserve(in.size() + out.size());
     std::vector<void*> in_ptrs, out_ptrs;
     for (const Tensor& t : in) {
-      if (t.nbytes() == 0 || is_device_pointer(t.data())) {
+      if (t.nbytes() == 0 || on_gpu(t)) {
         in_ptrs.push_back(t.data());
         continue;
       }
       staged.emplace_back();
+      if (!t.device().is_host_accessible())
+        throw_error("ValueError", "cuda function '" + f.symbol + "': an input is on " + t.device().str());
       check(cudaMalloc(&staged.back().ptr, t.nbytes()), "staging an input");
       check(cudaMemcpyAsync(staged.back().ptr, t.data(), t.nbytes(), cudaMemcpyHostToDevice, stream), "staging an input");
       in_ptrs.push_back(staged.back().ptr);
@@ -189,10 +196,12 @@ class CudaKernelModule : public runtime::RuntimeModule {
     std::vector<size_t> copy_back;
     for (size_t k = 0; k < out.size(); ++k) {
       const Tensor& t = out[k];
-      if (t.nbytes() == 0 || is_device_pointer(t.data())) {
+      if (t.nbytes() == 0 || on_gpu(t)) {
         out_ptrs.push_back(t.data());
         continue;
       }
+      if (!t.device().is_host_accessible())
+        throw_error("ValueError", "cuda function '" + f.symbol + "': an output is on " + t.device().str());
       staged.emplace_back();
       check(cudaMalloc(&staged.back().ptr, t.nbytes()), "staging an output");
       out_ptrs.push_back(staged.back().ptr);
@@ -239,7 +248,7 @@ class CudaKernelModule : public runtime::RuntimeModule {
   std::string cubin_;
   std::vector<KernelFunction> functions_;
   std::map<std::string, size_t> index_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   cudaLibrary_t library_ = nullptr;
   std::map<std::string, cudaKernel_t> kernels_;
   std::map<std::string, Tensor> host_constants_;

@@ -176,6 +176,14 @@ inline std::vector<Tensor> run_host(const IRModule& mod, const std::vector<Tenso
   return vm.invoke("main", inputs);
 }
 
+/// `main` of `exec` on the VM of cuda:0 (inputs may be host tensors: the VM moves them), the
+/// results copied back to the host.
+inline std::vector<Tensor> run_gpu(runtime::VirtualMachine& vm, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : vm.invoke("main", inputs)) out.push_back(t.to(Device::cpu()));
+  return out;
+}
+
 /// RunCodegen with the tests' cuda target.
 inline IRModule run_cuda_codegen(const IRModule& mod) {
   codegen::RunCodegenOptions options;

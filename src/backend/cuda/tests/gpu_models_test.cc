@@ -83,10 +83,10 @@ TEST(CudaModels, EncoderBlockFloat32) {
   EXPECT_EQ(ops_left_on_host(parted), std::vector<std::string>{});
   auto exec = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
   for (int64_t n : {1, 17, 128}) {
     std::vector<Tensor> in = inputs_for(mod, n, kEncoderRanges);
-    double err = relative_error(vm.invoke("main", in)[0], run_host(mod, in)[0]);
+    double err = relative_error(run_gpu(vm, in)[0], run_host(mod, in)[0]);
     EXPECT_LE(err, 1e-4) << "n = " << n;
   }
 }
@@ -96,10 +96,10 @@ TEST(CudaModels, EncoderBlockFloat16) {
   IRModule mod = script::parse_module(replace_all(kEncoderBlock, "float32", "float16"));
   auto exec = build_cuda(mod);
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
   std::vector<Tensor> in = inputs_for(mod, 33, kEncoderRanges), ref_in;
   for (const Tensor& t : in) ref_in.push_back(converted(t, DataType::Float(32)));
-  double err = relative_error(vm.invoke("main", in)[0], run_host(ref, ref_in)[0]);
+  double err = relative_error(run_gpu(vm, in)[0], run_host(ref, ref_in)[0]);
   EXPECT_LE(err, 1e-2);
 }
 
@@ -135,9 +135,9 @@ TEST(CudaModels, SmallConvNet) {
   EXPECT_EQ(ops_left_on_host(parted), std::vector<std::string>{});
   auto exec = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
   std::vector<Tensor> in = inputs_for(mod, 1, {{"x", {-1, 1}}, {"bn_v", {0.5, 1.5}}, {"bn_g", {0.5, 1.5}}});
-  EXPECT_LE(relative_error(vm.invoke("main", in)[0], run_host(mod, in)[0]), 1e-4);
+  EXPECT_LE(relative_error(run_gpu(vm, in)[0], run_host(mod, in)[0]), 1e-4);
 }
 
 // A float32, C-order .npy file.
@@ -170,8 +170,8 @@ TEST(CudaModels, MobileNetV2FromOnnx) {
   auto exec = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
   Tensor x = read_npy(base + ".input.npy"), ref = read_npy(base + ".ref.npy");
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
-  Tensor out = vm.invoke("main", {x})[0];
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
+  Tensor out = run_gpu(vm, {x})[0];
   EXPECT_LE(relative_error(out, ref), 1e-4);
 }
 

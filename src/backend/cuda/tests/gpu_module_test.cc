@@ -1,4 +1,4 @@
-// The "cuda" runtime module on the GPU with tensors the test allocates with cudaMalloc (used in
+// The "cuda" runtime module on the GPU with CUDA tensors the test allocates (used in
 // place, no staging), named constants uploaded once, empty tensors, 64-bit indexing, and an
 // exported artifact loaded back.
 #include <cuda_runtime.h>
@@ -12,27 +12,13 @@
 namespace partita::cudagen_test {
 namespace {
 
-Tensor to_device(const Tensor& host) {
-  void* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(host.nbytes(), 1)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(p, host.data(), host.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
-  return Tensor::from_buffer(host.shape(), host.dtype(),
-                             std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { cudaFree(q); }));
-}
+Tensor to_device(const Tensor& host) { return host.to(Device::cuda(0)); }
 
 Tensor empty_device(std::vector<int64_t> shape, DataType dtype) {
-  Tensor h = Tensor::empty(shape, dtype);
-  void* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(h.nbytes(), 1)), cudaSuccess);
-  return Tensor::from_buffer(std::move(shape), dtype,
-                             std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { cudaFree(q); }));
+  return Tensor::empty(std::move(shape), dtype, Device::cuda(0));
 }
 
-Tensor to_host(const Tensor& dev) {
-  Tensor t = Tensor::empty(dev.shape(), dev.dtype());
-  EXPECT_EQ(cudaMemcpy(t.data(), dev.data(), t.nbytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return t;
-}
+Tensor to_host(const Tensor& dev) { return dev.to(Device::cpu()); }
 
 runtime::ModulePtr only_module(const IRModule& mod) {
   auto mods = codegen::external_mods_of(mod);
@@ -111,10 +97,10 @@ TEST(CudaModuleOnGpu, NamedConstantsAndRepeatedCalls) {
   IRModule mod = bb.get();
   auto exec = build_cuda(mod);
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
   for (int64_t n : {1, 7, 300}) {
     Tensor in = random_input({n, 30}, DataType::Float(32), uint32_t(n));
-    EXPECT_TRUE(close(vm.invoke("main", {in})[0], run_host(mod, {in})[0], 1e-5, 1e-5)) << "n = " << n;
+    EXPECT_TRUE(close(run_gpu(vm, {in})[0], run_host(mod, {in})[0], 1e-5, 1e-5)) << "n = " << n;
   }
 }
 
@@ -132,8 +118,8 @@ class Module:
 )");
   auto exec = build_cuda(mod);
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(exec);
-  std::vector<Tensor> out = vm.invoke("main", {Tensor::empty({0, 5}, DataType::Float(32))});
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
+  std::vector<Tensor> out = run_gpu(vm, {Tensor::empty({0, 5}, DataType::Float(32))});
   // A sum over no rows is 0 for every column.
   ASSERT_EQ(out[0].numel(), 5);
   for (int k = 0; k < 5; ++k) EXPECT_EQ(out[0].data_as<float>()[k], 0.0f);
@@ -186,7 +172,7 @@ class Module:
   Tensor whole = to_device(host);
   // The view of elements 1..1000: its data pointer is 2 bytes past the allocation.
   Tensor shifted = Tensor::from_buffer({1000}, DataType::Float(16),
-                                       std::shared_ptr<uint8_t>(whole.buffer(), whole.buffer().get() + 2));
+                                       std::shared_ptr<uint8_t>(whole.buffer(), whole.buffer().get() + 2), Device::cuda(0));
   Tensor aligned = to_device(Tensor::from_bytes({1000}, DataType::Float(16), host.data_as<uint8_t>() + 2, 2000));
   std::vector<Tensor> a = {empty_device({1000}, DataType::Float(16))}, b = {empty_device({1000}, DataType::Float(16))};
   f(std::vector<Tensor>{shifted}, a);
@@ -213,10 +199,10 @@ TEST(CudaModuleOnGpu, ExportedArtifactRunsAfterLoading) {
   exec->save(bytes);
   auto loaded = runtime::Executable::load(bytes);
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine vm(loaded);
+  runtime::VirtualMachine vm(loaded, Device::cuda(0));
   std::vector<Tensor> in = {random_input({5, 40}, DataType::Float(32), 1), random_input({40, 24}, DataType::Float(32), 2),
                             random_input({24}, DataType::Float(32), 3)};
-  EXPECT_TRUE(close(vm.invoke("main", in)[0], run_host(mod, in)[0], 1e-5, 1e-5));
+  EXPECT_TRUE(close(run_gpu(vm, in)[0], run_host(mod, in)[0], 1e-5, 1e-5));
 }
 
 }  // namespace

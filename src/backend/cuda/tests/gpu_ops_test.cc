@@ -36,8 +36,8 @@ TEST_P(CudaOp, MatchesTheHostKernels) {
   EXPECT_EQ(ops_left_on_host(parted), std::vector<std::string>{});
   auto exec = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
   PARTITA_REQUIRE_CUDA_DEVICE();
-  runtime::VirtualMachine gpu(exec);
-  std::vector<Tensor> got = gpu.invoke("main", in.inputs);
+  runtime::VirtualMachine gpu(exec, Device::cuda(0));
+  std::vector<Tensor> got = run_gpu(gpu, in.inputs);
   std::vector<Tensor> want = run_host(ref_mod, in.reference);
   ASSERT_EQ(got.size(), want.size());
   for (size_t k = 0; k < got.size(); ++k) {

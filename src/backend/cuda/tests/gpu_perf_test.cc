@@ -13,19 +13,9 @@
 namespace partita::cudagen_test {
 namespace {
 
-Tensor device_copy(const Tensor& host) {
-  void* p = nullptr;
-  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(host.nbytes(), 1)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(p, host.data(), host.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
-  return Tensor::from_buffer(host.shape(), host.dtype(),
-                             std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { cudaFree(q); }));
-}
+Tensor device_copy(const Tensor& host) { return host.to(Device::cuda(0)); }
 
-Tensor host_copy(const Tensor& dev) {
-  Tensor t = Tensor::empty(dev.shape(), dev.dtype());
-  EXPECT_EQ(cudaMemcpy(t.data(), dev.data(), t.nbytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return t;
-}
+Tensor host_copy(const Tensor& dev) { return dev.to(Device::cpu()); }
 
 struct Measured {
   double ms = 0;

@@ -93,8 +93,15 @@ TEST(CudaKernelModule, ArtifactLoadsWithoutADeviceAndSaysWhatItNeeds) {
   auto loaded = runtime::Executable::load(bytes);
   std::string why;
   if (device_available(&why)) GTEST_SKIP() << "a CUDA device is present";
-  runtime::VirtualMachine vm(loaded);
+  // The VM for a CPU cannot call CUDA functions; the VM for a GPU needs one.
   try {
+    runtime::VirtualMachine cpu_vm(loaded);
+    FAIL() << "a CPU VM accepted CUDA functions";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("create the VM for a cuda device"), std::string::npos) << e.what();
+  }
+  try {
+    runtime::VirtualMachine vm(loaded, Device::cuda(0));
     vm.invoke("main", {random_input({2, 6}, DataType::Float(32), 1), random_input({6}, DataType::Float(32), 2)});
     FAIL() << "ran without a device";
   } catch (const Error& e) {

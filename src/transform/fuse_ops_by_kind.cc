@@ -7,15 +7,18 @@
 #include <set>
 #include <unordered_map>
 
-#include "fuse_ops_by_pattern_fusor.h"
+#include "grouping.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform {
 
 using op::FusionKind;
+using detail::BlockGroups;
+using detail::GroupGraph;
 
 namespace {
 
@@ -89,7 +92,7 @@ class BlockFusion {
       edges.insert(edges.end(), deps.begin(), deps.end());
       offsets.push_back(int(edges.size()));
     }
-    graph_ = GroupGraph(std::move(offsets), std::move(edges));
+    graph_.reset(offsets, edges);
     // A tuple op and its fields are one unit from the start: the tuple itself is never a value.
     for (int i = 0; i < int(nodes_.size()); ++i)
       if (nodes_[i].is_field) graph_.unite(i, nodes_[i].tuple_op);
@@ -248,6 +251,7 @@ class BlockFusion {
       number[root] = g;
       groups.attrs.push_back(DictAttrs{{"Codegen", options_.codegen}});
     }
+    groups.count = int(groups.attrs.size());
     for (int i = 0; i < int(nodes_.size()); ++i) {
       if (!nodes_[i].fusible) continue;
       auto it = number.find(graph_.find(i));
@@ -348,11 +352,10 @@ Function rederive_call_results(const Function& fn, const IRModule& mod, const st
     std::vector<Binding> bindings;
     for (const auto& b : block->bindings) {
       Binding nb = b;
-      if (!remap.empty()) nb = detail::subst_binding(b, detail::NodeRemap([&] {
-                                                       detail::NodeRemap r;
-                                                       for (const auto& [k, v] : remap) r.emplace(k.get(), v);
-                                                       return r;
-                                                     }()));
+      if (!remap.empty())
+        if (auto* old = b.as<VarBindingNode>())
+          if (Expr value = substitute_vars(old->value, remap); value.get() != old->value.get())
+            nb = make<VarBindingNode>(old->var, value);
       auto* vb = nb.as<VarBindingNode>();
       auto* call = vb ? vb->value.as<CallNode>() : nullptr;
       auto* callee = call ? call->op.as<GlobalVarNode>() : nullptr;
@@ -498,26 +501,31 @@ IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
     if (!fusion.accepts) fusion.accepts = registered->accepts;
     if (!fusion.fusion_kind) fusion.fusion_kind = registered->fusion_kind;
   }
-  ModuleGroups groups;
   std::vector<std::string> entries = options.entry_functions;
   if (entries.empty()) {
     for (const auto& [gv, f] : mod.functions())
       if (auto* fn = f.as<FunctionNode>(); fn && is_entry(*fn)) entries.push_back(gv->name_hint);
   }
+  detail::GroupFuser fuser(mod, /*lift_constants=*/false);
+  bool grouped = false;
   for (const std::string& name : entries) {
     if (!mod.contains(name)) throw_error("KeyError", "FuseOpsByKind: entry function '" + name + "' is not in the module");
     auto* fn = mod.lookup(name).as<FunctionNode>();
     auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
     if (!seq) continue;
-    for (const auto& block : seq->blocks) {
-      if (!block->is_dataflow) continue;
-      BlockGroups g = BlockFusion(*block, options, fusion).run();
-      if (!g.attrs.empty()) groups[name][block.get()] = std::move(g);
+    // A fresh FunctionSlots numbers each block's bindings in binding order, as BlockFusion does.
+    detail::FunctionSlots slots{Function(fn)};
+    for (size_t b = 0; b < seq->blocks.size() && b < slots.blocks.size(); ++b) {
+      if (!seq->blocks[b]->is_dataflow) continue;
+      BlockGroups g = BlockFusion(*seq->blocks[b], options, fusion).run();
+      if (g.count == 0) continue;
+      fuser.fuse_block(slots, b, g);
+      grouped = true;
     }
+    if (slots.changed) fuser.mod().update(fuser.mod().get_global_var(name), slots.rebuild());
   }
-  if (groups.empty()) return mod;
-  IRModule fused = make_grouped_functions(std::move(mod), groups, /*lift_constants=*/false);
-  return finish_grouped_functions(std::move(fused), options.codegen);
+  if (!grouped) return mod;
+  return finish_grouped_functions(fuser.mod(), options.codegen);
 }
 
 Pass FuseOpsByKind(FuseOpsByKindOptions options) {

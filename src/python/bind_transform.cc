@@ -4,6 +4,7 @@
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/basic.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
 #include "partita/transform/place_device_copies.h"
 #include "partita/transform/realize_vdevice.h"
@@ -138,6 +139,13 @@ static void bind_passes(py::module_& m) {
   m.def("ConvertToDataflow", &transform::ConvertToDataflow, py::arg("min_size") = 2);
   m.def("DeadCodeElimination", &transform::DeadCodeElimination,
         py::arg("entry_functions") = std::vector<std::string>());
+  // The code generator's registered check and fusion kinds are found by its name.
+  m.def("FuseOpsByKind", [](std::string codegen, std::vector<std::string> entry_functions) {
+    transform::FuseOpsByKindOptions options;
+    options.codegen = std::move(codegen);
+    options.entry_functions = std::move(entry_functions);
+    return transform::FuseOpsByKind(options);
+  }, py::arg("codegen") = "cuda", py::arg("entry_functions") = std::vector<std::string>());
 }
 
 void init_transform(py::module_& m) {

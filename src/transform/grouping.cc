@@ -550,7 +550,18 @@ struct GroupFuser::Impl {
     auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
     auto* vb = b.as<VarBindingNode>();
     if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) {
-      for (const auto& a : call->args) check(a);
+      for (const auto& a : call->args) {
+        // A tuple argument with a field bound earlier in the group cannot become a parameter
+        // (that field exists only inside the function): its fields are checked one by one.
+        auto* tup = a.as<TupleNode>();
+        bool inner = false;
+        for (size_t k = 0; tup && k < tup->fields.size() && !inner; ++k) inner = defined_here(tup->fields[k]);
+        if (!inner) {
+          check(a);
+          continue;
+        }
+        for (const auto& f : tup->fields) check(f);
+      }
     } else if (auto* tgi = vb ? vb->value.as<TupleGetItemNode>() : nullptr) {
       check(tgi->tuple);
     } else {

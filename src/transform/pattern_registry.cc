@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "partita/support/error.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/merge_composite_functions.h"
 
 namespace partita::transform {
@@ -69,6 +70,13 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   std::string prefix = backend_prefix;
   if (!prefix.empty() && prefix.back() != '.') prefix += '.';
   auto patterns = get_patterns_with_prefix(prefix);
+  // A code generator that fuses by operator kind (the cuda target's) has no patterns: it takes
+  // every call its registered check accepts (FuseOpsByKind).
+  if (patterns.empty() && find_kind_fusion(backend_prefix)) {
+    FuseOpsByKindOptions options;
+    options.codegen = backend_prefix;
+    return fuse_ops_by_kind(std::move(mod), options);
+  }
   if (patterns.empty())
     throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
   mod = fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, /*annotate_codegen=*/!merge);

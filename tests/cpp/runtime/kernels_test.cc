@@ -425,6 +425,9 @@ TEST(Kernels, DataMovement) {
     auto idx = unravel(i, {2, 4, 4});
     EXPECT_EQ(get(c, i), idx[1] < 3 ? get(x, ravel(idx, {2, 3, 4})) : get(y, ravel({idx[0], 0, idx[2]}, {2, 1, 4})));
   }
+  // axis=None concatenates the flattened inputs.
+  Tensor flat = run1("relax.concat", {x, y}, {}, {32}, f64);
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(get(flat, i), i < 24 ? get(x, i) : get(y, i - 24));
   std::vector<Tensor> parts = {Tensor::empty({2, 3, 1}, f64), Tensor::empty({2, 3, 3}, f64)};
   run_kernel("relax.split", std::vector<Tensor>{x}, A({{"axis", int64_t(2)}}), parts);
   for (int64_t i = 0; i < 18; ++i) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "binary_broadcast.h"
 #include "dnnl.h"
 #include "module_format.h"
 #include "partita/codegen/json_graph_builder.h"
@@ -180,7 +181,14 @@ std::string unsupported_reason(const CallNode& call) {
     return "";
   }
   if (name == "relax.permute_dims") return "";
-  if (name == "relax.nn.softmax") return "";
+  if (name == "relax.nn.softmax") {
+    // oneDNN's jit softmax runs over the innermost axis (dims of size 1 after it do not count).
+    int64_t nd = int64_t(out->size()), axis = attr_int(call, "axis", -1);
+    if (axis < 0) axis += nd;
+    for (int64_t k = axis + 1; k < nd; ++k)
+      if ((*out)[size_t(k)] != 1) return "softmax over an inner axis (oneDNN runs it only on its reference kernel)";
+    return "";
+  }
   if (name == "relax.nn.layer_norm") {
     if (layer_norm_trailing_axes(call, int64_t(out->size())) == 0) return "layer_norm over other than trailing axes";
     return "";
@@ -188,6 +196,9 @@ std::string unsupported_reason(const CallNode& call) {
   if (name == "relax.add" || name == "relax.multiply") {
     // oneDNN broadcasts its second source only: one operand must have the result's shape.
     if (shapes[1] != *out && shapes[2] != *out) return name + " where both operands are broadcast";
+    const auto& other = shapes[1] == *out ? shapes[2] : shapes[1];
+    if (!jit_broadcast(broadcast_runs(*out, other).pattern))
+      return name + " with a broadcast that oneDNN runs only on its reference kernel";
     return "";
   }
   if (name == "relax.clip") {

@@ -19,12 +19,14 @@
 #include <memory>
 #include <numeric>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "../binary_broadcast.h"
 #include "../module_format.h"
 #include "dnnl_runtime.h"
 #include "partita/runtime/memory_plan.h"
@@ -460,34 +462,24 @@ class Program {
       steps_.push_back({dn::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "binary") {
-      need(2);
-      std::string alg = n.at("alg").get<std::string>();
-      dn::memory a = value(in[0]);
-      dn::memory::desc a_md = a.get_desc();
-      dn::memory b;
-      dn::memory::dims bd = dims_[in[1]];
-      if (bd == od) {
-        b = as_layout(in[1], a_md);
-      } else {
-        // Broadcast operand: plain, right-aligned to the result's rank.
-        dn::memory::dims full(od.size() - bd.size(), 1);
-        full.insert(full.end(), bd.begin(), bd.end());
-        b = reinterpret(in[1], plain_md(full));
-      }
-      dn::binary::desc d(alg == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul, a_md, b.get_desc(),
-                         a_md);
-      dn::binary::primitive_desc pd(d, eng_);
-      dn::memory dst = scratch(pd.dst_desc());
-      steps_.push_back({dn::binary(pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst}}});
-      set_output(out, dst);
+      build_binary(n.at("alg").get<std::string>(), in, out);
     } else if (op == "softmax") {
+      // Over the last axis, or one followed only by 1s: (rows, elements) memory, which oneDNN's
+      // jit kernel runs (softmax over an inner axis runs on its reference kernel; the check
+      // keeps those on the host).
       need(1);
-      dn::memory::desc md = plain_md(od);
-      dn::memory src = as_layout(in[0], md);
-      dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, n.at("axis").get<int>());
+      int64_t axis = n.at("axis").get<int64_t>();
+      if (axis < 0 || size_t(axis) >= std::max<size_t>(od.size(), 1)) fail("softmax axis out of range");
+      dn::memory::dim outer = 1, inner = 1, len = od.empty() ? 1 : od[size_t(axis)];
+      for (size_t k = 0; k < od.size(); ++k)
+        if (int64_t(k) != axis) (int64_t(k) < axis ? outer : inner) *= od[k];
+      dn::memory::desc md = inner == 1 ? plain_md({outer, len}) : plain_md(od);
+      dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, inner == 1 ? 1 : int(axis));
       dn::softmax_forward::primitive_desc pd(d, eng_);
-      dn::memory dst = scratch(pd.dst_desc());
-      steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      dn::memory src = reinterpret(in[0], md);
+      dn::memory dst = scratch(plain_md(od)), dst_view(md, eng_, DNNL_MEMORY_NONE);
+      views_.push_back({dst_view, dst});
+      steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst_view}}});
       set_output(out, dst);
     } else if (op == "layer_norm") {
       // Over the last `axes` dims (1 in graphs that predate the key): oneDNN normalizes the last
@@ -534,6 +526,84 @@ class Program {
     } else {
       fail("unknown node op '" + op + "'");
     }
+  }
+
+  // out = in[0] (+ or *) in[1], in[0] of the result's shape (the codegen puts it first). The
+  // second source, when broadcast, is laid out the way oneDNN's jit kernel wants it
+  // (binary_broadcast.h), tried in order until oneDNN picks a jit implementation for it:
+  //  1. the whole tensor, or a scalar: in the first source's layout, whatever it is;
+  //  2. a per-channel operand against a blocked or channels-last activation: in the
+  //     activation's layout (oneDNN 2.6 runs its reference kernel for nChw8c on AVX-512 CPUs,
+  //     e.g. after a grouped convolution: then 3.);
+  //  3. the same against the activation reordered to channels-last (one reorder per call);
+  //  4. plain memory seen as the broadcast's runs of dims (a blocked activation reordered to
+  //     plain first).
+  void build_binary(const std::string& alg_name, const std::vector<int>& in, int out) {
+    if (in.size() < 2) fail("binary needs 2 inputs");
+    const dn::memory::dims& od = dims_[out];
+    const dn::memory::dims& bd = dims_[in[1]];
+    if (dims_[in[0]] != od || bd.size() > od.size()) fail("binary operand shapes");
+    const dn::algorithm alg = alg_name == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul;
+    dn::memory::dims full(od.size() - bd.size(), 1);  // bd right-aligned to the result's rank
+    full.insert(full.end(), bd.begin(), bd.end());
+    const dn::memory::desc a_md = value(in[0]).get_desc();
+    const auto numel = [](const dn::memory::dims& d) {
+      return std::accumulate(d.begin(), d.end(), dn::memory::dim(1), std::multiplies<>());
+    };
+    const auto make_pd = [&](const dn::memory::desc& a, const dn::memory::desc& b) {
+      return dn::binary::primitive_desc(dn::binary::desc(alg, a, b, a), eng_);
+    };
+    const auto is_jit = [](const dn::binary::primitive_desc& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
+    dn::memory a, b;
+    std::optional<dn::binary::primitive_desc> pd;
+    if (bd == od || numel(full) == 1) {  // 1.
+      a = value(in[0]);
+      b = bd == od ? as_layout(in[1], a_md) : reinterpret(in[1], plain_md(full));
+      pd = make_pd(a.get_desc(), b.get_desc());
+    }
+    const bool per_channel = od.size() == 4 && full[1] == od[1] && numel(full) == od[1];
+    if (!pd && per_channel && layout_tag(a_md, od)) {  // 2.
+      dn::memory::desc b_md(full, dt::f32, *layout_tag(a_md, od));
+      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+        a = value(in[0]);
+        b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
+        pd = p;
+      }
+    }
+    if (!pd && per_channel && layout_tag(a_md, od)) {  // 3.
+      dn::memory::desc nhwc(od, dt::f32, tag::acdb), b_md(full, dt::f32, tag::acdb);
+      if (auto p = make_pd(nhwc, b_md); is_jit(p)) {
+        a = as_layout(in[0], nhwc);
+        b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
+        pd = p;
+      }
+    }
+    if (!pd) {  // 4.
+      BroadcastRuns runs = broadcast_runs(od, full);
+      a = reinterpret(in[0], plain_md(runs.result_dims));
+      b = reinterpret(in[1], plain_md(runs.operand_dims));
+      pd = make_pd(a.get_desc(), b.get_desc());
+    }
+    dn::memory dst, dst_view;
+    const dn::memory::desc src_md = a.get_desc();
+    if (dn::memory::dims(src_md.data.dims, src_md.data.dims + src_md.data.ndims) == od) {
+      dst = dst_view = scratch(pd->dst_desc());
+    } else {  // runs' dims: the result's plain memory seen through a view
+      dst = scratch(plain_md(od));
+      dst_view = dn::memory(pd->dst_desc(), eng_, DNNL_MEMORY_NONE);
+      views_.push_back({dst_view, dst});
+    }
+    steps_.push_back({dn::binary(*pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst_view}}});
+    set_output(out, dst);
+  }
+
+  // The format tag of `md` among the layouts oneDNN's convolutions and pools pick for 4-d
+  // activations (blocked by 16, 8 or 4 channels, channels-last), or none.
+  static std::optional<tag> layout_tag(const dn::memory::desc& md, const dn::memory::dims& dims) {
+    if (dims.size() != 4) return std::nullopt;
+    for (tag t : {tag::aBcd16b, tag::aBcd8b, tag::aBcd4b, tag::acdb})
+      if (dn::memory::desc(dims, dt::f32, t) == md) return t;
+    return std::nullopt;
   }
 
   // The Winograd kernel for a conv2d node, or null where oneDNN's convolution runs instead:

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "backend_differential.h"
+#include "verbose_log.h"
 
 namespace partita::backend::dnnl {
 namespace {
@@ -393,7 +394,16 @@ TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
     bool merge = gen.chance(0.7);
     int64_t winograd = gen.pick(std::vector<int64_t>{1, 1, 0, 2, 4});
     std::vector<codegen::Target> targets = {codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
-    testing::check_backend_against_host("dnnl", c, merge, targets, "seed " + std::to_string(seed), stats);
+    // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
+    // oneDNN's reference kernel (what the check offloads runs on a fast path).
+    auto lines = verbose_exec_lines([&] {
+      testing::check_backend_against_host("dnnl", c, merge, targets, "seed " + std::to_string(seed), stats);
+    });
+    for (const auto& line : lines)
+      if (is_reference_kernel(line)) {
+        ADD_FAILURE() << "seed " << seed << " ran oneDNN's reference kernel: " << line;
+        ++stats.failures;
+      }
   }
   std::cout << stats.summary() << "\n";
   // The graphs reach the whole table, and most give the backend something.

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "random_tensor.h"
+#include "verbose_log.h"
 #include "../runtime/dnnl_runtime.h"
 #include "partita/codegen/build.h"
 #include "partita/codegen/codegen.h"
@@ -363,6 +364,90 @@ TEST(Dnnl, TargetOptionsAndCorruptModules) {
   EXPECT_THROW(codegen::Target("dnnl", {{"threads", 2}}), Error);
   EXPECT_THROW(runtime::load_module_from_binary("dnnl", "garbage"), Error);
   EXPECT_THROW(make_dnnl_module("{not json"), Error);
+}
+
+}  // namespace
+}  // namespace partita::backend::dnnl
+
+namespace partita::backend::dnnl {
+namespace {
+
+// RegNet's squeeze-excitation: a blocked activation times a per-channel gate of (N, C, 1, 1).
+IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
+  // RegNet-Y's 3x3 convolution: groups of 8 channels.
+  Tensor w1 = random_tensor({c, 8, 3, 3}, 61, 0.2f), b1 = random_tensor({1, c, 1, 1}, 62);
+  Tensor w2 = random_tensor({c / 4, c, 1, 1}, 63, 0.2f), b2 = random_tensor({1, c / 4, 1, 1}, 64);
+  Tensor w3 = random_tensor({c, c / 4, 1, 1}, 65, 0.3f), b3 = random_tensor({1, c, 1, 1}, 66);
+  Tensor w4 = random_tensor({c, c, 1, 1}, 67, 0.2f);
+  Var x = param("x", {n, c, hw, hw});
+  return module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var y = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {bb.emit(conv(x, cst(w1), {1, 1, 1, 1}, c / 8)), cst(b1)}))}));
+    Var p = bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {y}, {{"output_size", std::vector<int64_t>{1, 1}}}));
+    Var s1 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {bb.emit(conv(p, cst(w2), {0, 0, 0, 0})), cst(b2)}))}));
+    Var s2 = bb.emit(op::make_call("relax.sigmoid", {bb.emit(op::make_call("relax.add", {bb.emit(conv(s1, cst(w3), {0, 0, 0, 0})), cst(b3)}))}));
+    Var m = bb.emit(op::make_call("relax.multiply", {y, s2}));
+    return bb.emit(conv(m, cst(w4), {0, 0, 0, 0}));
+  });
+}
+
+// The gate multiply of a squeeze-excitation block behind RegNet-Y's grouped convolution, for
+// which oneDNN picks a blocked layout (nChw8c): with the gate left plain, oneDNN ran it on its
+// reference kernel ("binary,ref:any,...src_f32::blocked:aBcd8b src_f32::blocked:acdb"); the gate
+// is now reordered into the activation's layout (C values, once per call) and the jit kernel
+// runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory.
+TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
+  for (auto [n, c, hw] : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw));
+    IRModule mod = squeeze_excitation_module(n, c, hw);
+    json g;
+    auto lines = verbose_exec_lines([&] { g = check_against_host(mod, {random_tensor({n, c, hw, hw}, 68)}, "se"); });
+    ASSERT_EQ(count_ops(g, "binary"), 1);  // the gate (the other adds are biases)
+    int binaries = 0;
+    for (const auto& line : lines) {
+      EXPECT_FALSE(is_reference_kernel(line)) << line;
+      if (line.find(",binary,") != std::string::npos) {
+        ++binaries;
+        EXPECT_NE(line.find(",jit:"), std::string::npos) << line;
+      }
+    }
+    EXPECT_EQ(binaries, 2);  // two runs
+  }
+}
+
+// Broadcasts oneDNN runs on its jit kernel are offloaded (viewed as their runs of dims); the
+// others stay on the host.
+TEST(Dnnl, BroadcastsRunOnTheJitKernelOrStayOnTheHost) {
+  using Shape = std::vector<int64_t>;
+  struct Case {
+    Shape x, y;
+    bool offloaded;
+  };
+  const Shape t = {2, 8, 5, 7};
+  for (const Case& cs : {Case{t, t, true}, Case{t, {}, true}, Case{t, {1}, true}, Case{t, {1, 8, 1, 1}, true},
+                         Case{t, {8, 1, 1}, true}, Case{t, {1, 8, 5, 1}, true}, Case{t, {2, 1, 5, 7}, true},
+                         Case{t, {7}, true}, Case{t, {2, 8, 1, 1}, true}, Case{t, {5, 7}, true},
+                         Case{{4, 6}, {4, 1}, true}, Case{{4, 6}, {6}, true}, Case{t, {1, 8, 1, 7}, false},
+                         Case{t, {2, 1, 5, 1}, false}, Case{{2, 1, 5}, {1, 8, 1}, false}}) {
+    std::string what;
+    for (auto d : cs.y) what += std::to_string(d) + " ";
+    SCOPED_TRACE("operand " + what);
+    Var x = param("x", cs.x), y = param("y", cs.y);
+    IRModule mod = module_of({x, y}, [&](BlockBuilder& bb) -> Expr {
+      Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+      return bb.emit(op::make_call("relax.multiply", {y, r}));  // the broadcast operand first
+    });
+    std::vector<Tensor> in = {random_tensor(cs.x, 71), random_tensor(cs.y, 72)};
+    if (!cs.offloaded) {
+      codegen::BuildOptions opts;
+      auto kernels = codegen::build(transform::partition_for("dnnl", mod), opts)->kernel_names;
+      EXPECT_EQ(kernels, std::vector<std::string>{"relax.multiply"});
+      continue;
+    }
+    json g;
+    auto lines = verbose_exec_lines([&] { g = check_against_host(mod, in, "broadcast " + what); });
+    EXPECT_EQ(count_ops(g, "binary"), 1);
+    for (const auto& line : lines) EXPECT_FALSE(is_reference_kernel(line)) << line;
+  }
 }
 
 }  // namespace

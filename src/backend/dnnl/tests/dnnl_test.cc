@@ -359,6 +359,49 @@ TEST(Dnnl, UnsupportedFunctionIsRefusedOrFallsBack) {
   EXPECT_EQ(got[0].data_as<float>()[0], m);
 }
 
+// An error that reaches run time names the module, the function, the graph node and the Relax
+// operators lowered into it: here a convolution whose strides no longer fit its shapes.
+TEST(Dnnl, RunTimeErrorsNameTheFunctionNodeAndOperators) {
+  Tensor w = random_tensor({8, 4, 3, 3}, 81, 0.3f), b = random_tensor({1, 8, 1, 1}, 82);
+  Var x = param("x", {1, 4, 10, 10});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w)));
+    return bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c, cst(b)}))}));
+  });
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(transform::partition_for("dnnl", mod)));
+  auto mods = codegen::external_mods_of(lowered);
+  ASSERT_EQ(mods.size(), 1u);
+  json g = json::parse(mods[0]->get_source());
+  const std::string symbol = g["functions"][0]["symbol"];
+  ASSERT_EQ(g["functions"][0]["nodes"].size(), 1u);
+  EXPECT_EQ(g["functions"][0]["nodes"][0]["from"], json({"relax.nn.conv2d", "relax.add", "relax.nn.relu"}));
+  g["functions"][0]["nodes"][0]["strides"] = {3, 3};
+  auto broken = make_dnnl_module(g.dump());
+  broken->init_constants(lowered->const_name_to_constant);
+  std::vector<Tensor> in = {random_tensor({1, 4, 10, 10}, 83)}, out = {Tensor::empty({1, 8, 10, 10}, F32)};
+  try {
+    broken->get_function(symbol)(in, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_NE(e.message().find("dnnl module, function '" + symbol +
+                               "', node 0 (conv2d, from relax.nn.conv2d + relax.add + relax.nn.relu): oneDNN rejected it"),
+              std::string::npos)
+        << e.message();
+  }
+  // A tensor of the wrong shape is refused by name too.
+  std::vector<Tensor> wrong = {random_tensor({1, 4, 9, 10}, 84)};
+  try {
+    mods[0]->init_constants(lowered->const_name_to_constant);
+    mods[0]->get_function(symbol)(wrong, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("function '" + symbol + "': argument 0 must be a float32 tensor of shape (1, 4, 10, 10)"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(Dnnl, TargetOptionsAndCorruptModules) {
   EXPECT_EQ(codegen::Target("dnnl").get_int("num_threads"), 0);
   EXPECT_THROW(codegen::Target("dnnl", {{"threads", 2}}), Error);

@@ -359,6 +359,33 @@ TEST(Dnnl, UnsupportedFunctionIsRefusedOrFallsBack) {
   EXPECT_EQ(got[0].data_as<float>()[0], m);
 }
 
+// A transformer's attention as ONNX exports it: 4-d products (the key transposed by
+// permute_dims), scaled by a 0-d constant, softmax, and a 0-d epsilon in a hand-written norm.
+// The 0-d constants used to compile and then fail at run time ("tensors of 0 dimensions are
+// not supported"); now everything runs in one dnnl partition.
+TEST(Dnnl, AttentionWithScalarConstantsRunsInOnePartition) {
+  Var q = param("q", {1, 4, 16, 8}), k = param("k", {1, 4, 16, 8}), v = param("v", {1, 4, 16, 8});
+  Tensor scale = Tensor::empty({}, F32), eps = Tensor::empty({}, F32);
+  scale.data_as<float>()[0] = 0.353553f;
+  eps.data_as<float>()[0] = 1e-6f;
+  IRModule mod = module_of({q, k, v}, [&](BlockBuilder& bb) -> Expr {
+    Var kt = bb.emit(op::make_call("relax.permute_dims", {k}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}}));
+    Var s = bb.emit(op::make_call("relax.matmul", {q, kt}));
+    Var scaled = bb.emit(op::make_call("relax.multiply", {s, cst(scale)}));
+    Var p = bb.emit(op::make_call("relax.nn.softmax", {scaled}, {{"axis", int64_t(-1)}}));
+    Var o = bb.emit(op::make_call("relax.matmul", {p, v}));
+    return bb.emit(op::make_call("relax.add", {o, cst(eps)}));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 4, 16, 8}, 91), random_tensor({1, 4, 16, 8}, 92),
+                                    random_tensor({1, 4, 16, 8}, 93)},
+                              "attention");
+  ASSERT_EQ(g["functions"].size(), 1u);
+  EXPECT_EQ(count_ops(g, "matmul"), 2);
+  EXPECT_EQ(count_ops(g, "permute"), 0);  // folded into the product
+  EXPECT_EQ(count_ops(g, "softmax"), 1);
+  EXPECT_EQ(count_ops(g, "binary"), 2);
+}
+
 // An error that reaches run time names the module, the function, the graph node and the Relax
 // operators lowered into it: here a convolution whose strides no longer fit its shapes.
 TEST(Dnnl, RunTimeErrorsNameTheFunctionNodeAndOperators) {

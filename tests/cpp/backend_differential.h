@@ -282,7 +282,8 @@ inline void check_backend_against_host(const std::string& backend, const RandomG
       if (got.size() != want.size()) return fail("output count differs", parted);
       for (size_t k = 0; k < got.size(); ++k) {
         std::string why = compare_tensors(got[k], want[k], rtol);
-        if (!why.empty()) return fail("run " + std::to_string(run) + ", output " + std::to_string(k) + ": " + why, parted);
+        if (!why.empty())
+          return fail("run " + std::to_string(run) + ", output " + std::to_string(k) + ": " + why, parted);
       }
     }
   } catch (const Error& e) {

@@ -110,7 +110,8 @@ struct Program {
 
 // Errors name the module, the function and, for one product, the node and its Relax operators.
 [[noreturn]] void fail(const std::string& symbol, const std::string& what, const std::string& node = "") {
-  throw_error("ValueError", "cblas module, function '" + symbol + "'" + (node.empty() ? "" : ", " + node) + ": " + what);
+  std::string where = "function '" + symbol + "'" + (node.empty() ? "" : ", " + node);
+  throw_error("ValueError", "cblas module, " + where + ": " + what);
 }
 
 void warn_once() {
@@ -265,7 +266,8 @@ class CblasModule : public runtime::RuntimeModule {
       std::string label = "node " + std::to_string(p.gemms.size());
       if (n.contains("from") && n["from"].is_array()) {
         std::string ops;
-        for (const auto& o : n["from"]) ops += (ops.empty() ? "" : " + ") + (o.is_string() ? o.get<std::string>() : "?");
+        for (const auto& o : n["from"])
+          ops += (ops.empty() ? "" : " + ") + (o.is_string() ? o.get<std::string>() : "?");
         label += " (from " + ops + ")";
       }
       auto node_fail = [&](const std::string& what) { fail(p.symbol, what, label); };
@@ -273,7 +275,8 @@ class CblasModule : public runtime::RuntimeModule {
              parse_activation(n.value("activation", "none"), p.symbol), false, label};
       if (g.bias >= int(p.dims.size())) node_fail("bias id out of range");
       for (int v : {g.a, g.b, g.bias})
-        if (v >= 0 && !available[size_t(v)]) node_fail("it reads value " + std::to_string(v) + " before it is computed");
+        if (v >= 0 && !available[size_t(v)])
+          node_fail("it reads value " + std::to_string(v) + " before it is computed");
       available[size_t(g.out)] = true;
       g.constant_b = std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == g.b; });
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b], &od = p.dims[g.out];

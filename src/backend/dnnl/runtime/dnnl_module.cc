@@ -41,10 +41,6 @@ namespace dn = ::dnnl;
 using tag = dn::memory::format_tag;
 using dt = dn::memory::data_type;
 
-[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
-  throw_error("ValueError", "dnnl module, function '" + symbol + "': " + what);
-}
-
 tag plain_tag(size_t ndim) {
   switch (ndim) {
     case 1: return tag::a;
@@ -248,7 +244,8 @@ class Program {
   // Errors name the module, the function and, while a node is built or run, the node.
   [[noreturn]] void fail(const std::string& what) const {
     std::string where = "function '" + symbol_ + "'";
-    if (node_index_ >= 0 && size_t(node_index_) < node_labels_.size()) where += ", " + node_labels_[size_t(node_index_)];
+    if (node_index_ >= 0 && size_t(node_index_) < node_labels_.size())
+      where += ", " + node_labels_[size_t(node_index_)];
     throw_error("ValueError", "dnnl module, " + where + ": " + what);
   }
 
@@ -531,7 +528,7 @@ class Program {
   // out = in[0] (+ or *) in[1], in[0] of the result's shape (the codegen puts it first). The
   // second source, when broadcast, is laid out the way oneDNN's jit kernel wants it
   // (binary_broadcast.h), tried in order until oneDNN picks a jit implementation for it:
-  //  1. the whole tensor, or a scalar: in the first source's layout, whatever it is;
+  //  1. the whole tensor in the first source's layout, whatever it is, or a scalar;
   //  2. a per-channel operand against a blocked or channels-last activation: in the
   //     activation's layout (oneDNN 2.6 runs its reference kernel for nChw8c on AVX-512 CPUs,
   //     e.g. after a grouped convolution: then 3.);
@@ -553,13 +550,18 @@ class Program {
     const auto make_pd = [&](const dn::memory::desc& a, const dn::memory::desc& b) {
       return dn::binary::primitive_desc(dn::binary::desc(alg, a, b, a), eng_);
     };
-    const auto is_jit = [](const dn::binary::primitive_desc& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) != 0; };
+    const auto is_jit = [](const dn::binary::primitive_desc& pd) {
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    };
     dn::memory a, b;
     std::optional<dn::binary::primitive_desc> pd;
     if (bd == od || numel(full) == 1) {  // 1.
-      a = value(in[0]);
-      b = bd == od ? as_layout(in[1], a_md) : reinterpret(in[1], plain_md(full));
-      pd = make_pd(a.get_desc(), b.get_desc());
+      dn::memory::desc b_md = bd == od ? a_md : plain_md(full);
+      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+        a = value(in[0]);
+        b = bd == od ? as_layout(in[1], a_md) : reinterpret(in[1], b_md);
+        pd = p;
+      }
     }
     const bool per_channel = od.size() == 4 && full[1] == od[1] && numel(full) == od[1];
     if (!pd && per_channel && layout_tag(a_md, od)) {  // 2.

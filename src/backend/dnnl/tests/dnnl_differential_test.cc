@@ -36,7 +36,8 @@ class DnnlGraph : public RandomGraph {
       double r = real(0, 1);
       if (r < 0.20) unary();
       else if (r < 0.42) binary();
-      else if (r < 0.62) conv();
+      else if (r < 0.57) conv();
+      else if (r < 0.62) gated_conv();
       else if (r < 0.72) pool();
       else if (r < 0.77) softmax();
       else if (r < 0.82) layer_norm();
@@ -223,6 +224,20 @@ class DnnlGraph : public RandomGraph {
       y = emit(chance(0.7) ? op::add(y.expr, r.expr) : op::add(r.expr, y.expr), y.bound + r.bound);
     }
     if (chance(0.6)) activation(y);
+  }
+
+  // A grouped convolution of 8 channels per group (oneDNN picks a blocked layout for it, as
+  // in RegNet) times a gate: per channel (squeeze-excitation), per sample and channel, a
+  // scalar, the whole tensor, or spatial.
+  void gated_conv() {
+    const int64_t n = pick(Ints{1, 1, 2}), c = pick(Ints{16, 24, 32}), h = uniform(3, 9), w = uniform(3, 9);
+    GraphValue x = param({n, c, h, w});
+    GraphValue k = constant({c, 8, 3, 3}, 1.0 / std::sqrt(72.0));
+    GraphValue y = emit(op::nn::conv2d(x.expr, k.expr, {1, 1}, {1, 1, 1, 1}, {1, 1}, c / 8), 4);
+    if (chance(0.5)) y = emit(op::nn::relu(y.expr), 4, true);
+    Ints gate = pick(std::vector<Ints>{{1, c, 1, 1}, {1, c, 1, 1}, {n, c, 1, 1}, {}, {n, c, h, w}, {1, 1, h, w}});
+    GraphValue g = chance(0.3) ? constant(gate) : emit(op::sigmoid(param(gate).expr), 1, true);
+    emit(chance(0.8) ? op::multiply(y.expr, g.expr) : op::multiply(g.expr, y.expr), 4);
   }
 
   // Max / average pooling with any kernel, stride, padding, dilation, ceil_mode and

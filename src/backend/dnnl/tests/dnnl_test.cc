@@ -412,7 +412,8 @@ TEST(Dnnl, RunTimeErrorsNameTheFunctionNodeAndOperators) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), "ValueError");
     EXPECT_NE(e.message().find("dnnl module, function '" + symbol +
-                               "', node 0 (conv2d, from relax.nn.conv2d + relax.add + relax.nn.relu): oneDNN rejected it"),
+                               "', node 0 (conv2d, from relax.nn.conv2d + relax.add + relax.nn.relu): "
+                               "oneDNN rejected it"),
               std::string::npos)
         << e.message();
   }
@@ -423,7 +424,8 @@ TEST(Dnnl, RunTimeErrorsNameTheFunctionNodeAndOperators) {
     mods[0]->get_function(symbol)(wrong, out);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("function '" + symbol + "': argument 0 must be a float32 tensor of shape (1, 4, 10, 10)"),
+    EXPECT_NE(e.message().find("function '" + symbol +
+                               "': argument 0 must be a float32 tensor of shape (1, 4, 10, 10)"),
               std::string::npos)
         << e.message();
   }
@@ -451,10 +453,16 @@ IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
   Tensor w4 = random_tensor({c, c, 1, 1}, 67, 0.2f);
   Var x = param("x", {n, c, hw, hw});
   return module_of({x}, [&](BlockBuilder& bb) -> Expr {
-    Var y = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {bb.emit(conv(x, cst(w1), {1, 1, 1, 1}, c / 8)), cst(b1)}))}));
+    // act(conv(in) + bias)
+    auto block = [&](Expr in, const Tensor& w, std::vector<int64_t> pad, int64_t groups, const Tensor& b,
+                     const char* act) {
+      Var conv_out = bb.emit(conv(std::move(in), cst(w), std::move(pad), groups));
+      return bb.emit(op::make_call(act, {bb.emit(op::make_call("relax.add", {conv_out, cst(b)}))}));
+    };
+    Var y = block(x, w1, {1, 1, 1, 1}, c / 8, b1, "relax.nn.relu");
     Var p = bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {y}, {{"output_size", std::vector<int64_t>{1, 1}}}));
-    Var s1 = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {bb.emit(conv(p, cst(w2), {0, 0, 0, 0})), cst(b2)}))}));
-    Var s2 = bb.emit(op::make_call("relax.sigmoid", {bb.emit(op::make_call("relax.add", {bb.emit(conv(s1, cst(w3), {0, 0, 0, 0})), cst(b3)}))}));
+    Var s1 = block(p, w2, {0, 0, 0, 0}, 1, b2, "relax.nn.relu");
+    Var s2 = block(s1, w3, {0, 0, 0, 0}, 1, b3, "relax.sigmoid");
     Var m = bb.emit(op::make_call("relax.multiply", {y, s2}));
     return bb.emit(conv(m, cst(w4), {0, 0, 0, 0}));
   });

@@ -17,7 +17,17 @@ using namespace partita::runtime;
 namespace {
 
 KernelAttrValue to_kernel_attr(const AttrValue& v) {
-  return std::visit([](const auto& x) -> KernelAttrValue { return x; }, v);
+  return std::visit(
+      [](const auto& x) -> KernelAttrValue {
+        // The runtime knows devices, not targets: a vdevice reaches a kernel as
+        // [DLPack device type, device id].
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, VDevice>)
+          return std::vector<int64_t>{x ? int64_t(target_device_type(*x->target)) : int64_t(1),
+                                      x ? int64_t(x->vdevice_id) : int64_t(0)};
+        else
+          return x;
+      },
+      v);
 }
 
 // A permute_dims that moves only axes of extent 1 leaves every element where it was (the

@@ -78,6 +78,11 @@ void register_nn_ops();
 void register_nn_conv_pool_ops();
 void register_nn_norm_ops();
 void register_creation_ops();
+void register_device_ops();
+
+/// `infer` followed by TVM's device rule: tensors in the result that have no vdevice take the
+/// operands' vdevice; operands on different vdevices are a TypeError (src/op/device.cc).
+InferFn with_operand_vdevice(InferFn infer);
 
 }  // namespace partita::op::detail
 

@@ -5,6 +5,8 @@
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/pass.h"
+#include "partita/transform/place_device_copies.h"
+#include "partita/transform/realize_vdevice.h"
 
 namespace partita::python {
 
@@ -130,6 +132,8 @@ static void bind_passes(py::module_& m) {
       .def("__exit__", [](PyPassContext& c, py::args) { c.scope.reset(); });
 
   m.def("Normalize", &transform::Normalize);
+  m.def("RealizeVDevice", &transform::RealizeVDevice);
+  m.def("PlaceDeviceCopies", &transform::PlaceDeviceCopies, py::arg("codegen_devices"), py::arg("host") = py::none());
   m.def("CanonicalizeBindings", &transform::CanonicalizeBindings);
   m.def("ConvertToDataflow", &transform::ConvertToDataflow, py::arg("min_size") = 2);
   m.def("DeadCodeElimination", &transform::DeadCodeElimination,

@@ -1,5 +1,6 @@
 """Relax passes (``tvm.relax.transform``)."""
 from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination
+from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
 from ...transform import Pass, PassContext, Sequential
@@ -9,4 +10,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "FuseOpsByPattern", "MergeCompositeFunctions", "FusionPattern",
            "PatternCheckContext", "Pass", "PassContext", "Sequential", "RunCodegen",
            "InlineCompilerFunctions", "OutlineCompilerFunctions", "MarkCompilerFunctionsAsExtern",
-           "NameCodegenConstants"]
+           "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies"]

@@ -320,6 +320,31 @@ TEST(Dnnl, PatternsRejectWhatTheCodegenCannotLower) {
   IRModule plain = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(nhwc_conv(x, w)); });
   IRModule parted = transform::partition_for("dnnl", plain);
   EXPECT_EQ(parted.functions().size(), 1u);  // nothing offloaded
+  // Layouts other than NCHW for pooling, other dtypes, a layer norm over a leading axis, an
+  // empty tensor: the host's (the random graphs of the differential test cover the rest).
+  auto stays_on_host = [](const std::string& what, const std::vector<Var>& params,
+                          const std::function<Expr(BlockBuilder&)>& body) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(transform::partition_for("dnnl", module_of(params, body)).functions().size(), 1u);
+  };
+  stays_on_host("NHWC pooling", {x}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.max_pool2d", {x},
+                                 {{"pool_size", std::vector<int64_t>{2, 2}}, {"layout", std::string("NHWC")}}));
+  });
+  stays_on_host("NHWC adaptive pooling", {x}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {x}, {{"layout", std::string("NHWC")}}));
+  });
+  Var h = make<VarNode>("h", tensor_sinfo(std::vector<int64_t>{4, 8}, DataType::Float(16)));
+  stays_on_host("float16", {h}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.nn.relu", {h})); });
+  Var i = make<VarNode>("i", tensor_sinfo(std::vector<int64_t>{4, 8}, DataType::Int(32)));
+  stays_on_host("int32", {i}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.add", {i, i})); });
+  Var y = param("y", {4, 8});
+  stays_on_host("layer norm over axis 0", {y}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.layer_norm", {y, cst(random_tensor({4}, 29)), cst(random_tensor({4}, 30))},
+                                 {{"axes", std::vector<int64_t>{0}}}));
+  });
+  Var e = param("e", {0, 8});
+  stays_on_host("empty", {e}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.nn.relu", {e})); });
 }
 
 // A dilated max pool forced into a dnnl function (a test pattern without a check): the host

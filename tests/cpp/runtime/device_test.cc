@@ -169,7 +169,7 @@ TEST(Plugin, MissingPluginNamesTheLibraryAndEveryPathTried) {
   Error e = error_of([] { load_plugin("no_such_plugin"); });
   EXPECT_EQ(e.kind(), "RuntimeError");
   EXPECT_TRUE(contains(e.message(), "'no_such_plugin'")) << e.message();
-  EXPECT_TRUE(contains(e.message(), "libpartita_runtime_no_such_plugin.so: no such file")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "libpartita_runtime_no_such_plugin.so: cannot open shared object file")) << e.message();
   EXPECT_TRUE(contains(e.message(), "PARTITA_PLUGIN_PATH")) << e.message();
   EXPECT_FALSE(plugin_loaded("no_such_plugin"));
 }
@@ -183,7 +183,7 @@ TEST(Plugin, UnloadableFileGivesTheLoadersReason) {
   Error e = error_of([] { load_plugin("broken"); });
   setenv("PARTITA_PLUGIN_PATH", old.c_str(), 1);
   fs::remove_all(dir);
-  EXPECT_TRUE(contains(e.message(), "/nonexistent/libpartita_runtime_broken.so: no such file")) << e.message();
+  EXPECT_TRUE(contains(e.message(), "/nonexistent/libpartita_runtime_broken.so: cannot open shared object file")) << e.message();
   // dlerror's text for a file that is no ELF object ("invalid ELF header" / "file too short").
   EXPECT_TRUE(contains(e.message(), (dir / "libpartita_runtime_broken.so").string() + ": ")) << e.message();
   EXPECT_TRUE(contains(e.message(), "ELF") || contains(e.message(), "too short")) << e.message();

@@ -2,11 +2,14 @@
 // check (codegen.cc) offloads only the broadcasts oneDNN runs with its fast (jit) kernel, and
 // the runtime (runtime/dnnl_module.cc) runs them on views of the operands with those few dims.
 //
-// oneDNN 2.6's jit binary kernel handles a second source that is the whole tensor, a scalar,
-// or broadcast along the leading, the trailing or the outer and inner dims of a plain tensor;
-// other broadcasts, e.g. (A, 1, C) against (A, B, C), or a per-channel (1, C, 1, 1) against a
-// blocked (nChw8c) activation, run on its reference kernel (DNNL_VERBOSE shows `ref:any`),
-// several times slower than the host's loops.
+// On a tensor's own dims, oneDNN 2.6 runs many broadcasts on its reference kernel
+// (DNNL_VERBOSE: `ref:any`, 20-50x slower than its jit one), e.g. (1, C, H, 1) or (1, 1, H, 1)
+// against (N, C, H, W). Merged into runs of kept and broadcast dims, the same broadcasts become
+// (N, C*H, W) by (1, C*H, 1) and (N*C, H, W) by (1, H, 1), which its jit kernel runs; so do all
+// patterns of up to three runs (checked with DNNL_VERBOSE by the backend's tests). Longer ones
+// stay on the host. A per-channel operand against a blocked activation (nChw8c, which oneDNN
+// picks for grouped convolutions) runs on the reference kernel whatever the operand's layout;
+// the runtime handles that case itself (build_binary).
 #pragma once
 
 #include <cstdint>

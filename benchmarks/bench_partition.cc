@@ -7,8 +7,6 @@
 //   ./bench_partition 100000        # one size
 //   ./bench_partition --check       # every pattern with a check function, as real backends' are
 //   ./bench_partition --repeat 3    # the best of 3 runs per size
-//   ./bench_partition --reference   # FuseOpsByPattern's pattern-by-pattern reference
-//                                   # implementation instead of its deferred one (comparison)
 #include <time.h>
 
 #include <algorithm>
@@ -23,7 +21,6 @@
 #include "partita/op/registry.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 #include "partita/transform/merge_composite_functions.h"
-#include "../src/transform/fuse_ops_by_pattern_deferred.h"
 
 using namespace partita;
 using namespace partita::transform;
@@ -116,12 +113,11 @@ struct Times {
   size_t functions = 0;
 };
 
-Times run_once(const std::vector<FusionPattern>& patterns, const IRModule& mod, bool reference) {
+Times run_once(const std::vector<FusionPattern>& patterns, const IRModule& mod) {
   Times t;
   double c0 = thread_cpu_seconds();
   auto t0 = std::chrono::steady_clock::now();
-  IRModule fused = reference ? detail::fuse_patterns_one_by_one(patterns, mod, false, {})
-                             : fuse_ops_by_pattern(patterns, mod, true, false);
+  IRModule fused = fuse_ops_by_pattern(patterns, mod, true, false);
   t.fuse = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
   IRModule merged = merge_composite_functions(fused);
@@ -135,14 +131,12 @@ Times run_once(const std::vector<FusionPattern>& patterns, const IRModule& mod, 
 
 int main(int argc, char** argv) {
   std::vector<size_t> sizes{1000, 10000, 100000, 1000000};
-  bool with_check = false, reference = false;
+  bool with_check = false;
   int repeat = 1;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--check")
       with_check = true;
-    else if (arg == "--reference")
-      reference = true;
     else if (arg == "--repeat" && i + 1 < argc)
       repeat = std::max(1, std::atoi(argv[++i]));
     else
@@ -150,7 +144,6 @@ int main(int argc, char** argv) {
   }
   auto patterns = table(with_check);
   if (with_check) std::printf("every pattern has a check function (has_leaking_intermediate_variables)\n");
-  if (reference) std::printf("FuseOpsByPattern's pattern-by-pattern reference implementation\n");
   if (repeat > 1) std::printf("best of %d runs per size\n", repeat);
   double prev = 0;
   size_t prev_n = 0;
@@ -160,7 +153,7 @@ int main(int argc, char** argv) {
     IRModule mod = make_graph(n, 7);
     Times best;
     for (int r = 0; r < repeat; ++r) {
-      Times t = run_once(patterns, mod, reference);
+      Times t = run_once(patterns, mod);
       if (r == 0 || t.fuse + t.merge < best.fuse + best.merge) {
         double cpu = r == 0 ? t.cpu : std::min(best.cpu, t.cpu);
         best = t;

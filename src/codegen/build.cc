@@ -3,6 +3,7 @@
 #include "partita/codegen/codegen.h"
 #include "partita/codegen/vm_lowering.h"
 #include "partita/transform/basic.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 
 namespace partita::codegen {
 
@@ -30,6 +31,14 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
   for (const Target& t : options.targets)
     if (!is_host_kind(t.kind())) backend_targets.push_back(t);
   mod = transform::Normalize()(mod);
+  // A target whose code generator fuses by kind (the `cuda` target) takes what is left after
+  // the BYOC partitioning the caller did: FuseOpsByKind groups it for that codegen.
+  for (const Target& t : backend_targets)
+    if (transform::find_kind_fusion(t.kind())) {
+      transform::FuseOpsByKindOptions fuse;
+      fuse.codegen = t.kind();
+      mod = transform::FuseOpsByKind(fuse)(mod);
+    }
   mod = RunCodegenWithTargets(backend_targets, options.fallback)(mod);
   return build_vm_executable(mod, external_mods_of(mod));
 }

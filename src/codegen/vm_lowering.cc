@@ -17,7 +17,17 @@ using namespace partita::runtime;
 namespace {
 
 KernelAttrValue to_kernel_attr(const AttrValue& v) {
-  return std::visit([](const auto& x) -> KernelAttrValue { return x; }, v);
+  return std::visit(
+      [](const auto& x) -> KernelAttrValue {
+        // The runtime knows devices, not targets: a vdevice reaches a kernel as
+        // [DLPack device type, device id].
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, VDevice>)
+          return std::vector<int64_t>{x ? int64_t(target_device_type(*x->target)) : int64_t(1),
+                                      x ? int64_t(x->vdevice_id) : int64_t(0)};
+        else
+          return x;
+      },
+      v);
 }
 
 // A permute_dims that moves only axes of extent 1 leaves every element where it was (the
@@ -37,6 +47,15 @@ bool is_view_permute(const CallNode& call, const std::string& op_name) {
   return true;
 }
 
+/// Where a tensor of this struct info lives: its vdevice as a runtime device (the host when it
+/// names none or is not a tensor).
+Device device_of(const StructInfo& s) {
+  const auto* t = s.as<TensorStructInfoNode>();
+  if (!t || !t->vdevice) return Device::cpu();
+  return Device{DeviceKind(target_device_type(*t->vdevice->target)),
+                int32_t(t->vdevice->vdevice_id)};
+}
+
 class FunctionLowering {
  public:
   FunctionLowering(Executable& ex, const std::map<std::string, int32_t>& func_index, std::string name)
@@ -50,6 +69,11 @@ class FunctionLowering {
       regs_[p.get()] = r;
       f_.param_names.push_back(p->name_hint);
     }
+    // Parameters annotated with a vdevice are expected there (the VM moves arguments on entry).
+    bool any_device = false;
+    for (const Var& p : fn.params) any_device |= !device_of(p->struct_info_).is_cpu();
+    if (any_device)
+      for (const Var& p : fn.params) f_.param_devices.push_back(device_of(p->struct_info_));
     for (const Var& p : fn.params) emit_match(regs_[p.get()], p->struct_info_, "argument '" + p->name_hint + "'");
     int32_t result = lower_expr(fn.body);
     Instruction ret;
@@ -103,6 +127,7 @@ class FunctionLowering {
     if (!t->shape) fail("ValueError", "the shape of " + what + " is unknown at compile time");
     TensorSpec spec;
     spec.dtype = t->dtype;
+    spec.device = device_of(s);
     for (const auto& d : *t->shape) {
       if (auto c = as_const_int(d)) {
         spec.static_shape.push_back(*c);

@@ -213,10 +213,7 @@ void print_list(std::ostream& os, const std::vector<Pattern>& ps) {
 void print_shape(std::ostream& os, const std::vector<PrimExpr>& shape) {
   os << "[";
   for (size_t i = 0; i < shape.size(); ++i) {
-    os << (i ? ", " : "");
-    if (auto c = as_const_int(shape[i])) os << *c;
-    else if (auto* v = shape[i].as<PrimVarNode>()) os << v->name;
-    else os << "?";
+    os << (i ? ", " : "") << prim_expr_str(shape[i]);
   }
   os << "]";
 }

@@ -78,6 +78,10 @@ BaseCheckResult struct_info_base_check(const StructInfo& base, const StructInfo&
       if (!d->dtype.is_void()) return R::FailL1;
       r = R::FailL2;
     }
+    // TVM's vdevice rule: a device the derived info does not know is a static mismatch; two
+    // different devices can never fit.
+    if (b->vdevice && !d->vdevice) r = combine(r, R::FailL1);
+    if (b->vdevice && d->vdevice && !same_vdevice(b->vdevice, d->vdevice)) return R::FailL0;
     return combine(r, dims_check(b->shape, b->ndim, d->shape, d->ndim));
   }
   if (auto* b = base.as<TupleStructInfoNode>()) {
@@ -239,8 +243,8 @@ StructInfo erase_impl(const StructInfo& info, const PrimFn& f) {
     if (!t->shape) return info;
     bool changed = false;
     auto dims = rewrite_dims(*t->shape, f, &changed);
-    if (!dims) return make<TensorStructInfoNode>(t->dtype, t->ndim);
-    return changed ? make<TensorStructInfoNode>(std::move(*dims), t->dtype) : info;
+    if (!dims) return make<TensorStructInfoNode>(t->dtype, t->ndim, t->vdevice);
+    return changed ? make<TensorStructInfoNode>(std::move(*dims), t->dtype, t->vdevice) : info;
   }
   if (auto* tu = info.as<TupleStructInfoNode>()) {
     bool changed = false;
@@ -320,12 +324,14 @@ StructInfo struct_info_lca(const StructInfo& a, const StructInfo& b) {
   if (auto* ta = a.as<TensorStructInfoNode>()) {
     auto* tb = b.as<TensorStructInfoNode>();
     DataType dtype = ta->dtype == tb->dtype ? ta->dtype : DataType::Void();
-    if (ta->ndim != tb->ndim) return make<TensorStructInfoNode>(dtype, -1);
+    // The device survives only when both sides are on it (TVM's StructInfoLCA).
+    VDevice vdevice = ta->vdevice && tb->vdevice && same_vdevice(ta->vdevice, tb->vdevice) ? ta->vdevice : VDevice();
+    if (ta->ndim != tb->ndim) return make<TensorStructInfoNode>(dtype, -1, vdevice);
     if (same_dims(ta->shape, tb->shape)) {
-      if (dtype == ta->dtype) return a;
-      return make<TensorStructInfoNode>(*ta->shape, dtype);
+      if (dtype == ta->dtype && vdevice.get() == ta->vdevice.get()) return a;
+      return make<TensorStructInfoNode>(*ta->shape, dtype, vdevice);
     }
-    return make<TensorStructInfoNode>(dtype, ta->ndim);
+    return make<TensorStructInfoNode>(dtype, ta->ndim, vdevice);
   }
   if (auto* ua = a.as<TupleStructInfoNode>()) {
     auto* ub = b.as<TupleStructInfoNode>();

@@ -77,6 +77,24 @@ class BlockBuilderNormalizer {
     return var;
   }
 
+  // What normalization would give `expr` when its operands have struct info: nothing emitted,
+  // `expr` itself unchanged (its leaves get theirs, as normalization gives them).
+  StructInfo derive(const Expr& expr) {
+    if (expr->struct_info_) return expr->struct_info_;
+    switch (expr->kind()) {
+      case NodeKind::Call: {
+        auto* call = expr.as<CallNode>();
+        if (!call->op.as<OpNode>()) derive(call->op);
+        return call_struct_info(*call);
+      }
+      case NodeKind::Tuple: return tuple_struct_info(*expr.as<TupleNode>());
+      case NodeKind::TupleGetItem: return item_struct_info(*expr.as<TupleGetItemNode>());
+      case NodeKind::Function:
+      case NodeKind::SeqExpr:
+      case NodeKind::If: misuse(std::string("derive_struct_info of a ") + node_kind_name(expr->kind()));
+      default: return visit_node(expr)->struct_info_;
+    }
+  }
   Binding visit_binding(const Binding& binding) {
     if (auto* vb = binding.as<VarBindingNode>()) {
       Expr new_value = visit(vb->value);
@@ -208,30 +226,48 @@ class BlockBuilderNormalizer {
       unchanged &= fields.back().get() == f.get();
     }
     Expr out = unchanged ? self : Expr(make<TupleNode>(std::move(fields)));
-    if (!out->struct_info_) {
-      std::vector<StructInfo> infos;
-      for (auto& f : out.as<TupleNode>()->fields) infos.push_back(struct_info_of(f));
-      out->struct_info_ = tuple_sinfo(std::move(infos));
-    }
+    if (!out->struct_info_) out->struct_info_ = tuple_struct_info(*out.as<TupleNode>());
     return out;
   }
 
   Expr visit_tuple_get_item(const TupleGetItemNode* op, const Expr& self) {
     Expr t = normalize_argument(op->tuple);
     Expr out = t.get() == op->tuple.get() ? self : Expr(make<TupleGetItemNode>(t, op->index));
-    if (!out->struct_info_) {
-      auto* ts = struct_info_of(t).as<TupleStructInfoNode>();
-      if (!ts)
-        throw_error("TypeError", "TupleGetItem: the indexed value is not a tuple (its struct info is " +
-                                     std::string(node_kind_name(struct_info_of(t)->kind())) + ")");
-      if (op->index < 0 || size_t(op->index) >= ts->fields.size())
-        throw_error("IndexError", "TupleGetItem: index " + std::to_string(op->index) +
-                                      " is out of range for a tuple of " +
-                                      std::to_string(ts->fields.size()) + " fields");
-      out->struct_info_ = ts->fields[op->index];
-    }
+    if (!out->struct_info_) out->struct_info_ = item_struct_info(*out.as<TupleGetItemNode>());
     return out;
   }
+
+  // The struct info of a node from its operands' (normalization's rules).
+  static StructInfo item_struct_info(const TupleGetItemNode& item) {
+    auto* ts = struct_info_of(item.tuple).as<TupleStructInfoNode>();
+    if (!ts)
+      throw_error("TypeError", "TupleGetItem: the indexed value is not a tuple (its struct info is " +
+                                   std::string(node_kind_name(struct_info_of(item.tuple)->kind())) + ")");
+    if (item.index < 0 || size_t(item.index) >= ts->fields.size())
+      throw_error("IndexError", "TupleGetItem: index " + std::to_string(item.index) +
+                                    " is out of range for a tuple of " + std::to_string(ts->fields.size()) +
+                                    " fields");
+    return ts->fields[item.index];
+  }
+  static StructInfo call_struct_info(const CallNode& call) {
+    if (auto* o = call.op.as<OpNode>()) {
+      const OpInterface* iface = find_op_interface(o->name);
+      if (!iface) throw_error("KeyError", "call of unknown operator '" + o->name + "'");
+      return iface->infer_struct_info(call);
+    }
+    auto finfo = struct_info_of(call.op).as_ref<FuncStructInfoNode>();
+    if (!finfo)
+      throw_error("TypeError", "call of a " + std::string(node_kind_name(call.op->kind())) +
+                                   " whose struct info is not a function signature");
+    return derive_call_ret_struct_info(finfo, call);
+  }
+  static StructInfo tuple_struct_info(const TupleNode& tuple) {
+    std::vector<StructInfo> infos;
+    for (auto& f : tuple.fields) infos.push_back(struct_info_of(f));
+    return tuple_sinfo(std::move(infos));
+  }
+
+
 
   Expr visit_call(const CallNode* op, const Expr& self) {
     Expr new_op = normalize_argument(op->op);
@@ -243,21 +279,7 @@ class BlockBuilderNormalizer {
     }
     Expr out = unchanged ? self
                          : Expr(make<CallNode>(new_op, std::move(args), op->attrs, op->sinfo_args));
-    if (!out->struct_info_) {
-      auto* call = out.as<CallNode>();
-      if (auto* o = call->op.as<OpNode>()) {
-        const OpInterface* iface = find_op_interface(o->name);
-        if (!iface) throw_error("KeyError", "call of unknown operator '" + o->name + "'");
-        out->struct_info_ = iface->infer_struct_info(*call);
-      } else {
-        const StructInfo& callee = struct_info_of(call->op);
-        auto finfo = callee.as_ref<FuncStructInfoNode>();
-        if (!finfo)
-          throw_error("TypeError", "call of a " + std::string(node_kind_name(call->op->kind())) +
-                                       " whose struct info is not a function signature");
-        out->struct_info_ = derive_call_ret_struct_info(finfo, *call);
-      }
-    }
+    if (!out->struct_info_) out->struct_info_ = call_struct_info(*out.as<CallNode>());
     return out;
   }
 
@@ -371,21 +393,7 @@ BlockBuilder::BlockBuilder(std::optional<IRModule> mod)
 
 BlockBuilder::~BlockBuilder() = default;
 
-std::string BlockBuilder::get_unique_name(const std::string& hint) {
-  std::string name = hint;
-  for (char& c : name)
-    if (c == '.') c = '_';
-  auto it = name_map_.find(name);
-  if (it == name_map_.end()) {
-    name_map_.emplace(name, 0);
-    return name;
-  }
-  std::string candidate;
-  do {
-    candidate = name + std::to_string(++it->second);
-  } while (!name_map_.emplace(candidate, 0).second);
-  return candidate;
-}
+std::string BlockBuilder::get_unique_name(const std::string& hint) { return names_.fresh(hint); }
 
 BlockBuilder::BlockFrame& BlockBuilder::current_block(const char* what) {
   if (block_stack_.empty())
@@ -490,6 +498,8 @@ Expr BlockBuilder::normalize(const Expr& expr) {
   PARTITA_ICHECK(out.as<OpNode>() || out->struct_info_);
   return out;
 }
+
+StructInfo BlockBuilder::derive_struct_info(const Expr& expr) { return BlockBuilderNormalizer(*this).derive(expr); }
 
 Expr BlockBuilder::normalize_argument(const Expr& expr) {
   BlockBuilderNormalizer n(*this);

@@ -11,45 +11,6 @@ namespace {
 
 using namespace detail;
 
-int precedence(PrimOp op) {
-  switch (op) {
-    case PrimOp::Add:
-    case PrimOp::Sub: return 1;
-    case PrimOp::Mul:
-    case PrimOp::FloorDiv:
-    case PrimOp::FloorMod: return 2;
-    default: return 3;  // min / max: function-call syntax
-  }
-}
-
-void prim_str(const PrimExprNode* e, std::string& out) {
-  if (e == nullptr) { out += "null"; return; }
-  if (const auto* imm = e->kind() == NodeKind::IntImm ? static_cast<const IntImmNode*>(e) : nullptr) { out += std::to_string(imm->value); return; }
-  if (const auto* f = e->kind() == NodeKind::FloatImm ? static_cast<const FloatImmNode*>(e) : nullptr) { out += double_str(f->value); return; }
-  if (const auto* v = e->kind() == NodeKind::PrimVar ? static_cast<const PrimVarNode*>(e) : nullptr) { out += v->name; return; }
-  const auto* bin = static_cast<const PrimBinaryNode*>(e);
-  int prec = precedence(bin->op);
-  if (prec == 3) {
-    out += bin->op == PrimOp::Min ? "T.min(" : "T.max(";
-    prim_str(bin->a.get(), out);
-    out += ", ";
-    prim_str(bin->b.get(), out);
-    out += ")";
-    return;
-  }
-  auto child = [&](const PrimExpr& c, bool right) {
-    const auto* cb = c.as<PrimBinaryNode>();
-    int cp = cb ? precedence(cb->op) : 4;
-    bool paren = cp < prec || (right && cp == prec);
-    if (paren) out += "(";
-    prim_str(c.get(), out);
-    if (paren) out += ")";
-  };
-  child(bin->a, false);
-  out += std::string(" ") + prim_op_name(bin->op) + " ";
-  child(bin->b, true);
-}
-
 bool is_prim_expr(const Object* x) { return x && PrimExprNode::classof(x->kind()); }
 
 class Dumper {
@@ -58,7 +19,7 @@ class Dumper {
 
   void node(const Object* x, int indent) {
     if (is_prim_expr(x)) {  // inline, as an expression
-      prim_str(static_cast<const PrimExprNode*>(x), out);
+      print_prim_expr(PrimExpr(static_cast<const PrimExprNode*>(x)), out);
       return;
     }
     out += short_print(ObjectRef(x));
@@ -139,12 +100,6 @@ class Dumper {
 };
 
 }  // namespace
-
-std::string prim_expr_str(const PrimExpr& e) {
-  std::string out;
-  prim_str(e.get(), out);
-  return out;
-}
 
 std::string short_print(const ObjectRef& x) {
   if (!x.defined()) return "null";

@@ -87,6 +87,10 @@ std::string leaf_str(const T& v) {
     return tensor_str(v);
   } else if constexpr (std::is_same_v<T, std::monostate>) {
     return "None";
+  } else if constexpr (std::is_same_v<T, VDevice>) {  // an attribute value (R.to_vdevice)
+    if (!v) return "None";
+    return "VDevice(" + (v->target ? v->target->kind : std::string("?")) + ", " +
+           std::to_string(v->vdevice_id) + ", " + quote(v->memory_scope) + ")";
   } else if constexpr (IsVariant<T>::value) {
     return std::visit([](const auto& x) { return leaf_str(x); }, v);
   } else if constexpr (IsVector<T>::value) {

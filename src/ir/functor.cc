@@ -54,7 +54,7 @@ StructInfo map_sinfo_prims(const StructInfo& info, F&& f) {
   if (auto* t = info.as<TensorStructInfoNode>()) {
     if (!t->shape) return info;
     auto dims = map_dims(*t->shape, f, &changed);
-    return changed ? StructInfo(make<TensorStructInfoNode>(std::move(dims), t->dtype)) : info;
+    return changed ? StructInfo(make<TensorStructInfoNode>(std::move(dims), t->dtype, t->vdevice)) : info;
   }
   if (auto* tu = info.as<TupleStructInfoNode>()) {
     std::vector<StructInfo> fields;

@@ -52,6 +52,10 @@ StructInfo tensor_sinfo_ndim(DataType dtype, int ndim) { return make<TensorStruc
 StructInfo tuple_sinfo(std::vector<StructInfo> fields) { return make<TupleStructInfoNode>(std::move(fields)); }
 StructInfo shape_sinfo(std::vector<PrimExpr> values) { return make<ShapeStructInfoNode>(std::move(values)); }
 StructInfo prim_sinfo(DataType dtype, PrimExpr value) { return make<PrimStructInfoNode>(dtype, std::move(value)); }
+StructInfo tensor_sinfo_on(const TensorStructInfoNode& sinfo, VDevice vdevice) {
+  if (sinfo.shape) return make<TensorStructInfoNode>(*sinfo.shape, sinfo.dtype, std::move(vdevice));
+  return make<TensorStructInfoNode>(sinfo.dtype, sinfo.ndim, std::move(vdevice));
+}
 
 std::optional<std::vector<int64_t>> static_shape(const StructInfo& sinfo) {
   const auto* t = sinfo.as<TensorStructInfoNode>();
@@ -100,6 +104,32 @@ void IRModule::add(const GlobalVar& gv, const Expr& func, bool replace) {
 }
 
 void IRModule::remove(const std::string& name) { cow()->functions.erase(name); }
+
+const std::vector<GlobalInfo>& IRModule::global_infos(const std::string& name) const {
+  static const std::vector<GlobalInfo> kNone;
+  if (!defined()) return kNone;
+  auto it = get()->global_infos.find(name);
+  return it == get()->global_infos.end() ? kNone : it->second;
+}
+
+std::vector<VDevice> IRModule::vdevices() const {
+  std::vector<VDevice> out;
+  for (const GlobalInfo& info : global_infos("vdevice"))
+    if (auto v = info.as_ref<VDeviceNode>()) out.push_back(v);
+  return out;
+}
+
+void IRModule::update_global_info(const std::string& name, std::vector<GlobalInfo> infos) {
+  for (const GlobalInfo& info : infos)
+    if (!info) throw_error("ValueError", "update_global_info(\"" + name + "\"): an entry is null");
+  if (name == "vdevice")
+    for (const GlobalInfo& info : infos)
+      if (!info.as<VDeviceNode>())
+        throw_error("TypeError", std::string("update_global_info(\"vdevice\"): every entry must be a VDevice, not ") +
+                                     node_kind_name(info->kind()));
+  if (infos.empty()) cow()->global_infos.erase(name);
+  else cow()->global_infos[name] = std::move(infos);
+}
 
 std::string IRModule::unique_global_name(const std::string& hint) const {
   if (!defined() || !contains(hint)) return hint;

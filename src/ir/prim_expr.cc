@@ -1,6 +1,8 @@
 // PrimExpr construction. The operators fold constants; `simplify` (src/ir/simplify.cc) does the rest.
 #include "partita/ir/prim_expr.h"
 
+#include "field_traits.h"
+
 namespace partita {
 
 const char* prim_op_name(PrimOp op) {
@@ -14,6 +16,58 @@ const char* prim_op_name(PrimOp op) {
     case PrimOp::Max: return "max";
   }
   return "?";
+}
+
+namespace {
+int precedence(const PrimExpr& e) {
+  auto* b = e.as<PrimBinaryNode>();
+  if (!b) return 3;  // leaves, and min / max (call syntax)
+  if (b->op == PrimOp::Add || b->op == PrimOp::Sub) return 1;
+  if (b->op == PrimOp::Mul || b->op == PrimOp::FloorDiv || b->op == PrimOp::FloorMod) return 2;
+  return 3;
+}
+}  // namespace
+
+void print_prim_expr(const PrimExpr& e, std::string& out, const PrimPrintHook& hook) {
+  if (hook && hook(e, out)) return;
+  if (!e) {
+    out += "null";
+  } else if (auto* i = e.as<IntImmNode>()) {
+    out += std::to_string(i->value);
+  } else if (auto* f = e.as<FloatImmNode>()) {
+    out += detail::double_str(f->value);
+  } else if (auto* v = e.as<PrimVarNode>()) {
+    out += v->name;
+  } else if (auto* b = e.as<PrimBinaryNode>()) {
+    if (b->op == PrimOp::Min || b->op == PrimOp::Max) {
+      out += b->op == PrimOp::Min ? "T.min(" : "T.max(";
+      print_prim_expr(b->a, out, hook);
+      out += ", ";
+      print_prim_expr(b->b, out, hook);
+      out += ')';
+      return;
+    }
+    // A child binds less tightly, or as tightly on the right (a - (b - c)): parentheses.
+    int p = precedence(e);
+    auto child = [&](const PrimExpr& c, bool right) {
+      int cp = precedence(c);
+      bool paren = cp < p || (right && cp == p);
+      if (paren) out += '(';
+      print_prim_expr(c, out, hook);
+      if (paren) out += ')';
+    };
+    child(b->a, false);
+    out += ' ';
+    out += prim_op_name(b->op);
+    out += ' ';
+    child(b->b, true);
+  }
+}
+
+std::string prim_expr_str(const PrimExpr& e) {
+  std::string out;
+  print_prim_expr(e, out);
+  return out;
 }
 
 PrimExpr int_imm(int64_t value, DataType dtype) { return make<IntImmNode>(value, dtype); }

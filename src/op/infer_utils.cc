@@ -113,33 +113,7 @@ std::vector<int> normalize_axes(const CallNode& call, const std::vector<int64_t>
   return out;
 }
 
-static int precedence(PrimOp op) {
-  switch (op) {
-    case PrimOp::Add:
-    case PrimOp::Sub: return 1;
-    case PrimOp::Mul:
-    case PrimOp::FloorDiv:
-    case PrimOp::FloorMod: return 2;
-    default: return 3;  // min/max print as calls
-  }
-}
-
-static std::string prim_str_prec(const PrimExpr& e, int outer) {
-  if (!e) return "?";
-  if (const auto* i = e.as<IntImmNode>()) return std::to_string(i->value);
-  if (const auto* f = e.as<FloatImmNode>()) return std::to_string(f->value);
-  if (const auto* v = e.as<PrimVarNode>()) return v->name;
-  if (const auto* b = e.as<PrimBinaryNode>()) {
-    if (b->op == PrimOp::Min || b->op == PrimOp::Max)
-      return std::string(prim_op_name(b->op)) + "(" + prim_str_prec(b->a, 0) + ", " + prim_str_prec(b->b, 0) + ")";
-    int p = precedence(b->op);
-    std::string s = prim_str_prec(b->a, p) + " " + prim_op_name(b->op) + " " + prim_str_prec(b->b, p + 1);
-    return p < outer ? "(" + s + ")" : s;
-  }
-  return "?";
-}
-
-std::string prim_str(const PrimExpr& e) { return prim_str_prec(e, 0); }
+std::string prim_str(const PrimExpr& e) { return prim_expr_str(e); }
 
 std::string shape_str(const std::vector<PrimExpr>& shape) {
   std::string s = "(";

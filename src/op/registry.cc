@@ -55,6 +55,7 @@ void insert(OpDef def) {
     if (n.rfind("relax.", 0) == 0) n = n.substr(6);
     def.script_name = "R." + n;
   }
+  def.infer = detail::with_operand_vdevice(std::move(def.infer));  // results stay on their operands' device
   Op op = make<OpNode>(def.name);
   std::string name = def.name;
   auto it = t.emplace(name, Entry{std::move(def), std::move(op)}).first;
@@ -87,6 +88,7 @@ void ensure_init() {
     detail::register_triangular_cumsum_ops();
     detail::register_nn_conv_transpose_ops();
     detail::register_image_ops();
+    detail::register_device_ops();
     g_initializing = false;
   });
 }
@@ -141,6 +143,7 @@ const char* kind_name(AttrKind k) {
     case AttrKind::OptionalInt: return "int or None";
     case AttrKind::OptionalIntList: return "list of int or None";
     case AttrKind::IntOrIntList: return "int or list of int";
+    case AttrKind::VDevice: return "a VDevice";
   }
   return "?";
 }
@@ -187,6 +190,9 @@ std::optional<AttrValue> convert(const AttrSpec& spec, const AttrValue& v) {
       return std::nullopt;
     case AttrKind::IntOrIntList:
       if (i || list) return v;
+      return std::nullopt;
+    case AttrKind::VDevice:
+      if (const VDevice* d = std::get_if<VDevice>(&v); d && *d) return v;
       return std::nullopt;
   }
   return std::nullopt;

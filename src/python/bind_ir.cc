@@ -58,6 +58,44 @@ static void bind_prim_expr(py::module_& m) {
   m.def("prim_op_name", [](int op) { return prim_op_name(PrimOp(op)); });
 }
 
+/// A target from what TVM's VDevice accepts: a string ("cuda -arch=sm_80") or a dictionary.
+static TargetDesc to_target(py::handle h) {
+  if (py::isinstance<TargetDescNode>(h)) return h.cast<TargetDesc>();
+  if (py::isinstance<py::str>(h)) return make_target(h.cast<std::string>());
+  if (py::isinstance<py::dict>(h)) {
+    TargetConfig config;
+    TargetDesc host;
+    for (auto [k, v] : h.cast<py::dict>()) {
+      std::string key = k.cast<std::string>();
+      if (key == "host" && !py::isinstance<py::str>(v)) host = to_target(v);
+      else if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v) || py::isinstance<py::str>(v) ||
+               py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v))
+        config[key] = v.cast<TargetAttrValue>();
+      else
+        throw_error("TypeError", "target option \"" + key + "\": expected a string, an integer, a bool or a list of "
+                                 "strings, not " + std::string(py::str(v.get_type().attr("__name__"))));
+    }
+    return make_target(config, host);
+  }
+  throw_error("TypeError", "a target is a string such as \"cuda\" or a dictionary such as {\"kind\": \"cuda\"}");
+}
+
+static void bind_global_info(py::module_& m) {
+  bind_node<TargetDescNode, Object>(m, "TargetDesc")
+      .def(py::init([](py::handle target) { return to_target(target); }), py::arg("target"))
+      .def_property_readonly("device_type", [](const TargetDescNode& t) { return target_device_type(t); })
+      .def("to_config", [](const TargetDescNode& t) { return target_to_config(t); });
+  py::class_<GlobalInfoNode, Object, Ref<GlobalInfoNode>>(m, "GlobalInfo");
+  bind_node<VDeviceNode, GlobalInfoNode>(m, "VDevice")
+      .def(py::init([](py::handle target, int vdevice_id, std::string memory_scope) {
+             if (vdevice_id < 0) throw_error("ValueError", "VDevice: vdevice_id must not be negative");
+             return make<VDeviceNode>(to_target(target), vdevice_id, std::move(memory_scope));
+           }),
+           py::arg("target"), py::arg("vdevice_id") = 0, py::arg("memory_scope") = "global");
+  m.def("known_target_kinds", &known_target_kinds);
+  m.def("device_type_from_name", &device_type_from_name);
+}
+
 static void bind_struct_info(py::module_& m) {
   py::class_<StructInfoNode, Object, Ref<StructInfoNode>>(m, "StructInfo");
   bind_node<ObjectStructInfoNode, StructInfoNode>(m, "ObjectStructInfo").def(py::init([] {
@@ -72,11 +110,12 @@ static void bind_struct_info(py::module_& m) {
            }),
            py::arg("values") = py::none(), py::arg("ndim") = -1);
   bind_node<TensorStructInfoNode, StructInfoNode>(m, "TensorStructInfo")
-      .def(py::init([](std::optional<py::sequence> shape, DataType dtype, int ndim) {
-             return shape ? make<TensorStructInfoNode>(to_dims(*shape), dtype)
-                          : make<TensorStructInfoNode>(dtype, ndim);
+      .def(py::init([](std::optional<py::sequence> shape, DataType dtype, VDevice vdevice, int ndim) {
+             return shape ? make<TensorStructInfoNode>(to_dims(*shape), dtype, vdevice)
+                          : make<TensorStructInfoNode>(dtype, ndim, vdevice);
            }),
-           py::arg("shape") = py::none(), py::arg("dtype") = DataType::Float(32), py::arg("ndim") = -1);
+           py::arg("shape") = py::none(), py::arg("dtype") = DataType::Float(32), py::arg("vdevice") = py::none(),
+           py::arg("ndim") = -1);
   bind_node<TupleStructInfoNode, StructInfoNode>(m, "TupleStructInfo")
       .def(py::init([](std::vector<StructInfo> f) { return make<TupleStructInfoNode>(f); }));
   bind_node<FuncStructInfoNode, StructInfoNode>(m, "FuncStructInfo")
@@ -190,6 +229,10 @@ static void bind_module(py::module_& m) {
       .def("functions_items", &IRModule::functions)
       .def("remove", &IRModule::remove)
       .def_property_readonly("const_name_to_constant", [](const IRModule& mod) { return mod->const_name_to_constant; })
+      .def_property_readonly("global_infos", [](const IRModule& mod) { return mod->global_infos; })
+      .def("update_global_info", [](IRModule& mod, const std::string& name, std::vector<GlobalInfo> infos) {
+        mod.update_global_info(name, std::move(infos));
+      })
       .def("same_as", [](const IRModule& a, const IRModule& b) { return a.get() == b.get(); });
 }
 
@@ -202,6 +245,7 @@ void init_ir(py::module_& m) {
       })
       .def_property_readonly("kind", [](const Object& o) { return node_kind_name(o.kind()); });
   bind_prim_expr(m);
+  bind_global_info(m);
   bind_struct_info(m);
   bind_exprs(m);
   bind_module(m);

@@ -129,10 +129,37 @@ static void bind_vm(py::module_& m) {
       .def("table", &runtime::ProfileReport::table)
       .def("__str__", &runtime::ProfileReport::table);
   py::class_<VirtualMachine, std::shared_ptr<VirtualMachine>>(m, "VirtualMachine")
-      .def(py::init([](std::shared_ptr<Executable> ex, py::object /*device*/) {
-             return std::make_shared<VirtualMachine>(ex);
+      .def(py::init([](std::shared_ptr<Executable> ex, py::object device) {
+             // A list of devices (TVM accepts one): the accelerator among them is the user's.
+             Device d = Device::cpu();
+             if (py::isinstance<py::list>(device)) {
+               for (py::handle x : device) {
+                 Device e = device_from_py(x);
+                 if (!e.is_cpu()) d = e;
+               }
+             } else {
+               d = device_from_py(device);
+             }
+             return std::make_shared<VirtualMachine>(ex, d);
            }),
-           py::arg("exec"), py::arg("device") = py::none())
+           py::arg("exec"), py::arg("device") = py::none(),
+           "A VM for the user's `device` (partita.cpu() by default, or partita.cuda(n)): "
+           "arguments on other devices are copied where the function expects them and results "
+           "come back on `device`.")
+      .def_property_readonly("device", &VirtualMachine::device)
+      .def("set_graph_capture", &VirtualMachine::set_graph_capture, py::arg("enabled"),
+           "CUDA Graph capture of whole runs where valid (on by default; see graph_stats).")
+      .def("graph_stats", [](const VirtualMachine& vm) {
+        const auto& g = vm.graph_stats();
+        py::dict d;
+        d["captures"] = g.captures;
+        d["launches"] = g.launches;
+        d["fallbacks"] = g.fallbacks;
+        return d;
+      })
+      .def("set_stream", [](VirtualMachine& vm, uintptr_t stream) {
+        vm.set_stream(reinterpret_cast<runtime::StreamHandle>(stream));
+      }, py::arg("stream"), "Runs later calls on this stream of the VM's device (an integer handle).")
       .def("__getitem__", [](std::shared_ptr<VirtualMachine> vm, const std::string& name) {
         if (vm->executable().function_index(name) < 0)
           throw_error("KeyError", "the executable has no function named \"" + name + "\"");
@@ -159,6 +186,8 @@ static void bind_vm(py::module_& m) {
         d["allocations"] = s.allocations;
         d["bytes_allocated"] = s.bytes_allocated;
         d["reuses"] = s.reuses;
+        d["device_copies"] = s.device_copies;
+        d["device_copy_bytes"] = s.device_copy_bytes;
         return d;
       });
 

@@ -7,9 +7,17 @@
 // Anything else is copied into a fresh 64-byte aligned tensor. Tensor -> numpy never copies:
 // the array's base is a capsule holding a reference to the Tensor's buffer, so buffer pools
 // (the VM's) see the buffer as in use for as long as Python holds the array.
+//
+// Devices. A tensor in CUDA memory stays a partita.runtime.Tensor (numpy cannot hold it):
+// `.numpy()` copies it to the host, `.to(device)` moves it, and DLPack shares it with PyTorch
+// and CuPy both ways with DLPack's stream protocol: a consumer passes its stream to
+// `__dlpack__(stream=...)` and we make that stream wait for our current stream of the device
+// (an event, no host block); we pass ours when we consume (1, the legacy default stream, when
+// ours is the default stream).
 #include <string>
 
 #include "common.h"
+#include "partita/runtime/device_api.h"
 #include "partita/runtime/dlpack.h"
 
 namespace partita::python {
@@ -58,7 +66,7 @@ Tensor release_under_gil(Tensor t) {
     if (python_alive()) with_gil([inner] { delete inner; });
     // else: leak; the producer's memory goes with the process
   });
-  return Tensor::from_buffer(t.shape(), t.dtype(), std::move(outer));
+  return Tensor::from_buffer(t.shape(), t.dtype(), std::move(outer), t.device());
 }
 
 DataType dtype_of(const py::array& a) {
@@ -113,19 +121,31 @@ runtime::DLPackCopy copy_mode(std::optional<bool> copy) {
   return copy == false ? runtime::DLPackCopy::kNever : runtime::DLPackCopy::kIfNeeded;
 }
 
+/// The integer DLPack's __dlpack__(stream=...) takes for our current stream of `d`: the
+/// stream's handle, or 1 (the legacy default stream) for the default stream.
+int64_t dlpack_stream_arg(Device d) {
+  auto s = reinterpret_cast<int64_t>(runtime::current_stream(d));
+  return s == 0 ? 1 : s;
+}
+
 /// from_dlpack(obj): obj is a DLPack capsule or has __dlpack__ (numpy arrays, torch tensors, ...).
 Tensor tensor_from_dlpack(py::handle obj, std::optional<bool> copy) {
   Tensor t;
   if (PyCapsule_CheckExact(obj.ptr())) {
     t = tensor_from_capsule(obj, copy_mode(copy));
   } else if (py::hasattr(obj, "__dlpack__")) {
+    py::object cap;
     if (py::hasattr(obj, "__dlpack_device__")) {
       auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-      if (dev.first != kDLCPU)
-        throw_error("ValueError", "from_dlpack: tensor is on device type " + std::to_string(dev.first) +
-                                      ", but the runtime only reads CPU memory (kDLCPU)");
+      if (dev.first != kDLCPU && dev.first != kDLCUDA && dev.first != kDLCUDAHost)
+        throw_error("ValueError", "from_dlpack: tensor is on device type " + std::to_string(dev.first) + " (" +
+                                      device_kind_name(DeviceKind(dev.first)) +
+                                      "), but the runtime holds tensors in CPU, CUDA and pinned host memory only");
+      // A CUDA producer makes our current stream wait for its pending work on the tensor.
+      if (dev.first == kDLCUDA)
+        cap = obj.attr("__dlpack__")(py::arg("stream") = dlpack_stream_arg(Device{DeviceKind::kCUDA, dev.second}));
     }
-    py::object cap = obj.attr("__dlpack__")();
+    if (!cap) cap = obj.attr("__dlpack__")();
     t = tensor_from_capsule(cap, copy_mode(copy));
   } else {
     throw_error("TypeError", "from_dlpack: expected a DLPack capsule or an object with __dlpack__, got " +
@@ -138,6 +158,43 @@ std::string shape_str(const Tensor& t) {
   std::string s = "(";
   for (size_t i = 0; i < t.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape()[i]);
   return s + (t.shape().size() == 1 ? ",)" : ")");
+}
+
+/// Tensor.__dlpack__ (the producer side of DLPack's Python protocol).
+py::capsule export_dlpack(const Tensor& tensor, py::object stream, py::object dl_device, py::object copy) {
+  Tensor t = tensor;
+  if (!dl_device.is_none()) {
+    Device want = device_from_py(dl_device);
+    if (!(want == t.device())) {
+      if (!copy.is_none() && !copy.cast<bool>())
+        throw py::buffer_error("__dlpack__: the tensor is on " + t.device().str() + ", " + want.str() +
+                               " was asked for, and copy=False");
+      t = t.to(want);
+    }
+  }
+  if (!copy.is_none() && copy.cast<bool>() && t.same_buffer(tensor)) t = t.copy();
+  Device d = t.device();
+  if (d.kind == DeviceKind::kCUDA) {
+    // None: the consumer works on the legacy default stream. -1: it asks for no synchronization.
+    int64_t consumer = stream.is_none() ? 1 : stream.cast<int64_t>();
+    if (consumer == 0)
+      throw_error("ValueError", "__dlpack__: stream 0 is ambiguous for CUDA; DLPack asks for 1 (legacy default "
+                                "stream), 2 (per-thread default stream) or a stream handle");
+    if (consumer != -1)
+      runtime::device_api(d)->stream_wait(d.id, reinterpret_cast<runtime::StreamHandle>(consumer),
+                                          runtime::current_stream(d));
+  }
+  return make_capsule(t);
+}
+
+py::object tensor_numpy(const Tensor& t) {
+  if (t.device().is_host_accessible()) return tensor_to_numpy(t, true);
+  return tensor_to_numpy(t.to(Device::cpu()), true);
+}
+
+Tensor tensor_on(py::object data, py::object device) {
+  Tensor t = py::cast<Tensor>(data);
+  return device.is_none() ? t : t.to(device_from_py(device));
 }
 
 }  // namespace
@@ -168,30 +225,53 @@ py::array tensor_to_numpy(const Tensor& t, bool writable) {
 }
 
 void init_tensor(py::module_& m) {
+  init_device(m);
   py::class_<TensorHandle>(m, "Tensor",
-                           "A runtime tensor (CPU). Shares memory with numpy and DLPack producers "
-                           "when it can; numpy.from_dlpack(t) and t.numpy() do not copy.")
-      .def(py::init([](py::object data) { return TensorHandle{py::cast<Tensor>(data)}; }), py::arg("data"))
+                           "A runtime tensor on a device. On the CPU it shares memory with numpy and "
+                           "DLPack producers when it can (numpy.from_dlpack(t) and t.numpy() do not "
+                           "copy); a CUDA tensor shares with torch/CuPy through DLPack, and "
+                           "t.numpy() copies it to the host.")
+      .def(py::init([](py::object data, py::object device) { return TensorHandle{tensor_on(data, device)}; }),
+           py::arg("data"), py::arg("device") = py::none())
       .def_property_readonly("shape", [](const TensorHandle& h) { return py::tuple(py::cast(h.tensor.shape())); })
       .def_property_readonly("dtype", [](const TensorHandle& h) { return h.tensor.dtype().str(); })
       .def_property_readonly("ndim", [](const TensorHandle& h) { return h.tensor.ndim(); })
       .def_property_readonly("data_ptr", [](const TensorHandle& h) { return reinterpret_cast<uintptr_t>(h.tensor.data()); })
-      .def("numpy", [](const TensorHandle& h) { return tensor_to_numpy(h.tensor, true); },
-           "A numpy array over the same memory (no copy).")
+      .def_property_readonly("device", [](const TensorHandle& h) { return h.tensor.device(); })
+      .def("numpy", [](const TensorHandle& h) { return tensor_numpy(h.tensor); },
+           "A numpy array: over the same memory for host tensors, a host copy of a device tensor.")
       .def("__array__", [](const TensorHandle& h, py::object dtype, py::object) {
-             py::array a = tensor_to_numpy(h.tensor, true);
-             return dtype.is_none() ? py::object(a) : a.attr("astype")(dtype);
+             py::object a = tensor_numpy(h.tensor);
+             return dtype.is_none() ? a : a.attr("astype")(dtype);
            }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def("to", [](const TensorHandle& h, py::object device) { return TensorHandle{h.tensor.to(device_from_py(device))}; },
+           py::arg("device"), "This tensor on `device` (itself when it is there already, a copy otherwise).")
+      .def("copy_from", [](TensorHandle& h, py::object src) { h.tensor.copy_from(py::cast<Tensor>(src)); },
+           py::arg("src"), "Overwrites this tensor with `src` (same dtype and size, any device).")
       .def("copy", [](const TensorHandle& h) { return TensorHandle{h.tensor.copy()}; })
       .def("same_buffer", [](const TensorHandle& a, const TensorHandle& b) { return a.tensor.same_buffer(b.tensor); })
-      .def("__dlpack__", [](const TensorHandle& h, py::object /*stream*/) { return make_capsule(h.tensor); },
-           py::arg("stream") = py::none())
-      .def("__dlpack_device__", [](const TensorHandle&) { return py::make_tuple(int(kDLCPU), 0); })
+      .def("__dlpack__", [](const TensorHandle& h, py::object stream, py::object /*max_version*/,
+                            py::object dl_device, py::object copy) {
+             return export_dlpack(h.tensor, stream, dl_device, copy);
+           }, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+           py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
+           "A DLPack capsule (unversioned, DLPack 0.6) sharing the memory; `stream` is the "
+           "consumer's, which is made to wait for this tensor's pending work.")
+      .def("__dlpack_device__", [](const TensorHandle& h) {
+        return py::make_tuple(int32_t(h.tensor.device().kind), h.tensor.device().id);
+      })
       .def("__repr__", [](const TensorHandle& h) {
-        return "Tensor(shape=" + shape_str(h.tensor) + ", dtype=" + h.tensor.dtype().str() + ")";
+        std::string dev = h.tensor.device().is_cpu() ? "" : ", device=" + h.tensor.device().str();
+        return "Tensor(shape=" + shape_str(h.tensor) + ", dtype=" + h.tensor.dtype().str() + dev + ")";
       });
-  m.def("tensor", [](py::object data) { return TensorHandle{py::cast<Tensor>(data)}; }, py::arg("data"),
-        "A runtime tensor over `data` (shares numpy memory when possible, copies otherwise).");
+  m.def("tensor", [](py::object data, py::object device) { return TensorHandle{tensor_on(data, device)}; },
+        py::arg("data"), py::arg("device") = py::none(),
+        "A runtime tensor over `data` (shares numpy memory when possible, copies otherwise), "
+        "copied to `device` when one is given.");
+  m.def("empty", [](std::vector<int64_t> shape, DataType dtype, py::object device) {
+    return TensorHandle{Tensor::empty(std::move(shape), dtype, device_from_py(device))};
+  }, py::arg("shape"), py::arg("dtype") = DataType::Float(32), py::arg("device") = py::none(),
+        "An uninitialised tensor on `device` (the CPU by default).");
   m.def("from_dlpack", [](py::object obj, std::optional<bool> copy) {
     return TensorHandle{tensor_from_dlpack(obj, copy)};
   }, py::arg("obj"), py::arg("copy") = py::none(),
@@ -233,6 +313,7 @@ bool type_caster<partita::Tensor>::load(handle src, bool convert) {
 
 handle type_caster<partita::Tensor>::cast(const partita::Tensor& t, return_value_policy, handle) {
   if (!t.defined()) return none().release();
+  if (!t.device().is_host_accessible()) return pybind11::cast(partita::python::TensorHandle{t}).release();
   return partita::python::tensor_to_numpy(t, true).release();
 }
 

@@ -5,7 +5,10 @@
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fold_constant.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
+#include "partita/transform/place_device_copies.h"
+#include "partita/transform/realize_vdevice.h"
 
 namespace partita::python {
 
@@ -131,6 +134,8 @@ static void bind_passes(py::module_& m) {
       .def("__exit__", [](PyPassContext& c, py::args) { c.scope.reset(); });
 
   m.def("Normalize", &transform::Normalize);
+  m.def("RealizeVDevice", &transform::RealizeVDevice);
+  m.def("PlaceDeviceCopies", &transform::PlaceDeviceCopies, py::arg("codegen_devices"), py::arg("host") = py::none());
   m.def("CanonicalizeBindings", &transform::CanonicalizeBindings);
   m.def("ConvertToDataflow", &transform::ConvertToDataflow, py::arg("min_size") = 2);
   m.def("DeadCodeElimination", &transform::DeadCodeElimination,
@@ -138,6 +143,13 @@ static void bind_passes(py::module_& m) {
   m.def("FoldConstant", &transform::FoldConstant);
   m.def("FoldBatchnormToConv2D", &transform::FoldBatchnormToConv2D);
   m.def("FoldForInference", &transform::FoldForInference);
+  // The code generator's registered check and fusion kinds are found by its name.
+  m.def("FuseOpsByKind", [](std::string codegen, std::vector<std::string> entry_functions) {
+    transform::FuseOpsByKindOptions options;
+    options.codegen = std::move(codegen);
+    options.entry_functions = std::move(entry_functions);
+    return transform::FuseOpsByKind(options);
+  }, py::arg("codegen") = "cuda", py::arg("entry_functions") = std::vector<std::string>());
 }
 
 void init_transform(py::module_& m) {

@@ -39,7 +39,9 @@ struct type_caster<partita::DataType> {
 };
 
 /// Tensor <-> numpy.ndarray, zero-copy where possible (rules in bind_tensor.cc). Loading also
-/// accepts partita.runtime.Tensor and other DLPack producers.
+/// accepts partita.runtime.Tensor and other DLPack producers (torch and CuPy CUDA tensors are
+/// shared, not copied). A tensor host code cannot read (CUDA) converts to a
+/// partita.runtime.Tensor instead of a numpy array.
 template <>
 struct type_caster<partita::Tensor> {
   PYBIND11_TYPE_CASTER(partita::Tensor, const_name("numpy.ndarray"));
@@ -89,5 +91,8 @@ void init_dpl(py::module_& m);
 void init_frontend(py::module_& m);
 void init_runtime(py::module_& m);
 void init_tensor(py::module_& m);
+void init_device(py::module_& m);
+/// A Device from None (the CPU), a Device, "cuda:0" or a (device_type, device_id) pair.
+Device device_from_py(py::handle h);
 
 }  // namespace partita::python

@@ -6,11 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "partita/runtime/device_api.h"
 #include "partita/support/error.h"
 
 namespace partita::runtime {
 
 namespace {
+
+// Device kinds are DLPack's device types, so conversions are casts.
+static_assert(int32_t(DeviceKind::kCPU) == kDLCPU && int32_t(DeviceKind::kCUDA) == kDLCUDA &&
+              int32_t(DeviceKind::kCUDAHost) == kDLCUDAHost && int32_t(DeviceKind::kOpenCL) == kDLOpenCL &&
+              int32_t(DeviceKind::kVulkan) == kDLVulkan && int32_t(DeviceKind::kMetal) == kDLMetal &&
+              int32_t(DeviceKind::kVPI) == kDLVPI && int32_t(DeviceKind::kROCM) == kDLROCM &&
+              int32_t(DeviceKind::kROCMHost) == kDLROCMHost && int32_t(DeviceKind::kExtDev) == kDLExtDev &&
+              int32_t(DeviceKind::kCUDAManaged) == kDLCUDAManaged);
 
 // kDLBool arrived in DLPack 0.8; 0.6 has no name for it, but producers may already send it.
 constexpr uint8_t kDLBoolCode = 6;
@@ -55,6 +64,11 @@ const uint8_t* first_byte(const DLTensor& t) {
 }
 
 // Copies a strided tensor into compact row-major `dst`, one element (`elem` bytes) at a time.
+/// Memory the runtime can hold a tensor in: host memory, and CUDA device or pinned memory.
+bool importable_device(DLDevice d) {
+  return d.device_type == kDLCPU || d.device_type == kDLCUDA || d.device_type == kDLCUDAHost;
+}
+
 void strided_copy(const DLTensor& t, size_t elem, int dim, const uint8_t* src, uint8_t*& dst) {
   if (dim == t.ndim) {
     std::memcpy(dst, src, elem);
@@ -65,7 +79,20 @@ void strided_copy(const DLTensor& t, size_t elem, int dim, const uint8_t* src, u
   for (int64_t i = 0; i < t.shape[dim]; ++i) strided_copy(t, elem, dim + 1, src + i * step, dst);
 }
 
+// The element range [lo, hi) a strided tensor touches, relative to its first element.
+std::pair<int64_t, int64_t> element_extent(const DLTensor& t) {
+  int64_t lo = 0, hi = 1;
+  for (int i = 0; i < t.ndim; ++i) {
+    int64_t reach = t.strides[i] * (t.shape[i] - 1);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
 }  // namespace
+
+Device from_dlpack_device(DLDevice d) { return Device{DeviceKind(d.device_type), d.device_id}; }
+DLDevice to_dlpack_device(Device d) { return DLDevice{DLDeviceType(d.kind), d.id}; }
 
 DLDataType to_dlpack_dtype(DataType t) {
   if (t.is_void()) throw_error("TypeError", "a tensor without a dtype cannot be exported to DLPack");
@@ -114,7 +141,7 @@ DLManagedTensor* to_dlpack(const Tensor& t) {
   }
   DLTensor& d = ctx->managed.dl_tensor;
   d.data = t.data();
-  d.device = DLDevice{kDLCPU, 0};
+  d.device = to_dlpack_device(t.device());
   d.ndim = t.ndim();
   try {
     d.dtype = to_dlpack_dtype(t.dtype());
@@ -131,7 +158,7 @@ DLManagedTensor* to_dlpack(const Tensor& t) {
 }
 
 bool can_share_dlpack(const DLTensor& t) {
-  if (t.device.device_type != kDLCPU) return false;
+  if (!importable_device(t.device)) return false;
   DataType dtype;
   try {
     dtype = from_dlpack_dtype(t.dtype);
@@ -145,9 +172,12 @@ bool can_share_dlpack(const DLTensor& t) {
 Tensor from_dlpack(DLManagedTensor* managed, DLPackCopy copy) {
   if (!managed) throw_error("ValueError", "from_dlpack: null DLManagedTensor");
   const DLTensor& t = managed->dl_tensor;
-  if (t.device.device_type != kDLCPU)
-    throw_error("ValueError", "from_dlpack: tensor is on device type " + std::to_string(int(t.device.device_type)) +
-                                  ", but the runtime only reads CPU memory (kDLCPU)");
+  if (!importable_device(t.device))
+    throw_error("ValueError", "from_dlpack: tensor is on device type " + std::to_string(int(t.device.device_type)) + " (" +
+                                  device_kind_name(DeviceKind(t.device.device_type)) +
+                                  "), but the runtime holds tensors in CPU (kDLCPU), CUDA (kDLCUDA) and pinned host "
+                                  "(kDLCUDAHost) memory only");
+  Device device = from_dlpack_device(t.device);
   DataType dtype = from_dlpack_dtype(t.dtype);
   if (t.ndim < 0 || (t.ndim > 0 && !t.shape))
     throw_error("ValueError", "from_dlpack: malformed tensor (ndim " + std::to_string(t.ndim) + ")");
@@ -162,7 +192,7 @@ Tensor from_dlpack(DLManagedTensor* managed, DLPackCopy copy) {
   };
   if (numel == 0) {
     // Nothing to share; an empty buffer of our own avoids a null (undefined-looking) buffer.
-    Tensor out = Tensor::empty(std::move(shape), dtype);
+    Tensor out = Tensor::empty(std::move(shape), dtype, device);
     release();
     return out;
   }
@@ -171,7 +201,7 @@ Tensor from_dlpack(DLManagedTensor* managed, DLPackCopy copy) {
     std::shared_ptr<uint8_t> buffer(data, [managed](uint8_t*) {
       if (managed->deleter) managed->deleter(managed);
     });
-    return Tensor::from_buffer(std::move(shape), dtype, std::move(buffer));
+    return Tensor::from_buffer(std::move(shape), dtype, std::move(buffer), device);
   }
   bool compact = compact_strides(t);
   if (copy == DLPackCopy::kNever) {
@@ -180,12 +210,23 @@ Tensor from_dlpack(DLManagedTensor* managed, DLPackCopy copy) {
                               : "its strides are not compact row-major";
     throw_error("ValueError", "from_dlpack: cannot share the tensor's memory without copying: " + why);
   }
-  Tensor out = Tensor::empty(shape, dtype);
+  Tensor out = Tensor::empty(shape, dtype, device);
+  size_t elem = size_t(dtype.bytes());
   if (compact) {
-    std::memcpy(out.data(), first_byte(t), out.nbytes());
-  } else {
+    copy_bytes(first_byte(t), device, out.data(), device, out.nbytes());
+  } else if (device.is_host_accessible()) {
     auto* dst = out.data_as<uint8_t>();
-    strided_copy(t, size_t(dtype.bytes()), 0, first_byte(t), dst);
+    strided_copy(t, elem, 0, first_byte(t), dst);
+  } else {
+    // No device kernel gathers strided memory yet: bring the touched range to the host,
+    // gather there, and upload the compact result.
+    auto [lo, hi] = element_extent(t);
+    std::vector<uint8_t> staging(size_t(hi - lo) * elem);
+    copy_bytes(first_byte(t) + lo * int64_t(elem), device, staging.data(), Device::cpu(), staging.size());
+    Tensor host = Tensor::empty(shape, dtype);
+    auto* dst = host.data_as<uint8_t>();
+    strided_copy(t, elem, 0, staging.data() - lo * int64_t(elem), dst);
+    out.copy_from(host);
   }
   release();
   return out;

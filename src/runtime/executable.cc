@@ -5,6 +5,8 @@
 //   sections: u32 tag | u64 byte size | bytes      (tags: 1 kernels+externs, 2 constants,
 //                                                    3 named constants, 4 functions, 5 modules)
 //   u64 FNV-1a checksum of everything before it.
+// Version 2 added devices (each TensorSpec's, each function's parameter devices); version 1
+// files still load, with everything on the host.
 // Loading checks the size, magic, version and checksum before parsing, and every read is
 // bounds-checked, so truncated or corrupted files raise Error("ValueError") naming the problem.
 #include "partita/runtime/executable.h"
@@ -19,7 +21,8 @@ namespace partita::runtime {
 
 namespace {
 constexpr char kMagic[8] = {'P', 'A', 'R', 'T', 'I', 'T', 'A', '\x01'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 enum SectionTag : uint32_t { kNames = 1, kConstants = 2, kNamed = 3, kFunctions = 4, kModules = 5 };
 }  // namespace
 
@@ -103,6 +106,15 @@ void write_spec(Writer& w, const TensorSpec& s) {
   w.i64s(s.static_shape);
   w.u64(s.dims.size());
   for (auto& d : s.dims) w.i64s(d);
+  w.pod<int32_t>(int32_t(s.device.kind));
+  w.pod<int32_t>(s.device.id);
+}
+
+Device read_device(Reader& r) {
+  int32_t kind = r.pod<int32_t>("device kind"), id = r.pod<int32_t>("device id");
+  if (!is_known_device_kind(kind)) r.fail("unknown device kind " + std::to_string(kind));
+  if (id < 0) r.fail("negative device id " + std::to_string(id));
+  return Device{DeviceKind(kind), id};
 }
 
 DataType read_dtype(Reader& r) {
@@ -112,12 +124,13 @@ DataType read_dtype(Reader& r) {
   return DataType(DataType::Code(code), bits, lanes);
 }
 
-TensorSpec read_spec(Reader& r) {
+TensorSpec read_spec(Reader& r, uint32_t version) {
   TensorSpec s;
   s.dtype = read_dtype(r);
   s.is_static = r.u8("spec") != 0;
   s.static_shape = r.i64s("static shape");
   for (uint64_t n = r.count("dims", 8); n--;) s.dims.push_back(r.i64s("dim program"));
+  if (version >= 2) s.device = read_device(r);
   return s;
 }
 
@@ -198,9 +211,14 @@ void write_function(Writer& w, const VMFunction& f) {
     w.u64(in.kills.size());
     for (int32_t k : in.kills) w.pod<int32_t>(k);
   }
+  w.u64(f.param_devices.size());
+  for (Device d : f.param_devices) {
+    w.pod<int32_t>(int32_t(d.kind));
+    w.pod<int32_t>(d.id);
+  }
 }
 
-VMFunction read_function(Reader& r, const Executable& ex) {
+VMFunction read_function(Reader& r, const Executable& ex, uint32_t version) {
   VMFunction f;
   f.name = r.str("function name");
   for (uint64_t n = r.count("params", 8); n--;) f.param_names.push_back(r.str("param name"));
@@ -228,7 +246,7 @@ VMFunction read_function(Reader& r, const Executable& ex) {
     in.dst = r.pod<int32_t>("dst");
     in.index = r.pod<int32_t>("index");
     for (uint64_t n = r.count("args", 4); n--;) in.args.push_back(r.pod<int32_t>("arg"));
-    for (uint64_t n = r.count("outputs", 8); n--;) in.outs.push_back(read_spec(r));
+    for (uint64_t n = r.count("outputs", 8); n--;) in.outs.push_back(read_spec(r, version));
     in.tuple_result = r.u8("tuple flag") != 0;
     in.attrs = r.pod<int32_t>("attrs");
     for (uint64_t n = r.count("dynamic attributes", 16); n--;) {
@@ -286,6 +304,12 @@ VMFunction read_function(Reader& r, const Executable& ex) {
     if ((in.op == Opcode::JumpIfFalse || in.op == Opcode::Goto) &&
         (in.index < 0 || size_t(in.index) >= f.code.size()))
       r.fail("jump target out of range in '" + f.name + "'");
+  if (version >= 2) {
+    for (uint64_t n = r.count("parameter devices", 8); n--;) f.param_devices.push_back(read_device(r));
+    if (!f.param_devices.empty() && f.param_devices.size() != f.param_names.size())
+      r.fail("function '" + f.name + "' has " + std::to_string(f.param_devices.size()) + " parameter devices for " +
+             std::to_string(f.param_names.size()) + " parameters");
+  }
   return f;
 }
 }  // namespace
@@ -357,9 +381,10 @@ std::shared_ptr<Executable> Executable::load(std::string_view bytes) {
   std::string_view body = bytes.substr(0, bytes.size() - trailer);
   Reader r(body.substr(8), "Partita executable");
   uint32_t version = r.u32("version");
-  if (version != kVersion)
+  if (version < kOldestVersion || version > kVersion)
     throw_error("ValueError", "unsupported Partita executable format version " + std::to_string(version) +
-                                  " (this runtime reads version " + std::to_string(kVersion) + ")");
+                                  " (this runtime reads versions " + std::to_string(kOldestVersion) + " to " +
+                                  std::to_string(kVersion) + ")");
   if (fnv1a64(body) != stored)
     throw_error("ValueError", "Partita executable is corrupted or truncated: checksum mismatch");
   auto ex = std::make_shared<Executable>();
@@ -386,7 +411,7 @@ std::shared_ptr<Executable> Executable::load(std::string_view bytes) {
         }
         break;
       case kFunctions:
-        for (uint64_t n = sr.count("functions", 16); n--;) ex->functions.push_back(read_function(sr, *ex));
+        for (uint64_t n = sr.count("functions", 16); n--;) ex->functions.push_back(read_function(sr, *ex, version));
         for (auto& f : ex->functions)
           for (auto& in : f.code)
             if (in.op == Opcode::CallFunc && (in.index < 0 || size_t(in.index) >= ex->functions.size()))
@@ -447,6 +472,8 @@ std::string Executable::as_text() const {
       else if (in.op == Opcode::CallFunc) os << " @" << functions[size_t(in.index)].name;
       else if (in.index >= 0) os << " #" << in.index;
       for (int32_t a : in.args) os << " %" << a;
+      for (auto& o : in.outs)
+        if (!o.device.is_cpu()) os << " -> " << o.device.str();
       if (!in.kills.empty()) {
         os << "  ; kill";
         for (int32_t k : in.kills) os << " %" << k;

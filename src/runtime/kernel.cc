@@ -7,8 +7,12 @@
 namespace partita::runtime {
 
 namespace {
-std::map<std::string, KernelFn>& kernels() {
-  static std::map<std::string, KernelFn> m;
+struct KernelEntry {
+  KernelFn fn;
+  KernelPlacement placement;
+};
+std::map<std::string, KernelEntry>& kernels() {
+  static std::map<std::string, KernelEntry> m;
   return m;
 }
 std::mutex& kernels_mutex() {
@@ -69,15 +73,21 @@ std::vector<int64_t> KernelAttrs::get_ints(const std::string& name, std::vector<
   return dflt;
 }
 
-void register_kernel(const std::string& op_name, KernelFn fn) {
+void register_kernel(const std::string& op_name, KernelFn fn, KernelPlacement placement) {
   std::lock_guard<std::mutex> lock(kernels_mutex());
-  kernels()[op_name] = fn;
+  kernels()[op_name] = KernelEntry{fn, placement};
 }
 
 KernelFn find_kernel(const std::string& op_name) {
   std::lock_guard<std::mutex> lock(kernels_mutex());
   auto it = kernels().find(op_name);
-  return it == kernels().end() ? nullptr : it->second;
+  return it == kernels().end() ? nullptr : it->second.fn;
+}
+
+KernelPlacement kernel_placement(const std::string& op_name) {
+  std::lock_guard<std::mutex> lock(kernels_mutex());
+  auto it = kernels().find(op_name);
+  return it == kernels().end() ? KernelPlacement::kHost : it->second.placement;
 }
 
 std::vector<std::string> list_kernels() {

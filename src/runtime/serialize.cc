@@ -2,7 +2,9 @@
 
 namespace partita::runtime {
 
-void Writer::tensor(const Tensor& t) {
+void Writer::tensor(const Tensor& device_tensor) {
+  // Artifacts hold bytes, not device memory: a tensor on a device is written from a host copy.
+  const Tensor t = device_tensor.defined() ? device_tensor.to(Device::cpu()) : device_tensor;
   u8(uint8_t(t.dtype().code()));
   u8(uint8_t(t.dtype().bits()));
   pod<uint16_t>(uint16_t(t.dtype().lanes()));

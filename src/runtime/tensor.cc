@@ -5,6 +5,7 @@
 #include <functional>
 #include <string_view>
 
+#include "partita/runtime/device_api.h"
 #include "partita/support/error.h"
 
 namespace partita {
@@ -15,18 +16,26 @@ int64_t Tensor::numel() const {
   return n;
 }
 
-Tensor Tensor::empty(std::vector<int64_t> shape, DataType dtype) {
+Tensor Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device) {
   for (int64_t d : shape)
     if (d < 0) throw_error("ValueError", "tensor dimension must be non-negative, got " + std::to_string(d));
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
+  t.device_ = device;
   size_t bytes = t.nbytes();
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw_error("MemoryError", "cannot allocate " + std::to_string(bytes) + " bytes");
-  t.buffer_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  if (device.is_cpu()) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0) rounded = 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) throw_error("MemoryError", "cannot allocate " + std::to_string(bytes) + " bytes");
+    t.buffer_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+    return t;
+  }
+  runtime::DeviceAPI* api = runtime::device_api(device);
+  void* p = api->alloc(device.id, bytes);
+  // Device APIs live as long as the process, so the deleter may hold the pointer.
+  t.buffer_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [api, id = device.id](uint8_t* q) { api->free(id, q); });
   return t;
 }
 
@@ -41,19 +50,42 @@ Tensor Tensor::from_bytes(std::vector<int64_t> shape, DataType dtype, const void
 
 Tensor Tensor::copy() const {
   if (!defined()) return {};
-  return from_bytes(shape_, dtype_, data(), nbytes());
+  if (device_.is_cpu()) return from_bytes(shape_, dtype_, data(), nbytes());
+  Tensor out = empty(shape_, dtype_, device_);
+  out.copy_from(*this);
+  return out;
+}
+
+Tensor Tensor::to(Device device) const {
+  if (!defined() || device == device_) return *this;
+  Tensor out = empty(shape_, dtype_, device);
+  out.copy_from(*this);
+  return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (!defined() || !src.defined()) throw_error("ValueError", "copy_from: both tensors must be defined");
+  if (!(dtype_ == src.dtype_) || numel() != src.numel())
+    throw_error("ValueError", "copy_from: cannot copy a " + src.dtype_.str() + " tensor of " + std::to_string(src.numel()) +
+                                  " elements into a " + dtype_.str() + " tensor of " + std::to_string(numel()));
+  if (data() == src.data() && device_ == src.device_) return;
+  runtime::copy_bytes(src.data(), src.device_, data(), device_, nbytes());
 }
 
 bool Tensor::content_equal(const Tensor& o) const {
   if (!defined() || !o.defined()) return defined() == o.defined();
-  return shape_ == o.shape_ && dtype_ == o.dtype_ &&
-         (same_buffer(o) || std::memcmp(data(), o.data(), nbytes()) == 0);
+  if (!(shape_ == o.shape_ && dtype_ == o.dtype_ && device_ == o.device_)) return false;
+  if (same_buffer(o)) return true;
+  if (!device_.is_host_accessible()) return to(Device::cpu()).content_equal(o.to(Device::cpu()));
+  return std::memcmp(data(), o.data(), nbytes()) == 0;
 }
 
 size_t Tensor::content_hash() const {
   size_t h = std::hash<DataType>()(dtype_);
   for (int64_t d : shape_) h = h * 31 + size_t(d);
+  h = h * 31 + size_t(device_.kind) * 1009 + size_t(device_.id);
   if (!defined()) return h;
+  if (!device_.is_host_accessible()) return to(Device::cpu()).content_hash() ^ h;
   const char* bytes = static_cast<const char*>(data());
   constexpr size_t kChunk = 64, kChunks = 256;
   size_t n = nbytes();

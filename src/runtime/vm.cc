@@ -5,8 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "partita/support/error.h"
+#include "vm_graphs.h"
 
 namespace partita::runtime {
 
@@ -19,7 +24,18 @@ Value Value::make_tuple(std::vector<Value> fields) {
 struct VirtualMachine::Impl {
   const Executable* ex = nullptr;
   std::vector<KernelFn> kernels;
+  std::vector<KernelPlacement> kernel_placements;
   std::vector<PackedFunc> externs;
+  std::vector<Device> extern_devices;  // where each external function reads and writes
+  Device vm_device;
+  bool has_stream = false;
+  StreamHandle stream = nullptr;
+  // Resolved devices: per function its parameters', per instruction its outputs'.
+  std::vector<std::vector<std::optional<Device>>> param_devices;
+  std::vector<std::vector<std::vector<Device>>> out_devices;
+  // Constants uploaded to a device, by (host data pointer, device), so each goes once.
+  std::unordered_set<const void*> constant_data;
+  std::map<std::pair<const void*, std::pair<int32_t, int32_t>>, Tensor> uploaded;
   // Idle buffers by byte size. Emptied lists stay in the map so steady-state calls allocate no
   // map nodes.
   std::map<size_t, std::vector<std::shared_ptr<uint8_t>>> pool;
@@ -27,13 +43,120 @@ struct VirtualMachine::Impl {
   // Set during VirtualMachine::profile: time per kernel (index) and per external function.
   std::vector<ProfileEntry>* kernel_profile = nullptr;
   std::vector<ProfileEntry>* extern_profile = nullptr;
+  ProfileEntry* copy_profile = nullptr;
   static constexpr int64_t kMaxPoolBytes = int64_t(4) << 30;
 
-  Tensor alloc(std::vector<int64_t> shape, DataType dtype) {
+  // CUDA Graphs (vm_graphs.h): made for a device VM; functions are analysed once.
+  DeviceAPI* api = nullptr;  // the VM device's
+  bool graph_capture = true;
+  std::unique_ptr<GraphCache> graphs;
+  std::vector<bool> extern_capturable;
+  std::vector<int8_t> function_capturable;  // -1 not yet analysed, 0 no, 1 yes
+
+  /// A device tensor; while a run is captured it is also kept for the graph.
+  Tensor device_empty(std::vector<int64_t> shape, DataType dtype, Device device) {
+    Tensor t = Tensor::empty(std::move(shape), dtype, device);
+    if (graphs && graphs->capture_keep()) graphs->capture_keep()->push_back(t);
+    return t;
+  }
+
+  /// Whether a whole run of function `fidx` is device work that a graph can hold.
+  bool capturable(int32_t fidx, int depth = 0) {
+    int8_t& known = function_capturable[size_t(fidx)];
+    if (known >= 0) return known == 1;
+    if (depth > 64) return false;
+    known = 0;  // while analysing: a recursive function is not captured
+    const VMFunction& f = ex->functions[size_t(fidx)];
+    bool ok = true;
+    for (size_t pc = 0; pc < f.code.size() && ok; ++pc) {
+      const Instruction& in = f.code[pc];
+      switch (in.op) {
+        case Opcode::CallKernel:
+          ok = kernel_placements[size_t(in.index)] == KernelPlacement::kAnyDevice;
+          for (Device d : out_devices[size_t(fidx)][pc]) ok = ok && d == vm_device;
+          break;
+        case Opcode::CallExtern:
+          ok = extern_capturable[size_t(in.index)] && extern_devices[size_t(in.index)] == vm_device;
+          break;
+        case Opcode::CallFunc: ok = capturable(in.index, depth + 1); break;
+        case Opcode::View: case Opcode::MakeTuple: case Opcode::GetItem: case Opcode::LoadConst:
+        case Opcode::Move: case Opcode::MatchTensor: case Opcode::Ret: break;
+        default: ok = false;  // host scalars, control flow on host values
+      }
+    }
+    function_capturable[size_t(fidx)] = ok ? 1 : 0;
+    return ok;
+  }
+
+  /// Maps a device named by the executable to one of the VM's (see TensorSpec::device).
+  Device resolve(Device d, const std::string& where) const {
+    if (d.is_cpu()) return Device::cpu();
+    if (d.kind == DeviceKind::kCUDAHost) return Device{DeviceKind::kCUDAHost, 0};
+    std::string kind = device_kind_name(d.kind);
+    if (d.kind != vm_device.kind)
+      throw_error("ValueError", where + " is placed on " + d.str() + ", but the VM runs on " + vm_device.str() +
+                                    ": create the VM for a " + kind + " device (e.g. partita." + kind + "(0))");
+    if (d.id != 0)
+      throw_error("ValueError", where + " is placed on " + d.str() + ", but the VM has one " + kind + " device (" +
+                                    vm_device.str() + ", which the executable calls " + kind + ":0)");
+    return vm_device;
+  }
+
+  Tensor move(const Tensor& t, Device target) {
+    if (!t.defined()) return t;
+    Device from = t.device();
+    if (target.is_cpu() ? from.is_host_accessible() : from == target) return t;
+    if (target.is_cpu()) target = Device::cpu();
+    bool is_constant = from.is_cpu() && constant_data.count(t.data());
+    auto key = std::make_pair(static_cast<const void*>(t.data()), std::make_pair(int32_t(target.kind), target.id));
+    if (is_constant) {
+      auto it = uploaded.find(key);
+      if (it != uploaded.end()) return it->second.shape() == t.shape() ? it->second : it->second.view(t.shape());
+    }
+    auto started = copy_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    // Host copies come from the VM's pool: a fresh multi-megabyte host buffer per call costs
+    // its page faults on every copy.
+    Tensor out = target.is_cpu() ? alloc(t.shape(), t.dtype(), target) : device_empty(t.shape(), t.dtype(), target);
+    out.copy_from(t);
+    if (copy_profile) {
+      copy_profile->calls++;
+      copy_profile->total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+    }
+    ++stats.device_copies;
+    stats.device_copy_bytes += int64_t(t.nbytes());
+    if (is_constant) uploaded.emplace(key, out);
+    return out;
+  }
+
+  Value move(const Value& v, Device target) {
+    if (!v.tuple) return Value(move(v.tensor, target));
+    std::vector<Value> fields;
+    bool changed = false;
+    for (auto& f : *v.tuple) {
+      fields.push_back(move(f, target));
+      changed = changed || !fields.back().tensor.same_buffer(f.tensor) || fields.back().tuple != f.tuple;
+    }
+    return changed ? Value::make_tuple(std::move(fields)) : v;
+  }
+
+  /// Moves a register's value to `target` in place, so later readers find it there.
+  const Value& move_register(Value& reg, Device target) {
+    Value moved = move(reg, target);
+    if (moved.tuple != reg.tuple || !moved.tensor.same_buffer(reg.tensor)) reg = std::move(moved);
+    return reg;
+  }
+
+  Tensor alloc(std::vector<int64_t> shape, DataType dtype, Device device) {
     size_t n = size_t(dtype.bytes());
     for (int64_t d : shape) {
       if (d < 0) throw_error("ValueError", "negative dimension " + std::to_string(d) + " in a computed shape");
       n *= size_t(d);
+    }
+    if (!device.is_cpu()) {
+      // Device memory is pooled by the device's caching allocator.
+      ++stats.allocations;
+      stats.bytes_allocated += int64_t(n);
+      return device_empty(std::move(shape), dtype, device);
     }
     for (auto it = pool.lower_bound(n); it != pool.end() && it->first <= 2 * n + 256; ++it) {
       if (it->second.empty()) continue;
@@ -58,7 +181,7 @@ struct VirtualMachine::Impl {
     }
     if (v.tensor.defined()) {
       const auto& buf = v.tensor.buffer();
-      if (buf.use_count() == 1 && stats.pool_bytes < kMaxPoolBytes) {
+      if (buf.use_count() == 1 && v.tensor.device().is_cpu() && stats.pool_bytes < kMaxPoolBytes) {
         size_t cap = v.tensor.nbytes();
         stats.pool_bytes += int64_t(cap);
         pool[cap].push_back(buf);
@@ -113,7 +236,11 @@ struct VirtualMachine::Impl {
                                    " arguments, but " + std::to_string(args.size()) + " were given");
     std::vector<Value> regs(size_t(f.num_registers));
     std::vector<int64_t> syms(size_t(f.num_sym_vars), 0);
-    for (size_t i = 0; i < args.size(); ++i) regs[i] = std::move(args[i]);
+    // Arguments go where the function expects them; where it says nothing, they stay where
+    // they are and each reader moves them on first use (a register is moved once).
+    const std::vector<std::optional<Device>>& params = param_devices[size_t(fidx)];
+    for (size_t i = 0; i < args.size(); ++i) regs[i] = params[i] ? move(args[i], *params[i]) : std::move(args[i]);
+    const auto& fn_out_devices = out_devices[size_t(fidx)];
     std::vector<Tensor> ins, outs;
     size_t pc = 0;
     while (pc < f.code.size()) {
@@ -124,8 +251,17 @@ struct VirtualMachine::Impl {
         case Opcode::CallExtern: {
           ins.clear();
           outs.clear();
-          for (int32_t a : in.args) flatten(regs[size_t(a)], ins);
-          for (auto& s : in.outs) outs.push_back(alloc(shape_of(s, syms.data(), syms.size()), s.dtype));
+          const std::vector<Device>& out_devs = fn_out_devices[pc];
+          if (in.op == Opcode::CallExtern) {
+            Device at = extern_devices[size_t(in.index)];
+            for (int32_t a : in.args) flatten(move_register(regs[size_t(a)], at), ins);
+          } else if (kernel_placements[size_t(in.index)] == KernelPlacement::kHost) {
+            for (int32_t a : in.args) flatten(move_register(regs[size_t(a)], Device::cpu()), ins);
+          } else {
+            for (int32_t a : in.args) flatten(regs[size_t(a)], ins);
+          }
+          for (size_t o = 0; o < in.outs.size(); ++o)
+            outs.push_back(alloc(shape_of(in.outs[o], syms.data(), syms.size()), in.outs[o].dtype, out_devs[o]));
           auto started = kernel_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
           if (in.op == Opcode::CallKernel) {
             static const KernelAttrs kEmpty;
@@ -145,6 +281,7 @@ struct VirtualMachine::Impl {
             externs[size_t(in.index)](ins, outs);
           }
           if (kernel_profile) {
+            if (!vm_device.is_cpu()) synchronize(vm_device);  // time the work, not its launch
             auto& e = (in.op == Opcode::CallKernel ? *kernel_profile : *extern_profile)[size_t(in.index)];
             e.calls++;
             e.total_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
@@ -177,7 +314,7 @@ struct VirtualMachine::Impl {
           if (n != src.tensor.numel())
             throw_error("ValueError", "cannot reshape a tensor of " + std::to_string(src.tensor.numel()) +
                                           " elements to one of " + std::to_string(n));
-          regs[size_t(in.dst)] = Value(Tensor::from_buffer(std::move(shape), src.tensor.dtype(), src.tensor.buffer()));
+          regs[size_t(in.dst)] = Value(src.tensor.view(std::move(shape)));
           break;
         }
         case Opcode::MakeTuple: {
@@ -219,7 +356,7 @@ struct VirtualMachine::Impl {
           break;
         }
         case Opcode::JumpIfFalse: {
-          const Value& c = regs[size_t(in.args[0])];
+          const Value& c = move_register(regs[size_t(in.args[0])], Device::cpu());
           if (c.tuple || !c.tensor.defined() || c.tensor.numel() != 1)
             throw_error("TypeError", "the condition of an If must be a scalar");
           bool b;
@@ -247,18 +384,27 @@ struct VirtualMachine::Impl {
   }
 };
 
-VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec) : exec_(std::move(exec)), impl_(new Impl) {
+VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
+    : exec_(std::move(exec)), device_(device), impl_(new Impl) {
   if (!exec_) throw_error("ValueError", "VirtualMachine needs an executable");
+  // A missing plug-in or GPU is an error now, not at the first call.
+  impl_->api = device_api(device);
   impl_->ex = exec_.get();
+  impl_->vm_device = device;
   for (auto& k : exec_->kernel_names) {
     KernelFn fn = find_kernel(k);
     if (!fn) throw_error("KeyError", "no host kernel for operator '" + k + "'");
     impl_->kernels.push_back(fn);
+    impl_->kernel_placements.push_back(kernel_placement(k));
   }
   for (auto& s : exec_->extern_symbols) {
     PackedFunc fn;
+    ModulePtr owner;
     for (auto& m : exec_->external_modules)
-      if ((fn = m->find_function(s))) break;
+      if ((fn = m->find_function(s))) {
+        owner = m;
+        break;
+      }
     if (!fn) {
       std::string mods;
       for (auto& m : exec_->external_modules) mods += (mods.empty() ? "" : ", ") + m->type_key();
@@ -266,7 +412,52 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec) : exec_(std::mo
                                   (mods.empty() ? "none" : mods) + ")");
     }
     impl_->externs.push_back(std::move(fn));
+    impl_->extern_capturable.push_back(owner->supports_graph_capture());
+    impl_->extern_devices.push_back(impl_->resolve(Device{owner->device_kind(), 0}, "external function '" + s +
+                                                                                      "' (module '" + owner->type_key() + "')"));
   }
+  impl_->function_capturable.assign(exec_->functions.size(), -1);
+  for (const Tensor& c : exec_->constants)
+    if (c.defined()) impl_->constant_data.insert(c.data());
+  for (const VMFunction& f : exec_->functions) {
+    std::vector<std::optional<Device>> params(f.param_names.size());
+    for (size_t i = 0; i < f.param_devices.size() && i < params.size(); ++i)
+      params[i] = impl_->resolve(f.param_devices[i], "parameter '" + f.param_names[i] + "' of function '" + f.name + "'");
+    impl_->param_devices.push_back(std::move(params));
+    std::vector<std::vector<Device>> per_instruction;
+    for (const Instruction& in : f.code) {
+      std::vector<Device> outs;
+      for (const TensorSpec& spec : in.outs) {
+        std::string where = "a result of instruction " + std::to_string(per_instruction.size()) + " of function '" + f.name + "'";
+        Device d = impl_->resolve(spec.device, where);
+        if (in.op == Opcode::CallExtern) {
+          d = impl_->extern_devices[size_t(in.index)];
+        } else if (in.op == Opcode::CallKernel && impl_->kernel_placements[size_t(in.index)] == KernelPlacement::kHost &&
+                   !d.is_host_accessible()) {
+          throw_error("ValueError", where + " (host kernel '" + exec_->kernel_names[size_t(in.index)] + "') is placed on " +
+                                        d.str() + ", but host kernels write host memory and no device kernel exists for it");
+        }
+        outs.push_back(d);
+      }
+      per_instruction.push_back(std::move(outs));
+    }
+    impl_->out_devices.push_back(std::move(per_instruction));
+  }
+}
+
+void VirtualMachine::set_graph_capture(bool enabled) {
+  impl_->graph_capture = enabled;
+  if (!enabled && impl_->graphs) impl_->graphs->clear();
+}
+
+const GraphStats& VirtualMachine::graph_stats() const {
+  static const GraphStats kNone;
+  return impl_->graphs ? impl_->graphs->stats() : kNone;
+}
+
+void VirtualMachine::set_stream(StreamHandle stream) {
+  impl_->has_stream = true;
+  impl_->stream = stream;
 }
 
 VirtualMachine::~VirtualMachine() = default;
@@ -274,7 +465,30 @@ VirtualMachine::~VirtualMachine() = default;
 Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
   int32_t idx = exec_->function_index(name);
   if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
-  return impl_->run(idx, inputs);
+  // Results go to the user's device; host buffers left behind by that go back to the pool.
+  auto to_user = [&](Value result) {
+    Value out = impl_->move(result, device_);
+    impl_->release(result);
+    return out;
+  };
+  if (device_.is_cpu()) return to_user(impl_->run(idx, inputs));
+  DeviceAPI* api = device_api(device_);
+  api->set_device(device_.id);
+  StreamHandle caller_stream = current_stream(device_);
+  Value out;
+  {
+    StreamGuard guard(device_, impl_->has_stream ? impl_->stream : caller_stream);
+    std::optional<Value> graphed;
+    if (impl_->graph_capture && !impl_->kernel_profile && impl_->capturable(idx)) {
+      if (!impl_->graphs) impl_->graphs = std::make_unique<GraphCache>(api, device_);
+      graphed = impl_->graphs->call(idx, inputs, current_stream(device_),
+                                    [&](std::vector<Value> args) { return impl_->run(idx, std::move(args)); });
+    }
+    out = graphed ? std::move(*graphed) : to_user(impl_->run(idx, inputs));
+  }
+  // The caller's later work on its own stream sees the results.
+  if (impl_->has_stream) api->stream_wait(device_.id, caller_stream, impl_->stream);
+  return out;
 }
 
 std::vector<Tensor> VirtualMachine::invoke(const std::string& name, const std::vector<Tensor>& inputs) {
@@ -289,21 +503,26 @@ ProfileReport VirtualMachine::profile(const std::string& name, const std::vector
   std::vector<ProfileEntry> kernels(exec_->kernel_names.size()), externs(exec_->extern_symbols.size());
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].name = exec_->kernel_names[i];
   for (size_t i = 0; i < externs.size(); ++i) externs[i].name = exec_->extern_symbols[i], externs[i].external = true;
+  ProfileEntry copies{"(device copies)", false, 0, 0};
   impl_->kernel_profile = &kernels;
   impl_->extern_profile = &externs;
+  impl_->copy_profile = &copies;
   auto started = std::chrono::steady_clock::now();
   try {
     invoke(name, inputs);
   } catch (...) {
     impl_->kernel_profile = impl_->extern_profile = nullptr;
+    impl_->copy_profile = nullptr;
     throw;
   }
   ProfileReport report;
   report.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
   impl_->kernel_profile = impl_->extern_profile = nullptr;
+  impl_->copy_profile = nullptr;
   for (auto* list : {&kernels, &externs})
     for (auto& e : *list)
       if (e.calls) report.entries.push_back(std::move(e));
+  if (copies.calls) report.entries.push_back(std::move(copies));
   std::stable_sort(report.entries.begin(), report.entries.end(),
                    [](const ProfileEntry& a, const ProfileEntry& b) { return a.total_us > b.total_us; });
   return report;

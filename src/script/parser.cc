@@ -1,10 +1,11 @@
 // The TVMScript parser: recursive descent over the tokens of lexer.h. Struct info of parsed
-// expressions is deduced as the normalizer would (operators through op::infer_struct_info);
-// binding variables take their annotation.
+// expressions comes from BlockBuilder's normalizer (derive_struct_info: the expression is kept
+// as written); binding variables take their annotation.
 #include "partita/script/parser.h"
 
 #include <charconv>
 #include <functional>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 
 #include "lexer.h"
 #include "metadata.h"
+#include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 
 namespace partita::script {
@@ -140,6 +142,7 @@ class Parser {
   Expr parse_primary();
   Expr parse_r_expr(const Token& start);
   Expr parse_call_args(const Expr& callee, const Token& start);
+  void parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args);
   Expr parse_op_call(const op::OpDef& def, const Token& start);
   Literal parse_literal();
   AttrValue literal_to_attr(const Literal& l, const Token& at);
@@ -147,6 +150,16 @@ class Parser {
   DataType parse_dtype_literal();
   DataType dtype_from(const std::string& s, const Token& at);
   GlobalVar global(const std::string& name, const Token& at);
+
+  // ---- virtual devices (I.module_global_infos, I.vdevice, R.to_vdevice, R.hint_on_device) ----
+  void parse_module_global_infos(const Token& start);
+  VDevice parse_vdevice_decl();
+  TargetDesc parse_target_literal();
+  TargetAttrValue parse_target_value(const std::string& key);
+  VDevice resolve_vdevice(const std::string& name, const Token& at);
+  Expr parse_to_vdevice(const Token& start);
+  Expr parse_hint_on_device(const Token& start);
+  std::pair<int64_t, int64_t> parse_device();
 
   StructInfo deduce(const Expr& e, const Token& at);
   void set_sinfo(const Expr& e, const Token& at) {
@@ -167,7 +180,8 @@ class Parser {
   std::unordered_map<std::string, GlobalVar> globals_;
   std::unordered_map<std::string, Token> global_refs_;  // first reference, for errors
   std::unordered_map<std::string, Expr> module_funcs_;
-  std::vector<std::pair<Call, Token>> pending_global_calls_;
+  std::vector<std::pair<Call, Token>> pending_global_calls_;  // calls of functions not parsed yet
+  BlockBuilder bb_;  // its normalizer gives parsed expressions their struct info
   std::unordered_set<std::string> module_aliases_{"Module"};
   std::string module_name_ = "Module";
   bool in_signature_ = false;
@@ -179,6 +193,9 @@ class Parser {
   /// Binding annotations already parsed in the current top-level function, by source text
   /// (most bindings repeat a few annotations; this keeps large modules fast to parse).
   std::unordered_map<std::string_view, StructInfo> annotation_cache_;
+  /// The module's global infos (I.module_global_infos); vdevice names resolve against "vdevice".
+  std::map<std::string, std::vector<GlobalInfo>> global_infos_;
+  bool global_infos_seen_ = false;
 };
 
 // ---- metadata ----------------------------------------------------------------------------------
@@ -272,6 +289,10 @@ IRModule Parser::parse_module_text() {
       expect_newline();
       continue;
     }
+    if (is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "module_global_infos")) {
+      parse_module_global_infos(peek());
+      continue;
+    }
     if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {  // name = R.ExternFunc("sym")
       const Token& t = peek();
       std::string name = expect_name();
@@ -293,24 +314,20 @@ IRModule Parser::parse_module_text() {
     Function f = parse_function_def(nullptr, true, dec, &name);
     if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
     module_funcs_[name] = f;
-    global(name, start);
+    global(name, start)->struct_info_ = f->struct_info_;  // later calls derive from it
   }
   if (peek().kind == Tok::Dedent) next();
   skip_newlines();
   if (peek().kind != Tok::End) expected("end of input after the module");
   for (const auto& [name, ref] : global_refs_)
     if (!module_funcs_.count(name)) fail_at(ref, "undefined function '" + name + "' in module " + module_name_);
+  for (const auto& [name, f] : module_funcs_) globals_.at(name)->struct_info_ = f->struct_info_;
   for (auto& [call, tok] : pending_global_calls_) {
-    const auto* gv = call->op.as<GlobalVarNode>();
-    const Expr& f = module_funcs_.at(gv->name_hint);
-    const auto* fs = f->struct_info_.as<FuncStructInfoNode>();
-    call->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
+    call->struct_info_ = StructInfo();
+    set_sinfo(call, tok);
   }
-  for (const auto& [name, f] : module_funcs_) {
-    GlobalVar gv = globals_.at(name);
-    gv->struct_info_ = f->struct_info_;
-    mod.add(gv, f);
-  }
+  for (const auto& [name, f] : module_funcs_) mod.add(globals_.at(name), f);
+  for (auto& [name, infos] : global_infos_) mod.update_global_info(name, std::move(infos));
   return mod;
 }
 
@@ -766,6 +783,7 @@ StructInfo Parser::parse_sinfo() {
     std::optional<std::vector<PrimExpr>> shape;
     DataType dtype;
     int ndim = -1;
+    VDevice vdevice;
     bool positional = true;
     int index = 0;
     while (!is_punct(peek(), ")")) {
@@ -786,15 +804,30 @@ StructInfo Parser::parse_sinfo() {
           if (accept("(")) shape = parse_shape_dims(")");
           else if (accept("[")) shape = parse_shape_dims("]");
           else expected("a shape tuple");
+        } else if (key == "vdevice") {
+          const Token& vt = expect_kind(Tok::String, "a vdevice name such as \"cuda:0\"");
+          vdevice = resolve_vdevice(detail::unquote(vt, file_), vt);
         } else {
-          fail_at(key_tok, "unknown R.Tensor keyword '" + key + "' (expected shape, dtype or ndim)");
+          fail_at(key_tok, "unknown R.Tensor keyword '" + key + "' (expected shape, dtype, vdevice or ndim)");
         }
       } else {
         if (!positional) expected("a keyword argument");
+        // TVM's signature: R.Tensor(shape, dtype, vdevice, ndim); a leading string is the dtype.
         if (index == 0 && accept("(")) shape = parse_shape_dims(")");
         else if (index == 0 && accept("[")) shape = parse_shape_dims("]");
-        else if (peek().kind == Tok::String || is_name(peek(), "None")) dtype = parse_dtype_literal();
-        else expected("a shape tuple or a dtype");
+        else if (index <= 1 && (peek().kind == Tok::String || is_name(peek(), "None"))) dtype = parse_dtype_literal();
+        else if (index == 2 && peek().kind == Tok::String) {
+          const Token& vt = next();
+          vdevice = resolve_vdevice(detail::unquote(vt, file_), vt);
+        } else if (index == 2 && is_name(peek(), "None")) next();
+        else if (index == 3 && (peek().kind == Tok::Int || is_punct(peek(), "-"))) {
+          bool neg = accept("-");
+          const Token& it = expect_kind(Tok::Int, "an integer ndim");
+          int64_t v = 0;
+          std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
+          if (v > 64) fail_at(it, "ndim too large");
+          ndim = int(neg ? -v : v);
+        } else expected(index == 2 ? "a vdevice name" : index == 3 ? "an integer ndim" : "a shape tuple or a dtype");
         ++index;
       }
       if (!accept(",")) break;
@@ -802,19 +835,22 @@ StructInfo Parser::parse_sinfo() {
     expect(")");
     if (shape) {
       if (ndim >= 0 && ndim != int(shape->size())) fail_at(kt, "ndim does not match the shape's length");
-      return make<TensorStructInfoNode>(std::move(*shape), dtype);
+      return make<TensorStructInfoNode>(std::move(*shape), dtype, std::move(vdevice));
     }
     if (ndim < -1) fail_at(kt, "ndim must be -1 or more");
-    return make<TensorStructInfoNode>(dtype, ndim);
+    return make<TensorStructInfoNode>(dtype, ndim, std::move(vdevice));
   }
   if (kind == "Tuple") {
     std::vector<StructInfo> fields;
     if (call) {
       next();
-      while (!is_punct(peek(), ")")) {
+      // TVM also accepts the fields as one list: R.Tuple([R.Tensor(...), ...]).
+      bool list = accept("[");
+      while (!is_punct(peek(), list ? "]" : ")")) {
         fields.push_back(parse_sinfo());
         if (!accept(",")) break;
       }
+      if (list) expect("]");
       expect(")");
     }
     return tuple_sinfo(std::move(fields));
@@ -1099,10 +1135,8 @@ Expr Parser::parse_postfix(Expr e, const Token& start) {
   }
 }
 
-Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
-  expect("(");
-  std::vector<Expr> args;
-  std::vector<StructInfo> sinfo_args;
+// Call operands up to the closing ')': arguments, and `sinfo_args=` one struct info or a tuple.
+void Parser::parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args) {
   while (!is_punct(peek(), ")")) {
     if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
       next(), next();
@@ -1123,17 +1157,18 @@ Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
     }
     if (!accept(",")) break;
   }
+}
+
+Expr Parser::parse_call_args(const Expr& callee, const Token& start) {
+  expect("(");
+  std::vector<Expr> args;
+  std::vector<StructInfo> sinfo_args;
+  parse_call_operands(start, args, sinfo_args);
   expect(")");
   Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
-  if (callee.as<GlobalVarNode>()) {
-    auto it = module_funcs_.find(callee.as<GlobalVarNode>()->name_hint);
-    if (it != module_funcs_.end()) {
-      const auto* fs = it->second->struct_info_.as<FuncStructInfoNode>();
-      c->struct_info_ = fs && fs->ret.defined() ? fs->ret : object_sinfo();
-    } else {
-      pending_global_calls_.emplace_back(c, start);
-      c->struct_info_ = object_sinfo();  // replaced once the callee is parsed
-    }
+  if (callee.as<GlobalVarNode>() && !module_funcs_.count(callee.as<GlobalVarNode>()->name_hint)) {
+    pending_global_calls_.emplace_back(c, start);
+    c->struct_info_ = object_sinfo();  // replaced once the callee is parsed
   } else {
     set_sinfo(c, start);
   }
@@ -1436,38 +1471,21 @@ Expr Parser::parse_r_expr(const Token& start) {
     }
     Expr callee = make<ExternFuncNode>(detail::unquote(peek(1), file_));
     callee->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-    // Reuse the generic argument parser after the symbol.
-    size_t save = pos_;
-    (void)save;
     next();  // (
     next();  // "sym"
     std::vector<Expr> args;
     std::vector<StructInfo> sinfo_args;
-    while (accept(",")) {
-      if (is_punct(peek(), ")")) break;
-      if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
-        next(), next();
-        if (accept("(")) {
-          while (!is_punct(peek(), ")")) {
-            sinfo_args.push_back(parse_sinfo());
-            if (!accept(",")) break;
-          }
-          expect(")");
-        } else {
-          sinfo_args.push_back(parse_sinfo());
-        }
-      } else {
-        Expr a = parse_expr();
-        set_sinfo(a, start);
-        args.push_back(a);
-      }
-    }
+    if (accept(",")) parse_call_operands(start, args, sinfo_args);
     expect(")");
     Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
-    c->struct_info_ = c->sinfo_args.empty() ? object_sinfo() : c->sinfo_args[0];
+    set_sinfo(c, start);
     return c;
   } else if (dotted == "match_cast") {
     fail_at(start, "R.match_cast can only be the right-hand side of a binding");
+  } else if (dotted == "to_vdevice") {
+    return parse_to_vdevice(start);
+  } else if (dotted == "hint_on_device") {
+    return parse_hint_on_device(start);
   } else if (const op::OpDef* def = find_script_op(dotted)) {
     return parse_op_call(*def, start);
   } else {
@@ -1552,7 +1570,7 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
       Call c2 = make<CallNode>(c->op, c->args, c->attrs, std::move(sinfo_args));
       c = c2;
     }
-    c->struct_info_ = op::infer_struct_info(*c);
+    c->struct_info_ = bb_.derive_struct_info(c);
   } catch (const Error& err) {
     if (err.kind() == "ParseError") throw;
     fail_at(start, err.kind() + ": " + err.message());
@@ -1560,59 +1578,300 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
   return c;
 }
 
-// ---- struct info deduction ------------------------------------------------------------------------
+// ---- virtual devices ------------------------------------------------------------------------------
+
+// I.module_global_infos({"vdevice": [I.vdevice(...), ...]}): the module's virtual devices, which
+// later annotations ("cuda:0") and R.to_vdevice name, so the statement comes before the functions.
+void Parser::parse_module_global_infos(const Token& start) {
+  next(), next(), next();  // I . module_global_infos
+  if (global_infos_seen_) fail_at(start, "I.module_global_infos is given twice");
+  global_infos_seen_ = true;
+  expect("(");
+  expect("{");
+  while (!is_punct(peek(), "}")) {
+    const Token& kt = expect_kind(Tok::String, "a global info name such as \"vdevice\"");
+    std::string key = detail::unquote(kt, file_);
+    expect(":");
+    if (key != "vdevice") fail_at(kt, "unsupported global info \"" + key + "\" (Partita knows \"vdevice\")");
+    if (global_infos_.count(key)) fail_at(kt, "global info \"" + key + "\" is given twice");
+    expect("[");
+    std::vector<GlobalInfo> infos;
+    while (!is_punct(peek(), "]")) {
+      infos.push_back(parse_vdevice_decl());
+      if (!accept(",")) break;
+    }
+    expect("]");
+    global_infos_[key] = std::move(infos);
+    if (!accept(",")) break;
+  }
+  expect("}");
+  expect(")");
+  expect_newline();
+}
+
+// I.vdevice(target, vdevice_id=0, memory_scope="global"), target a string or a dictionary.
+VDevice Parser::parse_vdevice_decl() {
+  const Token& start = peek();
+  if (!(is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "vdevice"))) expected("I.vdevice(...)");
+  next(), next(), next();
+  expect("(");
+  static const char* const kParams[] = {"target", "vdevice_id", "memory_scope"};
+  TargetDesc target;
+  int64_t id = 0;
+  std::string scope = "global";
+  std::unordered_set<std::string> given;
+  size_t index = 0;
+  bool keywords = false;
+  while (!is_punct(peek(), ")")) {
+    const Token& at = peek();
+    std::string key;
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      key = expect_name();
+      expect("=");
+      keywords = true;
+    } else {
+      if (keywords) expected("a keyword argument (positional arguments come first)");
+      if (index >= 3) fail_at(at, "I.vdevice takes at most 3 arguments (target, vdevice_id, memory_scope)");
+      key = kParams[index++];
+    }
+    if (!given.insert(key).second) fail_at(at, "I.vdevice: '" + key + "' is given twice");
+    if (key == "target") {
+      target = parse_target_literal();
+    } else if (key == "vdevice_id") {
+      const Token& it = expect_kind(Tok::Int, "a device id (0, 1, ...)");
+      auto r = std::from_chars(it.text.data(), it.text.data() + it.text.size(), id);
+      if (r.ec != std::errc() || id > (int64_t(1) << 30)) fail_at(it, "device id out of range");
+    } else if (key == "memory_scope") {
+      scope = detail::unquote(expect_kind(Tok::String, "a memory scope string"), file_);
+    } else {
+      fail_at(at, "I.vdevice: unknown keyword '" + key + "' (valid: target, vdevice_id, memory_scope)");
+    }
+    if (!accept(",")) break;
+  }
+  expect(")");
+  if (!target) fail_at(start, "I.vdevice needs a target (\"cuda\", \"llvm\" or a target dictionary)");
+  return make<VDeviceNode>(target, int(id), scope);
+}
+
+TargetDesc Parser::parse_target_literal() {
+  const Token& t = peek();
+  try {
+    if (t.kind == Tok::String) {
+      next();
+      return make_target(detail::unquote(t, file_));
+    }
+    if (is_punct(t, "{")) {
+      next();
+      TargetConfig config;
+      TargetDesc host;
+      std::unordered_set<std::string> given;
+      while (!is_punct(peek(), "}")) {
+        const Token& kt = expect_kind(Tok::String, "a target option name (a string)");
+        std::string key = detail::unquote(kt, file_);
+        expect(":");
+        if (!given.insert(key).second) fail_at(kt, "target option \"" + key + "\" is given twice");
+        if (key == "host" && is_punct(peek(), "{")) host = parse_target_literal();
+        else config[key] = parse_target_value(key);
+        if (!accept(",")) break;
+      }
+      expect("}");
+      return make_target(config, host);
+    }
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(t, err.kind() + ": " + err.message());
+  }
+  expected("a target (a string such as \"cuda\" or a dictionary)");
+}
+
+TargetAttrValue Parser::parse_target_value(const std::string& key) {
+  const Token& at = peek();
+  Literal l = parse_literal();
+  if (!l.is_list) {
+    if (const auto* b = std::get_if<bool>(&l.value)) return *b;
+    if (const auto* i = std::get_if<int64_t>(&l.value)) return *i;
+    if (const auto* s = std::get_if<std::string>(&l.value)) return *s;
+    fail_at(at, "target option \"" + key + "\": expected a string, an integer, a bool or a list of strings");
+  }
+  std::vector<std::string> strings;
+  for (const Literal& e : l.list) {
+    const auto* s = std::get_if<std::string>(&e.value);
+    if (e.is_list || !s) fail_at(at, "target option \"" + key + "\": a list must hold strings");
+    strings.push_back(*s);
+  }
+  return strings;
+}
+
+VDevice Parser::resolve_vdevice(const std::string& name, const Token& at) {
+  auto it = global_infos_.find("vdevice");
+  static const std::vector<GlobalInfo> kNone;
+  try {
+    return lookup_vdevice(name, it == global_infos_.end() ? kNone : it->second);
+  } catch (const Error& err) {
+    fail_at(at, err.message());
+  }
+}
+
+// R.to_vdevice(data, dst_vdevice) with dst_vdevice a vdevice name ("cuda", "cuda:1:global").
+Expr Parser::parse_to_vdevice(const Token& start) {
+  expect("(");
+  Expr data;
+  VDevice dst;
+  size_t index = 0;
+  while (!is_punct(peek(), ")")) {
+    const Token& at = peek();
+    std::string key;
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      key = expect_name();
+      expect("=");
+    } else {
+      if (index >= 2) fail_at(at, "R.to_vdevice takes 2 arguments (data, dst_vdevice)");
+      key = index++ == 0 ? "data" : "dst_vdevice";
+    }
+    if (key == "data" && !data) {
+      data = parse_expr();
+      set_sinfo(data, at);
+    } else if (key == "dst_vdevice" && !dst) {
+      const Token& vt = expect_kind(Tok::String, "a vdevice name such as \"cuda:0\"");
+      dst = resolve_vdevice(detail::unquote(vt, file_), vt);
+    } else {
+      fail_at(at, "R.to_vdevice: unexpected argument '" + key + "' (takes data, dst_vdevice)");
+    }
+    if (!accept(",")) break;
+  }
+  const Token& close = expect(")");
+  if (!data || !dst) fail_at(close, "R.to_vdevice needs data and dst_vdevice");
+  try {
+    Call c = op::make_call("relax.to_vdevice", {data}, {{"dst_vdevice", dst}});
+    c->struct_info_ = op::infer_struct_info(*c);
+    return c;
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(start, err.kind() + ": " + err.message());
+  }
+}
+
+// A runtime device, as TVMScript writes one: R.device(2, 0), R.device(device_type=2, index=0),
+// R.device("cuda", 1), R.device("cuda:1"), R.cuda(1), tvm.cpu(), tvm.runtime.cuda(0).
+std::pair<int64_t, int64_t> Parser::parse_device() {
+  const Token& start = peek();
+  std::string first = expect_name("a device such as R.cpu() or R.device(2, 0)");
+  if (first != "R" && first != "tvm" && first != "partita") fail_at(start, "expected a device such as R.cpu() or R.device(2, 0)");
+  std::string fn;
+  while (accept(".")) fn = expect_name("a device function");  // R.cuda, tvm.runtime.cuda: the last name
+  std::optional<int> named = fn == "device" ? std::nullopt : device_type_from_name(fn);
+  if (fn != "device" && !named)
+    fail_at(start, "unknown device function '" + first + "." + fn + "' (R.device, R.cpu, R.cuda, ...)");
+  expect("(");
+  std::optional<int64_t> type = named ? std::optional<int64_t>(*named) : std::nullopt;
+  std::optional<int64_t> index;
+  size_t pos = 0;
+  auto read_int = [&]() -> int64_t {
+    const Token& it = expect_kind(Tok::Int, "an integer");
+    int64_t v = 0;
+    auto r = std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
+    if (r.ec != std::errc() || v > (int64_t(1) << 30)) fail_at(it, "integer out of range");
+    return v;
+  };
+  while (!is_punct(peek(), ")")) {
+    const Token& at = peek();
+    std::string key;
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      key = expect_name();
+      expect("=");
+    } else if (named) {
+      key = pos++ == 0 ? "index" : "";
+    } else {
+      key = pos == 0 ? "device_type" : pos == 1 ? "index" : "";
+      ++pos;
+    }
+    if (key == "dev_type") key = "device_type";
+    if (key == "dev_id" || key == "device_id") key = "index";
+    if (key == "device_type" && !named && !type) {
+      if (peek().kind == Tok::String) {
+        std::string text = detail::unquote(next(), file_);
+        std::string name = text.substr(0, text.find(':'));
+        auto t = device_type_from_name(name);
+        if (!t) fail_at(at, "unknown device \"" + name + "\"");
+        type = *t;
+        if (text.find(':') != std::string::npos) {
+          std::string rest = text.substr(text.find(':') + 1);
+          int64_t v = -1;
+          auto r = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+          if (r.ec != std::errc() || r.ptr != rest.data() + rest.size() || v < 0)
+            fail_at(at, "bad device index in \"" + text + "\"");
+          index = v;
+        }
+      } else {
+        type = read_int();
+      }
+    } else if (key == "index" && !index) {
+      index = read_int();
+    } else {
+      fail_at(at, key.empty() ? "too many arguments to the device" : "unexpected device argument '" + key + "'");
+    }
+    if (!accept(",")) break;
+  }
+  expect(")");
+  if (!type) fail_at(start, "the device has no device type");
+  return {*type, index.value_or(0)};
+}
+
+// R.hint_on_device(data, device, memory_scope="global").
+Expr Parser::parse_hint_on_device(const Token& start) {
+  expect("(");
+  Expr data;
+  std::optional<std::pair<int64_t, int64_t>> device;
+  std::optional<std::string> scope;
+  size_t index = 0;
+  static const char* const kParams[] = {"data", "dst_vdevice", "memory_scope"};
+  while (!is_punct(peek(), ")")) {
+    const Token& at = peek();
+    std::string key;
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      key = expect_name();
+      expect("=");
+    } else {
+      if (index >= 3) fail_at(at, "R.hint_on_device takes at most 3 arguments (data, device, memory_scope)");
+      key = kParams[index++];
+    }
+    if (key == "data" && !data) {
+      data = parse_expr();
+      set_sinfo(data, at);
+    } else if ((key == "dst_vdevice" || key == "device") && !device) {
+      device = parse_device();
+    } else if (key == "memory_scope" && !scope) {
+      scope = detail::unquote(expect_kind(Tok::String, "a memory scope string"), file_);
+    } else {
+      fail_at(at, "R.hint_on_device: unexpected argument '" + key + "' (takes data, device, memory_scope)");
+    }
+    if (!accept(",")) break;
+  }
+  const Token& close = expect(")");
+  if (!data || !device) fail_at(close, "R.hint_on_device needs data and a device");
+  try {
+    Call c = op::make_call("relax.hint_on_device", {data},
+                           {{"device_type", device->first}, {"index", device->second},
+                            {"memory_scope", scope.value_or("global")}});
+    c->struct_info_ = op::infer_struct_info(*c);
+    return c;
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(start, err.kind() + ": " + err.message());
+  }
+}
+
+// ---- struct info ---------------------------------------------------------------------------------
 
 StructInfo Parser::deduce(const Expr& e, const Token& at) {
-  switch (e->kind()) {
-    case NodeKind::Constant: {
-      const Tensor& t = e.as<ConstantNode>()->data;
-      return tensor_sinfo(t.shape(), t.dtype());
-    }
-    case NodeKind::PrimValue: {
-      const PrimExpr& v = e.as<PrimValueNode>()->value;
-      return prim_sinfo(v->dtype, v);
-    }
-    case NodeKind::StringImm:
-    case NodeKind::DataTypeImm: return object_sinfo();
-    case NodeKind::ShapeExpr: return shape_sinfo(e.as<ShapeExprNode>()->values);
-    case NodeKind::Tuple: {
-      std::vector<StructInfo> fs;
-      for (const Expr& f : e.as<TupleNode>()->fields) {
-        set_sinfo(f, at);
-        fs.push_back(f->struct_info_);
-      }
-      return tuple_sinfo(std::move(fs));
-    }
-    case NodeKind::TupleGetItem: {
-      const auto* g = e.as<TupleGetItemNode>();
-      set_sinfo(g->tuple, at);
-      const auto* ts = g->tuple->struct_info_.as<TupleStructInfoNode>();
-      if (!ts) {
-        if (g->tuple->struct_info_.as<ObjectStructInfoNode>()) return object_sinfo();
-        fail_at(at, "indexing a value that is not a tuple");
-      }
-      if (g->index < 0 || size_t(g->index) >= ts->fields.size())
-        fail_at(at, "tuple index " + std::to_string(g->index) + " out of range for a tuple of " +
-                        std::to_string(ts->fields.size()) + " fields");
-      return ts->fields[size_t(g->index)];
-    }
-    case NodeKind::Call: {
-      const auto* c = e.as<CallNode>();
-      if (c->op.as<OpNode>()) {
-        try {
-          return op::infer_struct_info(*c);
-        } catch (const Error& err) {
-          fail_at(at, err.kind() + ": " + err.message());
-        }
-      }
-      if (!c->sinfo_args.empty()) return c->sinfo_args[0];
-      const StructInfo& fs = c->op->struct_info_;
-      if (const auto* f = fs.as<FuncStructInfoNode>()) return f->ret.defined() ? f->ret : object_sinfo();
-      if (fs.defined() && !fs.as<ObjectStructInfoNode>()) fail_at(at, "calling a value that is not a function");
-      return object_sinfo();
-    }
-    case NodeKind::ExternFunc: return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-    default: return e->struct_info_.defined() ? e->struct_info_ : object_sinfo();
+  if (auto* t = e.as<TupleNode>())
+    for (const Expr& f : t->fields) set_sinfo(f, at);
+  if (auto* g = e.as<TupleGetItemNode>()) set_sinfo(g->tuple, at);
+  try {
+    return bb_.derive_struct_info(e);
+  } catch (const Error& err) {
+    if (err.kind() == "ParseError") throw;
+    fail_at(at, err.kind() + ": " + err.message());
   }
 }
 

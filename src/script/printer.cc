@@ -65,7 +65,10 @@ std::string format_float_literal(double v) {
 
 std::string dtype_literal(DataType t) { return t.is_void() ? "None" : "\"" + t.str() + "\""; }
 
-void append_attr_value(const AttrValue& v, std::string& out) {
+const std::vector<GlobalInfo> kNoVDevices;
+
+/// `vdevices`: the module's vdevice list, against which a VDevice value is named ("cuda:0:global").
+void append_attr_value(const AttrValue& v, std::string& out, const std::vector<GlobalInfo>* vdevices = nullptr) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
@@ -81,6 +84,8 @@ void append_attr_value(const AttrValue& v, std::string& out) {
           out += escape_string(x);
         } else if constexpr (std::is_same_v<T, DataType>) {
           out += dtype_literal(x);
+        } else if constexpr (std::is_same_v<T, VDevice>) {
+          out += x ? escape_string(vdevice_script_name(x, vdevices ? *vdevices : kNoVDevices)) : "None";
         } else {
           out += '[';
           for (size_t i = 0; i < x.size(); ++i) {
@@ -116,6 +121,53 @@ std::optional<std::string> special_scalar(const Tensor& t) {
   if (d == DataType::Float(64)) return format_float_literal(*static_cast<const double*>(p));
   if (d == DataType::Bool()) return std::string(*static_cast<const uint8_t*>(p) ? "True" : "False");
   return std::nullopt;
+}
+
+/// A target as TVM prints Target.ToConfig(): a dictionary sorted by key, "host" nested.
+void append_target_config(const TargetDescNode& target, std::string& out) {
+  TargetConfig config = target_to_config(target);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : config) keys.push_back(k);
+  if (target.host) keys.push_back("host");
+  std::sort(keys.begin(), keys.end());
+  out += '{';
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i) out += ", ";
+    out += escape_string(keys[i]) + ": ";
+    if (keys[i] == "host" && target.host) {
+      append_target_config(*target.host, out);
+      continue;
+    }
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            out += x ? "True" : "False";
+          } else if constexpr (std::is_same_v<T, int64_t>) {
+            out += std::to_string(x);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            out += escape_string(x);
+          } else {
+            out += '[';
+            for (size_t j = 0; j < x.size(); ++j) {
+              if (j) out += ", ";
+              out += escape_string(x[j]);
+            }
+            out += ']';
+          }
+        },
+        config.at(keys[i]));
+  }
+  out += '}';
+}
+
+/// `I.vdevice({...}, 0, "global")`, as TVM prints a VDevice.
+std::string vdevice_decl(const VDeviceNode& v) {
+  std::string out = "I.vdevice(";
+  if (v.target) append_target_config(*v.target, out);
+  else out += "None";
+  out += ", " + std::to_string(v.vdevice_id) + ", " + escape_string(v.memory_scope) + ")";
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,6 +227,7 @@ class Printer {
   }
 
   std::string print_module(const IRModule& mod);
+  std::string print_global_infos(const IRModuleNode& mod);
   std::string print_standalone(const ObjectRef& node);
 
  private:
@@ -208,10 +261,7 @@ class Printer {
   static void indent_to(std::string& out, int indent) { out.append(size_t(indent), ' '); }
 
   // ---- prim exprs ----
-  enum Prec { kAdd = 11, kMult = 12, kAtom = 15 };
   void print_prim(const PrimExpr& e, std::string& out);
-  int prim_prec(const PrimExpr& e) const;
-  void print_prim_child(const PrimExpr& e, int parent, bool conservative, std::string& out);
   void print_shape_dim(const PrimExpr& e, std::string& out);
   bool uses_func_var(const PrimExpr& e) const;
   const std::string& tir_var_name(const PrimVarNode* v);
@@ -222,6 +272,7 @@ class Printer {
   // ---- expressions ----
   void print_expr(const Expr& e, std::string& out);
   void print_call(const CallNode& c, std::string& out);
+  bool print_device_call(const CallNode& c, const OpNode& op, std::string& out);
   void print_var_ref(const VarNode* v, std::string& out);
   void print_global(const std::string& name, std::string& out);
   void print_rhs(const Expr& e, std::string& out);  // tuples without parentheses
@@ -247,37 +298,14 @@ class Printer {
   size_t tir_frame_ = 0;
   bool uses_tir_ = false;
   const IRModuleNode* mod_ = nullptr;
+  /// The module's vdevices ("vdevice" global infos), which struct info and R.to_vdevice name by
+  /// kind and index ("cuda:0:global"); empty when printing outside a module, as in TVM.
+  const std::vector<GlobalInfo>* vdevices_ = &kNoVDevices;
   std::vector<Tensor> metadata_;
   std::unordered_map<const Object*, size_t> metadata_index_;
 };
 
 // ---- prim exprs ---------------------------------------------------------------------------------
-
-int Printer::prim_prec(const PrimExpr& e) const {
-  if (const auto* b = e.as<PrimBinaryNode>()) {
-    switch (b->op) {
-      case PrimOp::Add:
-      case PrimOp::Sub: return kAdd;
-      case PrimOp::Mul:
-      case PrimOp::FloorDiv:
-      case PrimOp::FloorMod: return kMult;
-      default: return kAtom;
-    }
-  }
-  if (const auto* i = e.as<IntImmNode>()) return i->value < 0 && i->dtype == DataType::Int(64) ? 13 : kAtom;
-  return kAtom;
-}
-
-void Printer::print_prim_child(const PrimExpr& e, int parent, bool conservative, std::string& out) {
-  int p = prim_prec(e);
-  if (p < parent || (conservative && p == parent)) {
-    out += '(';
-    print_prim(e, out);
-    out += ')';
-  } else {
-    print_prim(e, out);
-  }
-}
 
 const std::string& Printer::tir_var_name(const PrimVarNode* v) {
   auto it = obj_names_.find(v);
@@ -293,54 +321,37 @@ const std::string& Printer::tir_var_name(const PrimVarNode* v) {
   return name;
 }
 
+// The one PrimExpr printer, with TVMScript's spelling of what it prints: variables by their
+// names in scope (defined on first use), typed immediates as T.<dtype>(...).
 void Printer::print_prim(const PrimExpr& e, std::string& out) {
-  if (!e.defined()) {
-    out += "None";
-    return;
-  }
-  switch (e->kind()) {
-    case NodeKind::IntImm: {
-      const auto* i = static_cast<const IntImmNode*>(e.get());
-      if (i->dtype == DataType::Int(64)) {
-        out += std::to_string(i->value);
-      } else if (i->dtype.is_bool()) {
-        out += i->value ? "True" : "False";
-      } else {
-        uses_tir_ = true;
-        out += "T." + i->dtype.str() + "(" + std::to_string(i->value) + ")";
-      }
-      return;
+  print_prim_expr(e, out, [this](const PrimExpr& x, std::string& o) {
+    if (!x.defined()) {
+      o += "None";
+      return true;
     }
-    case NodeKind::FloatImm: {
-      const auto* f = static_cast<const FloatImmNode*>(e.get());
+    if (const auto* i = x.as<IntImmNode>()) {
+      if (i->dtype == DataType::Int(64)) return false;
+      if (i->dtype.is_bool()) {
+        o += i->value ? "True" : "False";
+        return true;
+      }
       uses_tir_ = true;
-      out += "T." + f->dtype.str() + "(" + format_float_literal(f->value) + ")";
-      return;
+      o += "T." + i->dtype.str() + "(" + std::to_string(i->value) + ")";
+      return true;
     }
-    case NodeKind::PrimVar:
-      out += tir_var_name(static_cast<const PrimVarNode*>(e.get()));
-      return;
-    case NodeKind::PrimBinary: {
-      const auto* b = static_cast<const PrimBinaryNode*>(e.get());
-      if (b->op == PrimOp::Min || b->op == PrimOp::Max) {
-        uses_tir_ = true;
-        out += b->op == PrimOp::Min ? "T.min(" : "T.max(";
-        print_prim(b->a, out);
-        out += ", ";
-        print_prim(b->b, out);
-        out += ')';
-        return;
-      }
-      int p = prim_prec(e);
-      print_prim_child(b->a, p, false, out);
-      out += ' ';
-      out += prim_op_name(b->op);
-      out += ' ';
-      print_prim_child(b->b, p, true, out);
-      return;
+    if (const auto* f = x.as<FloatImmNode>()) {
+      uses_tir_ = true;
+      o += "T." + f->dtype.str() + "(" + format_float_literal(f->value) + ")";
+      return true;
     }
-    default: out += "None";
-  }
+    if (const auto* v = x.as<PrimVarNode>()) {
+      o += tir_var_name(v);
+      return true;
+    }
+    if (const auto* b = x.as<PrimBinaryNode>(); b && (b->op == PrimOp::Min || b->op == PrimOp::Max))
+      uses_tir_ = true;  // T.min / T.max, printed by print_prim_expr
+    return false;
+  });
 }
 
 bool Printer::uses_func_var(const PrimExpr& e) const {
@@ -416,6 +427,11 @@ void Printer::print_sinfo(const StructInfo& s, std::string& out) {
       if (!t->shape && t->ndim >= 0) {
         if (any) args += ", ";
         args += "ndim=" + std::to_string(t->ndim);
+        any = true;
+      }
+      if (t->vdevice && t->vdevice->target) {
+        if (any) args += ", ";
+        args += "vdevice=" + escape_string(vdevice_script_name(t->vdevice, *vdevices_));
         any = true;
       }
       out += "R.Tensor";
@@ -586,6 +602,7 @@ void Printer::print_call(const CallNode& c, std::string& out) {
     out += "R.call_packed(" + escape_string(ext->global_symbol);
     first = false;
   } else if (const auto* op = c.op.as<OpNode>()) {
+    if (print_device_call(c, *op, out)) return;
     const op::OpDef* def = op::find_op_def(op->name);
     if (def) out += def->script_name;
     else if (op->name.rfind("relax.", 0) == 0) out += "R." + op->name.substr(6);
@@ -612,7 +629,7 @@ void Printer::print_call(const CallNode& c, std::string& out) {
       sep();
       out += c.attrs->values[k].first;
       out += '=';
-      append_attr_value(c.attrs->values[k].second, out);
+      append_attr_value(c.attrs->values[k].second, out, vdevices_);
       printed[k] = true;
     };
     if (def) {
@@ -637,6 +654,36 @@ void Printer::print_call(const CallNode& c, std::string& out) {
     out += ')';
   }
   out += ')';
+}
+
+/// R.to_vdevice and R.hint_on_device print as TVM's printer special-cases them:
+/// `R.to_vdevice(x, dst_vdevice="cuda:0:global")` and
+/// `R.hint_on_device(x, R.device(device_type=2, index=0), "global")`.
+bool Printer::print_device_call(const CallNode& c, const OpNode& op, std::string& out) {
+  const bool to_vdevice = op.name == "relax.to_vdevice";
+  if ((!to_vdevice && op.name != "relax.hint_on_device") || c.args.size() != 1 || !c.attrs.defined())
+    return false;
+  if (to_vdevice) {
+    const AttrValue* dst = c.attrs->find("dst_vdevice");
+    const VDevice* v = dst ? std::get_if<VDevice>(dst) : nullptr;
+    if (!v || !*v) return false;
+    out += "R.to_vdevice(";
+    print_expr(c.args[0], out);
+    out += ", dst_vdevice=" + escape_string(vdevice_script_name(*v, *vdevices_)) + ")";
+    return true;
+  }
+  const AttrValue* type = c.attrs->find("device_type");
+  const AttrValue* index = c.attrs->find("index");
+  const AttrValue* scope = c.attrs->find("memory_scope");
+  if (!type || !index || !scope || !std::holds_alternative<int64_t>(*type) ||
+      !std::holds_alternative<int64_t>(*index) || !std::holds_alternative<std::string>(*scope))
+    return false;
+  out += "R.hint_on_device(";
+  print_expr(c.args[0], out);
+  out += ", R.device(device_type=" + std::to_string(std::get<int64_t>(*type)) +
+         ", index=" + std::to_string(std::get<int64_t>(*index)) + "), " +
+         escape_string(std::get<std::string>(*scope)) + ")";
+  return true;
 }
 
 // ---- statements ----------------------------------------------------------------------------------
@@ -852,6 +899,7 @@ std::string Printer::print_module(const IRModule& mod) {
   mod_ = mod.get();
   push_frame();  // module frame
   names_.reserve("Module");
+  std::string infos = print_global_infos(*mod);
   // TVM's order: ExternFuncs, then Relax functions by name, `main` last.
   std::vector<std::pair<int, std::string>> order;
   for (const auto& [name, entry] : mod->functions) {
@@ -872,10 +920,34 @@ std::string Printer::print_module(const IRModule& mod) {
   std::string out = "# from partita.script import ir as I\n";
   if (uses_tir_) out += "# from partita.script import tir as T\n";
   out += "# from partita.script import relax as R\n\n@I.ir_module\nclass Module:\n";
-  if (body.empty()) body = "    pass\n";
+  if (body.empty() && infos.empty()) body = "    pass\n";
+  out += infos;
   out += body;
   out = rstrip(std::move(out));
   if (opts_.show_metadata) detail::append_metadata(metadata_, &out);
+  return out;
+}
+
+/// `I.module_global_infos({"vdevice": [I.vdevice(...), ...]})`, the first statement of the
+/// class body as in TVM (no blank line before the functions). Only vdevices are global infos
+/// Partita knows; the vdevice list also becomes what struct info names devices against.
+std::string Printer::print_global_infos(const IRModuleNode& mod) {
+  if (mod.global_infos.empty()) return "";
+  std::string out = "    I.module_global_infos({";
+  bool first = true;
+  for (const auto& [name, infos] : mod.global_infos) {
+    if (!first) out += ", ";
+    first = false;
+    out += escape_string(name) + ": [";
+    for (size_t i = 0; i < infos.size(); ++i) {
+      if (i) out += ", ";
+      if (const auto* v = infos[i].as<VDeviceNode>()) out += vdevice_decl(*v);
+      else out += "None";
+    }
+    out += ']';
+  }
+  out += "})\n";
+  if (auto it = mod.global_infos.find("vdevice"); it != mod.global_infos.end()) vdevices_ = &it->second;
   return out;
 }
 
@@ -897,6 +969,10 @@ std::string Printer::print_standalone(const ObjectRef& node) {
     print_binding(*node.as<BindingNode>(), 0, out, nullptr);
   } else if (node.as<PrimExprNode>()) {
     print_prim(PrimExpr(node.as<PrimExprNode>()), out);
+  } else if (const auto* v = node.as<VDeviceNode>()) {
+    out = vdevice_decl(*v);
+  } else if (const auto* t = node.as<TargetDescNode>()) {
+    append_target_config(*t, out);
   } else if (const auto* m = node.as<IRModuleNode>()) {
     pop_frame();
     return Printer(opts_).print_module(IRModule(Ref<IRModuleNode>(m)));

@@ -1,37 +1,16 @@
 // DeadCodeElimination (TVM relax.transform.DeadCodeElimination): drops functions unreachable
 // from the entry functions, then unused pure bindings in every function (to a fixed point), then
 // functions that became unreachable.
-#include <set>
 #include <unordered_set>
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/transform/basic.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 
 namespace {
-
-IRModule remove_unused_functions(IRModule mod, const std::vector<std::string>& entries) {
-  std::set<std::string> reachable;
-  std::vector<std::string> work;
-  auto reach = [&](const std::string& name) {
-    if (mod.contains(name) && reachable.insert(name).second) work.push_back(name);
-  };
-  for (auto& e : entries) reach(e);
-  for (auto& [gv, f] : mod.functions())
-    if (auto* fn = f.as<FunctionNode>(); fn && fn->attrs.count("global_symbol")) reach(gv->name_hint);
-  while (!work.empty()) {
-    std::string name = work.back();
-    work.pop_back();
-    for (auto& g : all_global_vars(mod.lookup(name))) reach(g->name_hint);
-  }
-  std::vector<std::string> dead;
-  for (auto& [gv, f] : mod.functions())
-    if (!reachable.count(gv->name_hint)) dead.push_back(gv->name_hint);
-  for (auto& name : dead) mod.remove(name);
-  return mod;
-}
 
 // Every variable that is read somewhere in `expr`.
 class UsageCollector : public ExprVisitor {
@@ -81,7 +60,7 @@ Function remove_all_unused(Function f, const IRModule& mod) {
 Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
   return create_module_pass(
       [entry_functions](IRModule mod, const PassContext&) -> IRModule {
-        mod = remove_unused_functions(mod, entry_functions);
+        mod = detail::remove_unreachable_functions(mod, entry_functions);
         std::vector<std::pair<GlobalVar, Expr>> updates;
         for (auto& [gv, f] : mod.functions()) {
           auto* fn = f.as<FunctionNode>();
@@ -90,7 +69,7 @@ Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
           if (nf.get() != fn) updates.emplace_back(gv, nf);
         }
         for (auto& [gv, f] : updates) mod.update(gv, f);
-        return remove_unused_functions(mod, entry_functions);
+        return detail::remove_unreachable_functions(mod, entry_functions);
       },
       1, "DeadCodeElimination");
 }

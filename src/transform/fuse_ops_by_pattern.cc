@@ -1,16 +1,19 @@
 // FuseOpsByPattern: pattern-based partitioning (TVM's PatternBasedPartitioner), grouping into
 // composite functions, and the optional codegen annotation (CompositeFunctionAnnotator).
+//
+// Patterns are applied one after the other, each to the entry functions as the earlier ones left
+// them. The functions are kept as FunctionSlots (grouping.h) between patterns, so each pattern
+// partitions on binding positions and only bindings an earlier group changed are rebuilt; the
+// functions are rebuilt once at the end. Check functions see each dataflow block as the earlier
+// patterns left it; their block-wide tables (var_usages, value_to_bound_var) are filled on
+// demand (BlockTable): a check asks about a few variables of its match, and making both tables
+// of a large block for every pattern cost as much as the partitioning.
 #include "partita/transform/fuse_ops_by_pattern.h"
 
-#include "fuse_ops_by_pattern_deferred.h"
-
-#include <algorithm>
-#include <unordered_set>
-
+#include "grouping.h"
+#include "pass_util.h"
 #include "partita/dpl/matcher.h"
 #include "partita/ir/analysis.h"
-#include "partita/ir/functor.h"
-#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 
 namespace partita::transform {
@@ -18,8 +21,9 @@ namespace partita::transform {
 std::string codegen_name_of(const std::string& composite_name) {
   auto pos = composite_name.find('.');
   if (pos == std::string::npos || pos == 0)
-    throw_error("ValueError", "composite name '" + composite_name +
-                                  "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
+    throw_error("ValueError",
+                "composite name '" + composite_name +
+                    "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
   return composite_name.substr(0, pos);
 }
 
@@ -40,166 +44,270 @@ bool has_leaking_intermediate_variables(const PatternCheckContext& ctx) {
 
 namespace {
 
-bool is_group_pattern(const dpl::Pattern& p) {
-  return p->kind == dpl::PatternKind::Call || p->kind == dpl::PatternKind::TupleGetItem;
+using namespace detail;
+
+bool is_group_pattern(const dpl::PatternNode& p) {
+  return p.kind == dpl::PatternKind::Call || p.kind == dpl::PatternKind::TupleGetItem;
 }
 
-void collect_used_vars(const Expr& value, std::vector<const VarNode*>& out) {
-  if (auto* v = value.as<VarNode>()) {
-    out.push_back(v);
-  } else if (auto* c = value.as<CallNode>()) {
-    for (const auto& a : c->args) collect_used_vars(a, out);
-  } else if (auto* t = value.as<TupleNode>()) {
-    for (const auto& f : t->fields) collect_used_vars(f, out);
-  } else if (auto* g = value.as<TupleGetItemNode>()) {
-    collect_used_vars(g->tuple, out);
-  } else if (value.as<FunctionNode>() || value.as<SeqExprNode>() || value.as<IfNode>()) {
-    post_order_visit(value, [&](const Expr& x) {
-      if (auto* v = x.as<VarNode>()) out.push_back(v);
-    });
+// One pattern over dataflow blocks: the matches that become groups. One object serves every
+// pattern, so its working arrays (several per binding) are allocated once.
+class PatternPass {
+ public:
+  ~PatternPass() { release_tables(); }  // a check may have kept a table (and thrown)
+
+  void begin(const FusionPattern& pat) {
+    pat_ = &pat;
+    root_op_ = nullptr;
+    const dpl::Pattern& p = pat.pattern;
+    if (p->kind == dpl::PatternKind::Call && p->op && p->op->kind == dpl::PatternKind::Expr)
+      root_op_ = p->op->expr.as<OpNode>();
+    // The groups' attributes, unless an attrs_getter adds to them.
+    attrs_ = DictAttrs{{"Composite", pat.name}};
   }
-}
 
-// Partitions one dataflow block for one pattern.
-BlockGroups partition_block(const FusionPattern& pat, const BindingBlock& blk) {
-  const auto& bindings = blk->bindings;
-  int n = int(bindings.size());
-  // Side tables indexed by binding position; the maps only translate node addresses to
-  // positions (flat tables: one allocation each, not one per binding).
-  PtrMap<int> value_index(n);  // bound value -> binding index
-  PtrMap<int> var_index(n);
-  std::vector<int> offsets{0}, edges;
-  offsets.reserve(n + 1);
-  edges.reserve(2 * n);
-  std::vector<std::vector<int>> users(pat.check ? n : 0);  // only the check context needs them
-  std::vector<const VarNode*> used;
-  for (int i = 0; i < n; ++i) {
-    const Binding& b = bindings[i];
-    var_index[b->var.get()] = i;
-    if (auto* vb = b.as<VarBindingNode>()) value_index.emplace(vb->value.get(), i);
-    used.clear();
-    collect_used_vars(binding_value(*b), used);
-    for (auto* v : used) {
-      const int* found = var_index.find(v);
-      if (!found || *found == i) continue;
-      int j = *found;
-      if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
-      if (pat.check && (users[j].empty() || users[j].back() != i)) users[j].push_back(i);
+  /// The groups of block `b` of `fn` (as it stands) for the pattern, into `out` when there are
+  /// any (a function listed twice keeps the groups of the last partitioning that found some).
+  void run(FunctionSlots& fn, size_t b, BlockGroups& out) {
+    const std::vector<int>& order = fn.blocks[b].order;
+    if (!std::any_of(order.begin(), order.end(), [&](int s) { return candidate(fn.slots[s]); }))
+      return;
+    int count = partition(fn, order);
+    if (count == 0) return;
+    out.count = count;
+    out.group_of.swap(group_of_);
+    out.attrs.clear();
+    if (group_attrs_.empty()) out.attrs.push_back(attrs_);
+    else out.attrs.swap(group_attrs_);
+  }
+
+ private:
+  // A call of the pattern's root operator (or any call, for other roots).
+  bool candidate(const Slot& s) const {
+    if (!s.is_call) return false;
+    if (!root_op_) return true;
+    return s.op && (s.op == root_op_ || s.op->name == root_op_->name);
+  }
+
+  // Fills group_of_ (per position: the group, -1 for none) and, with an attrs_getter,
+  // group_attrs_; returns the number of groups.
+  int partition(FunctionSlots& fn, const std::vector<int>& order) {
+    int n = int(order.size());
+    fn.block_graph(order, pos_, offsets_, edges_);
+    if (pat_->check) graph_users(offsets_, edges_, users_off_, users_);
+    // The values the matcher reaches through variables (bound in this block), with their slots:
+    // every call or get-item a match covers besides its root is one of them, so this stands for
+    // a value -> binding table.
+    std::vector<std::pair<const Object*, int>>& jumped = jumped_;
+    dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
+      const int* s = fn.var_slot.find(v);
+      if (!s || pos_[*s] < 0 || !fn.slots[*s].is_var_binding) return nullptr;
+      jumped.emplace_back(fn.slots[*s].value, *s);
+      return &static_cast<const VarBindingNode*>(fn.slots[*s].binding)->value;
+    };
+    GroupGraph& graph = graph_;
+    graph.reset(offsets_, edges_);
+    std::vector<char>& composite = composite_;  // per root: formed by a match
+    composite.assign(n, 0);
+    std::vector<int>& matched = matched_;
+    extra_attrs_.clear();
+    for (int i = 0; i < n; ++i) {
+      const Slot& s = fn.slots[order[i]];
+      if (!candidate(s)) continue;
+      jumped.clear();
+      if (!dpl::match_with_lookup(
+              pat_->pattern, static_cast<const VarBindingNode*>(s.binding)->value, lookup, match_))
+        continue;
+      matched.assign(1, i);
+      bool ok = true;
+      for (const auto& [p, e] : match_) {
+        if (!is_group_pattern(**p) || e.get() == s.value) continue;
+        int j = -1;
+        for (const auto& [value, slot] : jumped)
+          if (value == e.get()) j = pos_[slot];
+        if (j < 0 || j > i) {
+          ok = false;  // not bound in this block before the root: cannot be grouped
+          break;
+        }
+        matched.push_back(j);
+      }
+      if (!ok) continue;
+      if (pat_->check && !pat_->check(check_context(fn, order, i))) continue;
+      if (!graph.group_match(matched, composite)) continue;
+      if (pat_->attrs_getter) extra_attrs_.emplace_back(i, pat_->attrs_getter(annotated_exprs()));
     }
-    offsets.push_back(int(edges.size()));
+    release_tables();
+    group_of_.assign(n, -1);
+    std::vector<int>& root_to_group = tmp_;
+    root_to_group.assign(n, -1);
+    // A group takes the attributes of the last match whose root ended up in it (as the
+    // reference's table keyed by root).
+    if (!extra_attrs_.empty()) {
+      extra_of_root_.assign(n, -1);
+      for (size_t k = 0; k < extra_attrs_.size(); ++k)
+        extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
+    }
+    group_attrs_.clear();
+    int groups = 0;
+    for (int i = 0; i < n; ++i) {
+      int r = graph.find(i);
+      if (!composite[r]) continue;
+      if (root_to_group[r] < 0) {
+        root_to_group[r] = groups++;
+        if (pat_->attrs_getter) {
+          group_attrs_.push_back(attrs_);
+          if (!extra_attrs_.empty() && extra_of_root_[r] >= 0)
+            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second)
+              group_attrs_.back()[k] = v;
+        }
+      }
+      group_of_[i] = root_to_group[r];
+    }
+    return groups;
   }
-  // Variable -> bound value, through the last binding of the variable (as a map would keep).
-  dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
-    const int* i = var_index.find(v);
-    if (!i) return nullptr;
-    auto* vb = bindings[*i].as<VarBindingNode>();
-    return vb ? &vb->value : nullptr;
-  };
-  GroupGraph graph(std::move(offsets), std::move(edges));
-  std::vector<char> composite(n, 0);  // per root: formed by a match
-  std::vector<int> matched;
-  dpl::MatchList m;  // reused by every match attempt
-  std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs;
 
-  // The block-wide maps are built on the first check and shared by all (building them per
-  // match made partitioning quadratic for patterns with a check, i.e. every real backend's).
-  std::shared_ptr<const PatternCheckContext::VarUsages> var_usages;
-  std::shared_ptr<const PatternCheckContext::BoundVars> value_to_bound_var;
-  auto make_context = [&](const Expr& root, const dpl::MatchList& m) {
+  // ---- what a check function sees ----
+
+  std::map<std::string, Expr> annotated_exprs() const {
+    std::map<std::string, Expr> out;
+    for (const auto& [name, p] : pat_->annotation_patterns)
+      for (const auto& [q, e] : match_)
+        if (q->get() == p.get()) out[name] = e;
+    return out;
+  }
+
+  // The context of the match rooted at position i (match_ and jumped_ hold it).
+  PatternCheckContext check_context(FunctionSlots& fn, const std::vector<int>& order, int i) {
+    int root = order[i];
     PatternCheckContext ctx;
-    ctx.matched_expr = root;
-    for (const auto& [name, p] : pat.annotation_patterns)
-      for (const auto& [q, e] : m)
-        if (q->get() == p.get()) ctx.annotated_expr[name] = e;
-    for (const auto& [p, e] : m) {
-      if (!is_group_pattern(*p)) continue;
-      if (const int* at = value_index.find(e.get())) ctx.matched_bindings[bindings[*at]->var] = e;
+    ctx.matched_expr = Expr(fn.slots[root].value);
+    ctx.annotated_expr = annotated_exprs();
+    for (const auto& [p, e] : match_) {
+      if (!is_group_pattern(**p)) continue;
+      int s = e.get() == fn.slots[root].value ? root : -1;
+      for (size_t k = 0; s < 0 && k < jumped_.size(); ++k)
+        if (jumped_[k].first == e.get()) s = jumped_[k].second;
+      if (s >= 0) ctx.matched_bindings[Var(fn.slots[s].var)] = e;
     }
-    if (!var_usages) {
-      PatternCheckContext::VarUsages::Map usages;
-      PatternCheckContext::BoundVars::Map bound;
-      for (int i = 0; i < n; ++i) {
-        auto& list = usages[bindings[i]->var];
-        if (!users.empty())
-          for (int u : users[i]) list.push_back(bindings[u]->var);
-        if (auto* vb = bindings[i].as<VarBindingNode>()) bound[vb->value] = bindings[i]->var;
-      }
-      var_usages = std::make_shared<const PatternCheckContext::VarUsages>(std::move(usages));
-      value_to_bound_var = std::make_shared<const PatternCheckContext::BoundVars>(std::move(bound));
-    }
-    ctx.var_usages = var_usages;
-    ctx.value_to_bound_var = value_to_bound_var;
+    root_slot_ = root;
+    if (!usages_) make_tables(fn, order);
+    ctx.var_usages = usages_;
+    ctx.value_to_bound_var = bound_;
     return ctx;
-  };
+  }
 
-  // Most bindings cannot match: when the pattern's root is a call of a fixed operator, only
-  // calls of that operator are handed to the matcher.
-  const OpNode* root_op = nullptr;
-  if (pat.pattern->kind == dpl::PatternKind::Call && pat.pattern->op->kind == dpl::PatternKind::Expr)
-    root_op = pat.pattern->op->expr.as<OpNode>();
-  for (int i = 0; i < n; ++i) {
-    auto* vb = bindings[i].as<VarBindingNode>();
-    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-    if (!call) continue;
-    if (root_op) {
-      auto* op = call->op.as<OpNode>();
-      if (!op || (op != root_op && op->name != root_op->name)) continue;
+  std::vector<Var> users_of(const FunctionSlots& fn, const std::vector<int>& order, int j) const {
+    std::vector<Var> out;
+    out.reserve(users_off_[j + 1] - users_off_[j]);
+    for (int k = users_off_[j]; k < users_off_[j + 1]; ++k)
+      out.emplace_back(fn.slots[order[users_[k]]].var);
+    return out;
+  }
+
+  // The VarBinding slot of the block whose value is `e`, else -1; for a value bound more than
+  // once (a variable or constant can be), the last one. The current match's slots first (what
+  // checks look up: calls and get-items, which are bound once), then a table of every value,
+  // made on the first miss.
+  int slot_of_value(const FunctionSlots& fn, const std::vector<int>& order, const Object* e) {
+    auto bound_once = [](const Object* x) {
+      return x->kind() == NodeKind::Call || x->kind() == NodeKind::TupleGetItem;
+    };
+    if (bound_once(e)) {
+      if (root_slot_ >= 0 && fn.slots[root_slot_].value == e) return root_slot_;
+      for (const auto& [value, slot] : jumped_)
+        if (value == e) return slot;
     }
-    if (!dpl::match_with_lookup(pat.pattern, vb->value, lookup, m)) continue;
-    // The bindings the match covers: the root and every call / get-item matched below it.
-    matched.assign(1, i);
-    bool ok = true;
-    for (const auto& [p, e] : m) {
-      if (!is_group_pattern(*p) || e == vb->value) continue;
-      const int* at = value_index.find(e.get());
-      if (!at || *at > i) {
-        ok = false;  // not bound in this block before the root: cannot be grouped
-        break;
+    if (!value_slots_made_) {
+      value_slots_made_ = true;
+      value_slot_ = PtrMap<int>(order.size());
+      for (int s : order) {
+        if (!fn.slots[s].is_var_binding) continue;
+        auto [at, fresh] = value_slot_.emplace(fn.slots[s].value, s);
+        if (!fresh) *at = s;
       }
-      matched.push_back(*at);
     }
-    if (!ok) continue;
-    if (pat.check) {
-      PatternCheckContext ctx = make_context(vb->value, m);
-      if (!pat.check(ctx)) continue;
-    }
-    if (!graph.group_match(matched, composite)) continue;
-    // Attributes live on the group's output binding index (resolved below).
-    if (pat.attrs_getter) {
-      PatternCheckContext ctx = make_context(vb->value, m);
-      auto extra = pat.attrs_getter(ctx.annotated_expr);
-      extra_attrs.emplace_back(i, std::move(extra));
-    }
+    const int* s = value_slot_.find(e);
+    return s ? *s : -1;
   }
-  BlockGroups bg;
-  bg.group_of.assign(n, -1);
-  std::vector<int> root_to_group(n, -1);
-  std::unordered_map<int, std::map<std::string, AttrValue>> extras;
-  for (auto& [i, attrs] : extra_attrs) extras[graph.find(i)] = attrs;
-  for (int i = 0; i < n; ++i) {
-    int r = graph.find(i);
-    if (!composite[r]) continue;
-    if (root_to_group[r] < 0) {
-      root_to_group[r] = int(bg.attrs.size());
-      DictAttrs attrs;
-      attrs["Composite"] = pat.name;
-      if (auto e = extras.find(r); e != extras.end())
-        for (const auto& [k, v] : e->second) attrs[k] = v;
-      bg.attrs.push_back(std::move(attrs));
-    }
-    bg.group_of[i] = root_to_group[r];
+
+  // The pattern's tables for this block, filled as checks ask (positions and slots do not change
+  // until the partitioning ends; release_tables then cuts them loose).
+  void make_tables(const FunctionSlots& fn, const std::vector<int>& order) {
+    const FunctionSlots* f = &fn;
+    const std::vector<int>* o = &order;
+    usages_ = std::make_shared<PatternCheckContext::VarUsages>(
+        o->size(),
+        [this, f, o](const Var& v, std::vector<Var>& users) {
+          const int* s = f->var_slot.find(v.get());
+          if (!s || pos_[*s] < 0) return false;
+          users = users_of(*f, *o, pos_[*s]);
+          return true;
+        },
+        [this, f, o](const std::function<void(const Var&, std::vector<Var>&&)>& add) {
+          for (int j = 0; j < int(o->size()); ++j)
+            add(Var(f->slots[(*o)[j]].var), users_of(*f, *o, j));
+        });
+    bound_ = std::make_shared<PatternCheckContext::BoundVars>(
+        o->size(),
+        [this, f, o](const Expr& e, Var& var) {
+          int s = slot_of_value(*f, *o, e.get());
+          if (s < 0) return false;
+          var = Var(f->slots[s].var);
+          return true;
+        },
+        [f, o](const std::function<void(const Expr&, Var&&)>& add) {
+          // Last binding first: a value bound twice keeps its last variable (entries made
+          // already are kept, and were made so).
+          for (auto s = o->rbegin(); s != o->rend(); ++s)
+            if (f->slots[*s].is_var_binding) add(Expr(f->slots[*s].value), Var(f->slots[*s].var));
+        });
   }
-  return bg;
-}
+
+  // After a block's partitioning: a table a check kept is completed (it must not change with the
+  // block), and the others dropped.
+  void release_tables() {
+    if (usages_ && usages_.use_count() > 1) usages_->complete();
+    if (bound_ && bound_.use_count() > 1) bound_->complete();
+    usages_.reset();
+    bound_.reset();
+    root_slot_ = -1;
+    if (value_slots_made_) value_slot_ = PtrMap<int>();
+    value_slots_made_ = false;
+  }
+
+
+  const FusionPattern* pat_ = nullptr;
+  const OpNode* root_op_ = nullptr;
+  DictAttrs attrs_;
+  // Working arrays, reused from pattern to pattern.
+  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;
+  std::vector<char> composite_;
+  std::vector<std::pair<const Object*, int>> jumped_;
+  GroupGraph graph_;
+  dpl::MatchList match_;
+  // attrs_getter results: (root position, attributes) per accepted match; per group.
+  std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs_;
+  std::vector<int> extra_of_root_;
+  std::vector<DictAttrs> group_attrs_;
+  // Check functions' tables for the block being partitioned.
+  std::vector<int> users_off_, users_;
+  std::shared_ptr<PatternCheckContext::VarUsages> usages_;
+  std::shared_ptr<PatternCheckContext::BoundVars> bound_;
+  int root_slot_ = -1;
+  bool value_slots_made_ = false;
+  PtrMap<int> value_slot_;
+};
 
 // Wraps each composite in a public function carrying "Codegen" (TVM's
 // CompositeFunctionAnnotator): the composite becomes the local function `local_func`.
 IRModule annotate_composites(IRModule mod) {
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> wrapped;  // composite name -> wrapper
+  std::function<Binding(const Binding&)> rewrite;      // calls of composites -> their wrappers
   auto wrap = [&](const GlobalVar& gv) -> GlobalVar {
     if (auto it = wrapped.find(gv->name_hint); it != wrapped.end()) return it->second;
-    Function func = mod.lookup(gv).as_ref<FunctionNode>();
+    // A composite calling another (a pattern matched a call of one) calls its wrapper too.
+    Function func = rewrite_bindings(mod.lookup(gv).as_ref<FunctionNode>(), rewrite);
     std::string codegen = codegen_name_of(*func->attr_string("Composite"));
     auto* inner_node = copy_node(func);
     inner_node->attrs.erase("Primitive");
@@ -215,14 +323,16 @@ IRModule annotate_composites(IRModule mod) {
     call->struct_info_ = func->ret_struct_info;
     Var output = make<VarNode>("output", func->ret_struct_info);
     std::vector<Binding> bs{make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)};
-    Expr body = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
+    Expr body = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
     body->struct_info_ = func->ret_struct_info;
     mod.remove(gv->name_hint);
     std::string hint = gv->name_hint + "_" + codegen;
     std::string name = names.fresh(hint);
     while (mod.contains(name)) name = names.fresh(hint);
     DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-    Function wrapper = make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
+    Function wrapper =
+        make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
     wrapper->struct_info_ = func_struct_info_of(*wrapper);
     GlobalVar ngv = make<GlobalVarNode>(name);
     ngv->struct_info_ = wrapper->struct_info_;
@@ -238,104 +348,101 @@ IRModule annotate_composites(IRModule mod) {
     auto* f = mod.lookup(gv->name_hint).as<FunctionNode>();
     return f && f->attrs.count("Composite") ? gv : nullptr;
   };
+  rewrite = [&](const Binding& b) -> Binding {
+    auto* vb = b.as<VarBindingNode>();
+    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
+    if (!gv) return b;
+    auto* nc = copy_node(Ref<CallNode>(call));
+    nc->op = wrap(GlobalVar(gv));
+    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+  };
   std::vector<std::string> names_before;
   for (const auto& [name, entry] : mod->functions) names_before.push_back(name);
   for (const auto& name : names_before) {
     if (!mod.contains(name)) continue;
     auto* f = mod.lookup(name).as<FunctionNode>();
     if (!f || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
-    auto* seq = f->body.as<SeqExprNode>();
-    if (!seq) continue;
-    std::vector<BindingBlock> blocks;
-    bool changed = false;
-    for (const auto& blk : seq->blocks) {
-      std::vector<Binding> bs;
-      bool bchanged = false;
-      for (const auto& b : blk->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-        const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
-        if (!gv) {
-          bs.push_back(b);
-          continue;
-        }
-        auto* nc = copy_node(Ref<CallNode>(call));
-        nc->op = wrap(GlobalVar(gv));
-        bs.push_back(make<VarBindingNode>(b->var, Expr(Call(nc))));
-        bchanged = true;
-      }
-      blocks.push_back(bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk);
-      changed = changed || bchanged;
-    }
-    if (!changed) continue;
-    auto* ns = copy_node(Ref<SeqExprNode>(seq));
-    ns->blocks = std::move(blocks);
-    auto* nf = copy_node(Ref<FunctionNode>(f));
-    nf->body = SeqExpr(ns);
-    mod.update(mod.get_global_var(name), Function(nf));
+    Function func(f);
+    Function out = rewrite_bindings(func, rewrite);
+    if (!(out == func)) mod.update(mod.get_global_var(name), out);
   }
   return mod;
 }
 
 }  // namespace
 
-namespace detail {
-
-IRModule fuse_patterns_one_by_one(const std::vector<FusionPattern>& patterns, IRModule mod,
-                                  bool lift_constants, const std::vector<std::string>& entry_functions) {
-  for (const auto& pat : patterns) {
-    std::vector<std::string> entries = entry_functions;
-    if (entries.empty()) {
-      for (const auto& [name, entry] : mod->functions) {
-        auto* f = entry.second.as<FunctionNode>();
-        if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
-        entries.push_back(name);
-      }
-    }
-    ModuleGroups groups;
-    for (const auto& name : entries) {
-      auto* f = mod.lookup(name).as<FunctionNode>();
-      auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
-      if (!seq) continue;
-      for (const auto& blk : seq->blocks) {
-        if (!blk->is_dataflow) continue;
-        BlockGroups bg = partition_block(pat, blk);
-        if (!bg.attrs.empty()) groups[name][blk.get()] = std::move(bg);
-      }
-    }
-    if (!groups.empty()) mod = make_grouped_functions(mod, groups, lift_constants);
-  }
-  return mod;
-}
-
-}  // namespace detail
-
 IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModule mod,
                              bool bind_constants, bool annotate_codegen,
                              const std::vector<std::string>& entry_functions) {
   for (const auto& pat : patterns) {
-    if (!pat.pattern) throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
-    if (pat.name.empty()) throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
+    if (!pat.pattern)
+      throw_error("ValueError", "FuseOpsByPattern: pattern '" + pat.name + "' is undefined");
+    if (pat.name.empty())
+      throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
     if (annotate_codegen) codegen_name_of(pat.name);
   }
   for (const auto& name : entry_functions) {
     if (!mod.lookup(name).as<FunctionNode>())
-      throw_error("ValueError", "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
+      throw_error("ValueError",
+                  "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
   }
-  // Both paths give the same module; the deferred one handles the common cases much faster.
-  if (auto fast = detail::fuse_patterns_deferred(patterns, mod, !bind_constants, entry_functions))
-    mod = std::move(*fast);
-  else
-    mod = detail::fuse_patterns_one_by_one(patterns, std::move(mod), !bind_constants, entry_functions);
+  // The functions are partitioned in the order listed (a name listed twice, twice), by default
+  // every Relax function that is neither Primitive, Composite nor Codegen in name order; the
+  // patterns add only Primitive functions, so that list stays the same. Groups become functions
+  // function by function in name order.
+  std::vector<std::string> listed = entry_functions;
+  if (listed.empty()) {
+    for (const auto& [name, entry] : mod->functions)
+      if (as_plain_function(entry.second)) listed.push_back(name);
+  }
+  struct Entry {
+    FunctionSlots slots;
+    std::vector<BlockGroups> groups;  // per block, for the pattern being applied
+  };
+  std::map<std::string, Entry> entries;
+  for (const auto& name : listed) {
+    Function f = mod.lookup(name).as_ref<FunctionNode>();
+    if (entries.count(name) || !f->body.as<SeqExprNode>()) continue;
+    Entry e{FunctionSlots(f), {}};
+    e.groups.resize(e.slots.blocks.size());
+    entries.emplace(name, std::move(e));
+  }
+  PatternPass pass;
+  for (const auto& pat : patterns) {
+    pass.begin(pat);
+    for (const auto& name : listed) {
+      auto it = entries.find(name);
+      if (it == entries.end()) continue;
+      Entry& e = it->second;
+      for (size_t b = 0; b < e.slots.blocks.size(); ++b)
+        if (e.slots.blocks[b].is_dataflow) pass.run(e.slots, b, e.groups[b]);
+    }
+    GroupFuser fuser(std::move(mod), !bind_constants);
+    for (auto& [name, e] : entries) {
+      for (size_t b = 0; b < e.groups.size(); ++b) {
+        fuser.fuse_block(e.slots, b, e.groups[b]);
+        e.groups[b].count = 0;
+      }
+      // A Primitive entry takes part in sharing functions with the next pattern's groups as
+      // this pattern left it.
+      if (e.slots.changed && e.slots.func()->attrs.count("Primitive"))
+        fuser.mod().update(fuser.mod().get_global_var(name), e.slots.rebuild());
+    }
+    mod = std::move(fuser.mod());
+  }
+  for (auto& [name, e] : entries)
+    if (e.slots.changed) mod.update(mod.get_global_var(name), e.slots.rebuild());
   if (annotate_codegen) return annotate_composites(mod);
   return mod;
 }
 
-Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants, bool annotate_codegen,
-                      std::vector<std::string> entry_functions) {
+Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants,
+                      bool annotate_codegen, std::vector<std::string> entry_functions) {
   return create_module_pass(
       [=](IRModule mod, const PassContext&) {
-        return fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, annotate_codegen, entry_functions);
+        return fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, annotate_codegen,
+                                   entry_functions);
       },
       0, "FuseOpsByPattern");
 }

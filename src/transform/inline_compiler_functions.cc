@@ -5,13 +5,14 @@
 // "Composite" functions). The binding that produces f's result binds `v` itself, and a tuple
 // result feeds the `w = v[i]` bindings that read it, so no alias bindings are left behind and
 // the module returns to its unpartitioned form. Inner variables take the kind of the block they
-// land in and struct info re-derived from their new values (in the caller's symbolic variables).
+// land in and struct info re-derived from their new values (in the caller's symbolic variables:
+// substitution derives a rebuilt node's).
 #include <set>
 #include <unordered_map>
 
 #include "partita/ir/analysis.h"
-#include "partita/ir/block_builder.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
@@ -40,12 +41,7 @@ class Inliner {
       UseCounter counter;
       counter.visit_expr(func);
       uses_ = std::move(counter.uses);
-      BlockBuilder bb(mod_);
-      bb_ = &bb;
-      bb.begin_scope(fn->params);
-      bb.begin_binding_block();
       Expr body = rewrite(fn->body);
-      bb_ = nullptr;
       if (body == fn->body) continue;
       auto updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
       updated->struct_info_ = fn->struct_info_;
@@ -165,17 +161,6 @@ class Inliner {
     return make<VarNode>(like->name_hint, sinfo);
   }
 
-  // A substituted value, with struct info re-derived when it is a new node.
-  Expr prepare(const Expr& value, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap) {
-    Expr v = substitute_vars(value, remap);
-    if (v == value) return v;
-    if (v.as<CallNode>() || v.as<TupleNode>() || v.as<TupleGetItemNode>()) {
-      v->struct_info_ = StructInfo();
-      v = bb_->normalize(v);
-    }
-    return v;
-  }
-
   // Emits `callee`'s bindings into `out`; returns the expression standing for its result.
   Expr inline_body(const Function& callee, const std::vector<Expr>& args, const VarMap& dest, bool dataflow,
                    std::vector<Binding>& out) {
@@ -187,7 +172,7 @@ class Inliner {
       for (const auto& b : block->bindings) {
         auto dit = dest.find(b->var);
         if (auto* mc = b.as<MatchCastNode>()) {
-          Expr value = prepare(mc->value, remap);
+          Expr value = substitute_vars(mc->value, remap);
           Var target = dit != dest.end() ? dit->second : fresh_var(b->var, Expr(), dataflow);
           out.push_back(make<MatchCastNode>(target, value, mc->struct_info));
           remap[b->var] = target;
@@ -223,18 +208,17 @@ class Inliner {
           remap[b->var] = target ? Expr(target) : result;
           continue;
         }
-        Expr value = prepare(vb->value, remap);
+        Expr value = substitute_vars(vb->value, remap);
         Var target = dit != dest.end() ? dit->second : fresh_var(b->var, value, dataflow);
         out.push_back(make<VarBindingNode>(target, value));
         remap[b->var] = target;
       }
     }
-    return prepare(seq->body, remap);
+    return substitute_vars(seq->body, remap);
   }
 
   IRModule mod_;
   InlineSelection sel_;
-  BlockBuilder* bb_ = nullptr;
   std::unordered_map<const VarNode*, int> uses_;
   std::set<std::string> inlined_;
 };

@@ -1,20 +1,23 @@
 // MergeCompositeFunctions: group composite calls per backend (TVM's CompositeGroupsBuilder),
-// make one function per group (make_grouped_functions), then inline the composites into them
+// make one function per group (grouping.h's GroupFuser), then inline the composites into them
 // and name them after their backend (TVM's CompositeInliner / CompositeFunctionAnnotator).
 #include "partita/transform/merge_composite_functions.h"
 
 #include <algorithm>
 #include <unordered_set>
 
+#include "grouping.h"
+#include "pass_util.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/ptr_map.h"
+#include "partita/ir/substitute.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
-#include "fuse_ops_by_pattern_fusor.h"
-
 namespace partita::transform {
 namespace {
+
+using namespace detail;
 
 bool is_flat_tensor_tuple(const Expr& e) {
   auto* t = e->struct_info_ ? e->struct_info_.as<TupleStructInfoNode>() : nullptr;
@@ -24,58 +27,23 @@ bool is_flat_tensor_tuple(const Expr& e) {
   return true;
 }
 
-void vars_in(const Expr& value, std::vector<const VarNode*>& out) {
-  if (auto* v = value.as<VarNode>()) {
-    out.push_back(v);
-  } else if (auto* c = value.as<CallNode>()) {
-    if (auto* v = c->op.as<VarNode>()) out.push_back(v);
-    for (const auto& a : c->args) vars_in(a, out);
-  } else if (auto* t = value.as<TupleNode>()) {
-    for (const auto& f : t->fields) vars_in(f, out);
-  } else if (auto* g = value.as<TupleGetItemNode>()) {
-    vars_in(g->tuple, out);
-  } else if (value.as<FunctionNode>() || value.as<SeqExprNode>() || value.as<IfNode>()) {
-    for (const auto& v : free_vars(value)) out.push_back(v.get());
-  }
-}
-
 class GroupsBuilder {
  public:
   explicit GroupsBuilder(const IRModule& mod) : mod_(mod) {}
 
-  // Groups of one dataflow block of `func`; `escaping` are variables used outside the block's
-  // bindings (later blocks, the function result).
-  BlockGroups run(const BindingBlock& blk, const std::unordered_set<const VarNode*>& escaping) {
-    const auto& bindings = blk->bindings;
-    int n = int(bindings.size());
-    PtrMap<int> var_index(n);
-    std::vector<int> offsets{0}, edges;
-    offsets.reserve(n + 1);
-    edges.reserve(2 * n);
-    std::vector<std::pair<int, int>> uses;  // (producer, user), one per use, in user order
-    uses.reserve(2 * n);
-    std::vector<const VarNode*> used;
-    for (int i = 0; i < n; ++i) {
-      var_index[bindings[i]->var.get()] = i;
-      used.clear();
-      vars_in(binding_value(*bindings[i]), used);
-      for (auto* v : used) {
-        const int* at = var_index.find(v);
-        if (!at || *at == i) continue;
-        if (int(edges.size()) == offsets.back() || edges.back() != *at) edges.push_back(*at);
-        uses.emplace_back(*at, i);
-      }
-      offsets.push_back(int(edges.size()));
-    }
-    // Users of each binding in CSR form (user_off[t] .. user_off[t + 1]).
-    std::vector<int> user_off(n + 1, 0), user_list(uses.size());
-    for (const auto& [p, u] : uses) ++user_off[p + 1];
-    for (int t = 0; t < n; ++t) user_off[t + 1] += user_off[t];
-    {
-      std::vector<int> fill(user_off.begin(), user_off.end() - 1);
-      for (const auto& [p, u] : uses) user_list[fill[p]++] = u;
-    }
-    GroupGraph graph(std::move(offsets), std::move(edges));
+  // Groups of block `b` of `fn`; `escaping` are variables used outside the block's bindings
+  // (later blocks, the function result).
+  BlockGroups run(FunctionSlots& fn, size_t b, const std::unordered_set<const VarNode*>& escaping) {
+    const std::vector<int>& order = fn.blocks[b].order;
+    int n = int(order.size());
+    std::vector<Binding> bindings;
+    bindings.reserve(n);
+    for (int s : order) bindings.emplace_back(fn.slots[s].binding);
+    std::vector<int> pos, offsets, edges, user_off, user_list;
+    fn.block_graph(order, pos, offsets, edges);
+    graph_users(offsets, edges, user_off, user_list);
+    GroupGraph graph;
+    graph.reset(offsets, edges);
     std::vector<int> codegen(n, -1);  // per root: index into codegens_; -1 = host
 
     // True when the tuple bound at `t` is only read through get-items inside this block.
@@ -90,10 +58,8 @@ class GroupsBuilder {
       return true;
     };
     auto index_of = [&](const Expr& e) -> int {
-      auto* v = e.as<VarNode>();
-      if (!v) return -1;
-      const int* at = var_index.find(v);
-      return at ? *at : -1;
+      const int* at = e.as<VarNode>() ? fn.var_slot.find(e.get()) : nullptr;
+      return at ? pos[*at] : -1;
     };
 
     std::vector<int> parents;
@@ -159,6 +125,7 @@ class GroupsBuilder {
       }
       bg.group_of[i] = root_to_group[r];
     }
+    bg.count = int(bg.attrs.size());
     return bg;
   }
 
@@ -202,17 +169,19 @@ class CompositeInliner {
     // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
     size_t n_bindings = 0;
     for (const auto& blk : seq->blocks) n_bindings += blk->bindings.size();
-    PtrMap<Expr> to_plain(n_bindings);
+    PtrMap<Expr> plain(n_bindings);
     for (const auto& blk : seq->blocks)
       for (const auto& b : blk->bindings)
-        if (b->var.as<DataflowVarNode>()) to_plain[b->var.get()] = make<VarNode>(b->var->name_hint, b->var->struct_info_);
+        if (b->var.as<DataflowVarNode>())
+          plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
+    Substitutor to_plain(std::move(plain));
     PtrMap<Var> local;  // composite function -> its local function var here
     std::vector<Binding> out;
     out.reserve(n_bindings + 8);
     for (const auto& blk : seq->blocks) {
       for (const auto& b0 : blk->bindings) {
         Var var = b0->var;
-        if (const Expr* plain = to_plain.find(var.get())) var = plain->as_ref<VarNode>();
+        var = to_plain.visit_var_def(var);
         const Expr& value0 = binding_value(*b0);
         Expr value;
         if (auto* call = value0.as<CallNode>()) {
@@ -221,25 +190,27 @@ class CompositeInliner {
               Var* lv = local.find(f);
               if (!lv) {
                 Function inner = inline_copy(*f);
-                Var v = make<VarNode>(detail::numbered("gv", n_gv_), inner->struct_info_);
+                Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
                 out.push_back(make<VarBindingNode>(v, inner));
                 lv = local.emplace(f, v).first;
               }
               // One new call: the composite's local variable as the callee, arguments renamed.
               auto* nc = copy_node(Ref<CallNode>(call));
               nc->op = *lv;
-              for (auto& a : nc->args) a = substitute_vars(a, to_plain);
+              for (auto& a : nc->args) a = to_plain(a);
               value = Call(nc);
             }
           }
         }
-        if (!value) value = substitute_vars(value0, to_plain);
-        if (auto* mc = b0.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+        if (!value) value = to_plain(value0);
+        if (auto* mc = b0.as<MatchCastNode>())
+          out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
         else out.push_back(make<VarBindingNode>(var, value));
       }
     }
-    Expr body = substitute_vars(seq->body, to_plain);
-    Expr nseq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
+    Expr body = to_plain(seq->body);
+    Expr nseq = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
     nseq->struct_info_ = seq->struct_info_;
     auto* nf = copy_node(func);
     nf->body = nseq;
@@ -263,31 +234,11 @@ class CompositeInliner {
   }
 
   // `f` with fresh parameters and binding variables and without "Primitive": the local function
-  // a merged function calls (copy_with_new_vars, then the attribute dropped, in one copy).
+  // a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
-    auto* seq = f.body.as<SeqExprNode>();
-    size_t n = f.params.size();
-    if (seq)
-      for (const auto& blk : seq->blocks) n += blk->bindings.size();
-    PtrMap<Expr> remap(n);
-    auto fresh = [](const Var& v) -> Var {
-      if (v.as<DataflowVarNode>()) return make<DataflowVarNode>(v->name_hint, v->struct_info_);
-      return make<VarNode>(v->name_hint, v->struct_info_);
-    };
-    std::vector<Var> params;
-    params.reserve(f.params.size());
-    for (const auto& p : f.params) {
-      params.push_back(fresh(p));
-      remap.emplace(p.get(), params.back());
-    }
-    if (seq)
-      for (const auto& blk : seq->blocks)
-        for (const auto& b : blk->bindings) remap.emplace(b->var.get(), fresh(b->var));
-    auto* n_f = copy_node(Function(&f));
-    n_f->params = std::move(params);
-    n_f->body = substitute_vars(f.body, remap);
-    n_f->attrs.erase("Primitive");
-    return Function(n_f);
+    auto* n = copy_node(copy_with_new_vars(Function(&f)));
+    n->attrs.erase("Primitive");
+    return Function(n);
   }
 
   const IRModule& original_;
@@ -299,88 +250,10 @@ std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t 
   std::unordered_set<const VarNode*> out;
   std::vector<const VarNode*> used;
   for (size_t b = block_index + 1; b < seq.blocks.size(); ++b)
-    for (const auto& bind : seq.blocks[b]->bindings) vars_in(binding_value(*bind), used);
-  vars_in(seq.body, used);
+    for (const auto& bind : seq.blocks[b]->bindings) used_vars(binding_value(*bind), used);
+  used_vars(seq.body, used);
   out.insert(used.begin(), used.end());
   return out;
-}
-
-// Removes private functions no public function reaches (TVM runs DeadCodeElimination here).
-// Functions are numbered in name order; a GlobalVar met in a call is resolved through the node
-// the module itself keys the function by, by name only when it is another node (names are long:
-// every merged function is named after all its operators).
-IRModule remove_unreachable(IRModule mod) {
-  std::vector<const std::pair<const std::string, std::pair<GlobalVar, Expr>>*> entries;
-  entries.reserve(mod->functions.size());
-  PtrMap<int> index_of(mod->functions.size());
-  for (const auto& entry : mod->functions) {
-    index_of.emplace(entry.second.first.get(), int(entries.size()));
-    entries.push_back(&entry);
-  }
-  std::vector<char> live(entries.size(), 0);
-  std::vector<int> stack;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    auto* f = entries[i]->second.second.as<FunctionNode>();
-    if (!f || f->attrs.count("global_symbol")) {
-      live[i] = 1;
-      stack.push_back(int(i));
-    }
-  }
-  PtrMap<char> seen;  // GlobalVar nodes already visited
-  auto visit = [&](const GlobalVar& gv) {
-    if (!seen.emplace(gv.get(), 1).second) return;
-    int i = -1;
-    if (const int* at = index_of.find(gv.get())) {
-      i = *at;
-    } else {
-      auto it = mod->functions.find(gv->name_hint);
-      if (it == mod->functions.end()) return;
-      i = *index_of.find(it->second.first.get());
-    }
-    if (!live[i]) {
-      live[i] = 1;
-      stack.push_back(i);
-    }
-  };
-  while (!stack.empty()) {
-    int i = stack.back();
-    stack.pop_back();
-    const Expr& f = entries[i]->second.second;
-    auto* fn = f.as<FunctionNode>();
-    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
-    if (!seq) {
-      for (const auto& gv : all_global_vars(f)) visit(gv);
-      continue;
-    }
-    // Flat bindings of calls and leaves are scanned directly, as are local functions made of
-    // such bindings (the inlined composites); anything else generically.
-    auto scan = [&](auto&& self, const Expr& e) -> void {
-      if (auto* c = e.as<CallNode>()) {
-        if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
-        bool leaf_args = true;
-        for (const auto& a : c->args) leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
-        if (leaf_args && !c->op.as<FunctionNode>()) return;
-      } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
-        return;
-      } else if (auto* lf = e.as<FunctionNode>()) {
-        if (auto* ls = lf->body.as<SeqExprNode>()) {
-          for (const auto& blk : ls->blocks)
-            for (const auto& b : blk->bindings) self(self, binding_value(*b));
-          self(self, ls->body);
-          return;
-        }
-      }
-      for (const auto& gv : all_global_vars(e)) visit(gv);
-    };
-    for (const auto& blk : seq->blocks)
-      for (const auto& b : blk->bindings) scan(scan, binding_value(*b));
-    scan(scan, seq->body);
-  }
-  std::vector<std::string> dead;
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (!live[i]) dead.push_back(entries[i]->first);
-  for (const auto& name : dead) mod.remove(name);
-  return mod;
 }
 
 }  // namespace
@@ -388,22 +261,21 @@ IRModule remove_unreachable(IRModule mod) {
 IRModule merge_composite_functions(IRModule mod) {
   const IRModule original = mod;
   GroupsBuilder builder(original);
-  ModuleGroups groups;
+  GroupFuser fuser(mod, /*lift_constants=*/true);
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
-    auto* f = entry.second.as<FunctionNode>();
-    if (!f || f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
-    auto* seq = f->body.as<SeqExprNode>();
+    auto* f = as_plain_function(entry.second);
+    auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
     if (!seq) continue;
     targets.push_back(name);
-    for (size_t b = 0; b < seq->blocks.size(); ++b) {
-      const auto& blk = seq->blocks[b];
-      if (!blk->is_dataflow) continue;
-      BlockGroups bg = builder.run(blk, escaping_vars(*seq, b));
-      if (!bg.attrs.empty()) groups[name][blk.get()] = std::move(bg);
-    }
+    FunctionSlots fn{Function(f)};
+    std::vector<BlockGroups> groups(fn.blocks.size());
+    for (size_t b = 0; b < groups.size(); ++b)
+      if (fn.blocks[b].is_dataflow) groups[b] = builder.run(fn, b, escaping_vars(*seq, b));
+    for (size_t b = 0; b < groups.size(); ++b) fuser.fuse_block(fn, b, groups[b]);
+    if (fn.changed) fuser.mod().update(fuser.mod().get_global_var(name), fn.rebuild());
   }
-  IRModule grouped = make_grouped_functions(mod, groups, /*lift_constants=*/true);
+  IRModule grouped = fuser.mod();
 
   // Rename each new group function to <name>_<codegen>, public, with composites inlined.
   CompositeInliner inliner(original);
@@ -415,69 +287,48 @@ IRModule merge_composite_functions(IRModule mod) {
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
-    auto* seq = func->body.as<SeqExprNode>();
-    std::vector<BindingBlock> blocks;
-    bool changed = false;
-    for (const auto& blk : seq->blocks) {
-      std::vector<Binding> bs;
-      bool bchanged = false;
-      for (const auto& b : blk->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-        auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-        if (!gv) {
-          bs.push_back(b);
-          continue;
+    Function out = rewrite_bindings(func, [&](const Binding& b) -> Binding {
+      auto* vb = b.as<VarBindingNode>();
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+      if (!gv) return b;
+      auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
+      if (fresh) {
+        const FunctionNode* gf = nullptr;
+        if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
+          auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
+          if (f && f->attrs.count("Codegen")) gf = f;
         }
-        auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
-        if (fresh) {
-          const FunctionNode* gf = nullptr;
-          if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
-            auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
-            if (f && f->attrs.count("Codegen")) gf = f;
+        if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
+          auto it = renamed.find(gv->name_hint);
+          if (it == renamed.end()) {
+            result.remove(gv->name_hint);
+            std::string hint = gv->name_hint + "_" + *codegen;
+            std::string name = names.fresh(hint);
+            while (result.contains(name)) name = names.fresh(hint);
+            Function nf = inliner.run(Function(gf), name);
+            GlobalVar ngv = make<GlobalVarNode>(name);
+            ngv->struct_info_ = nf->struct_info_;
+            result.add(ngv, nf);
+            it = renamed.emplace(gv->name_hint, ngv).first;
           }
-          auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
-          if (codegen) {
-            auto it = renamed.find(gv->name_hint);
-            if (it == renamed.end()) {
-              result.remove(gv->name_hint);
-              std::string hint = gv->name_hint + "_" + *codegen;
-              std::string name = names.fresh(hint);
-              while (result.contains(name)) name = names.fresh(hint);
-              Function nf = inliner.run(Function(gf), name);
-              GlobalVar ngv = make<GlobalVarNode>(name);
-              ngv->struct_info_ = nf->struct_info_;
-              result.add(ngv, nf);
-              it = renamed.emplace(gv->name_hint, ngv).first;
-            }
-            *callee = it->second;
-          }
+          *callee = it->second;
         }
-        if (!callee->defined()) {
-          bs.push_back(b);
-          continue;
-        }
-        auto* nc = copy_node(Ref<CallNode>(call));
-        nc->op = *callee;
-        bs.push_back(make<VarBindingNode>(b->var, Expr(Call(nc))));
-        bchanged = true;
       }
-      blocks.push_back(bchanged ? make<BindingBlockNode>(std::move(bs), blk->is_dataflow) : blk);
-      changed = changed || bchanged;
-    }
-    if (!changed) continue;
-    auto* ns = copy_node(Ref<SeqExprNode>(seq));
-    ns->blocks = std::move(blocks);
-    auto* nf = copy_node(func);
-    nf->body = SeqExpr(ns);
-    result.update(result.get_global_var(target), Function(nf));
+      if (!callee->defined()) return b;
+      auto* nc = copy_node(Ref<CallNode>(call));
+      nc->op = *callee;
+      return make<VarBindingNode>(b->var, Expr(Call(nc)));
+    });
+    if (!(out == func)) result.update(result.get_global_var(target), out);
   }
-  return remove_unreachable(std::move(result));
+  return remove_unreachable_functions(std::move(result));  // TVM runs DeadCodeElimination here
 }
 
 Pass MergeCompositeFunctions() {
-  return create_module_pass([](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); },
-                            0, "MergeCompositeFunctions");
+  return create_module_pass(
+      [](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); }, 0,
+      "MergeCompositeFunctions");
 }
 
 }  // namespace partita::transform

@@ -3,10 +3,13 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
-#include "partita/transform/fuse_ops_by_pattern.h"
+#include "pass_util.h"
 
 namespace partita::transform {
+
+using detail::rewrite_bindings;
 
 std::string StructuralGlobalSymbolCache::symbol_for(const Function& func, const IRModule& mod) {
   Function key = without_attrs(func, {"global_symbol"});
@@ -94,36 +97,19 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
   for (const auto& [gv, func] : out.functions()) {
     auto* fn = func.as<FunctionNode>();
     if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
-    auto* seq = fn->body.as<SeqExprNode>();
-    if (!seq) continue;
-    std::unordered_map<Var, Expr, RefHash, RefEq> remap;
-    std::vector<BindingBlock> blocks;
-    bool changed = false;
-    for (const auto& block : seq->blocks) {
-      std::vector<Binding> bindings;
-      for (const auto& b : block->bindings) {
-        auto* vb = b.as<VarBindingNode>();
-        auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
-        if (local && wanted(local.get(), compiler_filter) && free_vars(local).empty()) {
-          remap[vb->var] = place(local);
-          changed = true;
-          continue;
-        }
-        bindings.push_back(b);
-      }
-      if (!bindings.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bindings), block->is_dataflow));
-    }
-    for (const auto& g : all_global_vars(func)) {
-      auto it = redirect.find(g->name_hint);
-      if (it == redirect.end()) continue;
-      changed = true;
-    }
-    if (!changed) continue;
-    Expr body = make<SeqExprNode>(std::move(blocks), seq->body);
-    body->struct_info_ = seq->struct_info_;
-    body = substitute_vars(body, remap);
-    Expr updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
-    updated->struct_info_ = fn->struct_info_;
+    Function original(fn);
+    VarRemap remap;
+    Function stripped = rewrite_bindings(original, [&](const Binding& b) -> Binding {
+      auto* vb = b.as<VarBindingNode>();
+      auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
+      if (!local || !wanted(local.get(), compiler_filter) || !free_vars(local).empty()) return b;
+      remap[vb->var] = place(local);
+      return Binding();
+    });
+    bool redirected = false;
+    for (const auto& g : all_global_vars(func)) redirected = redirected || redirect.count(g->name_hint);
+    if (stripped == original && !redirected) continue;
+    Expr updated = substitute_vars(stripped, remap);
     if (!redirect.empty()) updated = GlobalRedirector(out, redirect).visit_expr(updated);
     out.update(gv, updated);
   }

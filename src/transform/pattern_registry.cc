@@ -5,6 +5,7 @@
 
 #include "partita/support/error.h"
 #include "partita/transform/fold_constant.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/merge_composite_functions.h"
 
 namespace partita::transform {
@@ -70,6 +71,13 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   std::string prefix = backend_prefix;
   if (!prefix.empty() && prefix.back() != '.') prefix += '.';
   auto patterns = get_patterns_with_prefix(prefix);
+  // A code generator that fuses by operator kind (the cuda target's) has no patterns: it takes
+  // every call its registered check accepts (FuseOpsByKind).
+  if (patterns.empty() && find_kind_fusion(backend_prefix)) {
+    FuseOpsByKindOptions options;
+    options.codegen = backend_prefix;
+    return fuse_ops_by_kind(std::move(mod), options);
+  }
   if (patterns.empty())
     throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
   // Constants are folded first (batch_norm into convolutions, weight transposes, shape

@@ -10,14 +10,16 @@
 #include <vector>
 
 #include "partita/ir/fields.h"
+#include "partita/ir/global_info.h"
 #include "partita/ir/object.h"
 #include "partita/runtime/data_type.h"
 
 namespace partita {
 
-/// None, a bool, an integer, a float, a string, a dtype, or a list of integers.
+/// None, a bool, an integer, a float, a string, a dtype, a list of integers, or a virtual
+/// device (R.to_vdevice's dst_vdevice, as TVM's ToVDeviceAttrs holds a VDevice).
 using AttrValue = std::variant<std::monostate, bool, int64_t, double, std::string, DataType,
-                               std::vector<int64_t>>;
+                               std::vector<int64_t>, VDevice>;
 
 /// Operator attributes: an ordered list of named values. `type_key` names the schema
 /// (e.g. "relax.attrs.Conv2DAttrs"); the op registry says which names and defaults it has.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "partita/ir/module.h"
+#include "partita/ir/name_supply.h"
 
 namespace partita {
 
@@ -92,6 +93,10 @@ class BlockBuilder {
   Expr normalize(const Expr& expr);
   /// Normalizes a call/tuple argument: returns a leaf, binding non-leaf values to new vars.
   Expr normalize_argument(const Expr& expr);
+  /// The struct info normalize() gives a call, tuple, get-item or leaf whose operands have
+  /// struct info already, without emitting anything or changing `expr` (for front ends that
+  /// build their own nodes, e.g. the parser). Throws what normalize() throws.
+  StructInfo derive_struct_info(const Expr& expr);
 
   // ---- module-level ----
 
@@ -136,7 +141,7 @@ class BlockBuilder {
   StructInfo erase_to_well_defined_in_scope(const StructInfo& sinfo) const;
 
   IRModule context_mod_;
-  std::unordered_map<std::string, int> name_map_;
+  NameSupply names_;
   std::vector<BlockFrame> block_stack_;
   std::vector<ScopeFrame> scope_stack_;
   std::unordered_map<Var, Expr, RefHash, RefEq> binding_table_;

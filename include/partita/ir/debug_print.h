@@ -17,7 +17,4 @@ std::string debug_print(const ObjectRef& x);
 /// `Call`, `null`.
 std::string short_print(const ObjectRef& x);
 
-/// A symbolic integer expression in infix form, e.g. `n * 2 + 1`, `n // 2`, `T.min(n, m)`.
-std::string prim_expr_str(const PrimExpr& e);
-
 }  // namespace partita

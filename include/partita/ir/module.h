@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "partita/ir/expr.h"
+#include "partita/ir/global_info.h"
 #include "partita/runtime/module.h"
 
 namespace partita {
@@ -42,11 +43,16 @@ class IRModuleNode : public Object {
   std::map<std::string, Tensor> const_name_to_constant;
   /// Other module attributes (e.g. "external_mods"), by name.
   std::map<std::string, ObjectRef> attrs;
+  /// Global infos by name (TVM's IRModule::global_infos), e.g. "vdevice": the virtual devices
+  /// that struct info and R.to_vdevice refer to, in declaration order (which TVMScript's
+  /// "cuda:1" counts).
+  std::map<std::string, std::vector<GlobalInfo>> global_infos;
 
   static constexpr auto declared_fields() {
     return std::make_tuple(field("functions", &IRModuleNode::functions),
                            field("const_name_to_constant", &IRModuleNode::const_name_to_constant),
-                           field("attrs", &IRModuleNode::attrs));
+                           field("attrs", &IRModuleNode::attrs),
+                           field("global_infos", &IRModuleNode::global_infos));
   }
 };
 
@@ -74,6 +80,13 @@ class IRModule : public Ref<IRModuleNode> {
   void remove(const std::string& name);
   /// A name not yet used in the module: `hint`, else `hint1`, `hint2`, ... (TVM's rule).
   std::string unique_global_name(const std::string& hint) const;
+
+  /// The global infos named `name` (empty when there are none).
+  const std::vector<GlobalInfo>& global_infos(const std::string& name) const;
+  /// The module's virtual devices (global infos "vdevice").
+  std::vector<VDevice> vdevices() const;
+  /// Sets the global infos named `name` (TVM's update_global_info); an empty list removes them.
+  void update_global_info(const std::string& name, std::vector<GlobalInfo> infos);
 
   /// Mutable access for passes (copies when shared).
   IRModuleNode* cow();

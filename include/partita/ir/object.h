@@ -22,7 +22,7 @@ namespace partita {
   X(Var) X(DataflowVar) X(Constant) X(PrimValue) X(StringImm) X(DataTypeImm) X(ShapeExpr) \
   X(Tuple) X(TupleGetItem) X(Call) X(Function) X(ExternFunc) X(GlobalVar) X(Op) X(SeqExpr) X(If)
 #define PARTITA_FOR_EACH_OTHER_NODE(X) X(VarBinding) X(MatchCast) X(BindingBlock) X(Attrs) X(IRModule) \
-  X(ExternalModules)
+  X(ExternalModules) X(TargetDesc) X(VDevice)
 #define PARTITA_FOR_EACH_NODE(X)                                                          \
   PARTITA_FOR_EACH_PRIM_EXPR(X) PARTITA_FOR_EACH_STRUCT_INFO(X) PARTITA_FOR_EACH_EXPR(X)   \
   PARTITA_FOR_EACH_OTHER_NODE(X)

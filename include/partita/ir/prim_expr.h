@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -87,5 +88,14 @@ PrimExpr simplify(const PrimExpr& e);
 std::optional<int64_t> as_const_int(const PrimExpr& e);
 /// True when `simplify(a - b)` is zero (provably equal for every value of the variables).
 bool prove_equal(const PrimExpr& a, const PrimExpr& b);
+
+/// Prints a node its own way (returns true), or leaves it to print_prim_expr (returns false).
+using PrimPrintHook = std::function<bool(const PrimExpr& e, std::string& out)>;
+/// The one PrimExpr printer: TVMScript's infix form (`n * 2 + 1`, `n // 2`, `T.min(n, m)`) with
+/// the parentheses precedence needs. `hook` is asked first about every node (the TVMScript
+/// printer names variables by scope and spells typed immediates); otherwise a variable prints
+/// as its name, an immediate as its value and a null expression as "null".
+void print_prim_expr(const PrimExpr& e, std::string& out, const PrimPrintHook& hook = nullptr);
+std::string prim_expr_str(const PrimExpr& e);
 
 }  // namespace partita

@@ -1,7 +1,7 @@
 // PtrMap: a flat open-addressing map keyed by node address. The passes that walk large graphs
 // (partitioning, structural hashing/equality) keep per-node side tables; std::unordered_map
 // allocates one heap node per entry, which dominated their running time on 100k-binding graphs.
-// No iteration and no erase: tables are filled, queried, and dropped.
+// No iteration and no erase: tables are filled, queried, and dropped (or cleared).
 #pragma once
 
 #include <cstddef>
@@ -67,6 +67,12 @@ class PtrMap {
     return {&slots_[i].second, true};
   }
   V& operator[](const void* key) { return *emplace(key, V()).first; }
+  /// Empty again; a small table keeps its storage (for one refilled many times).
+  void clear() {
+    if (mask_ != 0) *this = PtrMap();
+    slots_.clear();
+    size_ = 0;
+  }
 
  private:
   static constexpr size_t kLinear = 8;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "partita/ir/global_info.h"
 #include "partita/ir/prim_expr.h"
 
 namespace partita {
@@ -54,19 +55,24 @@ class ShapeStructInfoNode : public StructInfoNode {
   }
 };
 
-/// A tensor: dtype (void if unknown), and either a known shape or only its ndim (-1 if unknown).
+/// A tensor: dtype (void if unknown), either a known shape or only its ndim (-1 if unknown), and
+/// the virtual device it lives on (null when not known; TVM's optional vdevice).
 class TensorStructInfoNode : public StructInfoNode {
  public:
   PARTITA_NODE(TensorStructInfo)
-  TensorStructInfoNode(std::vector<PrimExpr> shape, DataType dtype)
-      : StructInfoNode(kKind), shape(std::move(shape)), dtype(dtype), ndim(int(this->shape->size())) {}
-  TensorStructInfoNode(DataType dtype, int ndim) : StructInfoNode(kKind), dtype(dtype), ndim(ndim) {}
+  TensorStructInfoNode(std::vector<PrimExpr> shape, DataType dtype, VDevice vdevice = {})
+      : StructInfoNode(kKind), shape(std::move(shape)), dtype(dtype), vdevice(std::move(vdevice)),
+        ndim(int(this->shape->size())) {}
+  TensorStructInfoNode(DataType dtype, int ndim, VDevice vdevice = {})
+      : StructInfoNode(kKind), dtype(dtype), vdevice(std::move(vdevice)), ndim(ndim) {}
   std::optional<std::vector<PrimExpr>> shape;
   DataType dtype;
+  VDevice vdevice;  // may be null
   int ndim;
   bool is_unknown_ndim() const { return ndim < 0; }
   static constexpr auto declared_fields() {
     return std::make_tuple(field("shape", &TensorStructInfoNode::shape), field("dtype", &TensorStructInfoNode::dtype),
+                           field("vdevice", &TensorStructInfoNode::vdevice),
                            field("ndim", &TensorStructInfoNode::ndim));
   }
 };
@@ -106,6 +112,9 @@ StructInfo tensor_sinfo_ndim(DataType dtype, int ndim = -1);
 StructInfo tuple_sinfo(std::vector<StructInfo> fields);
 StructInfo shape_sinfo(std::vector<PrimExpr> values);
 StructInfo prim_sinfo(DataType dtype, PrimExpr value = {});
+
+/// `sinfo` (a tensor struct info) on `vdevice`, keeping its shape or ndim and dtype.
+StructInfo tensor_sinfo_on(const TensorStructInfoNode& sinfo, VDevice vdevice);
 
 /// The dimensions of a tensor struct info whose shape is fully known and constant, else nullopt.
 std::optional<std::vector<int64_t>> static_shape(const StructInfo& sinfo);

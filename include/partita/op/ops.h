@@ -117,4 +117,11 @@ Expr layer_norm(Expr data, Expr gamma, Expr beta, IntList axes = {-1}, double ep
 Expr pad(Expr data, IntList pad_width, double pad_value = 0.0, std::string pad_mode = "constant");
 }  // namespace nn
 
+// Devices (src/op/device.cc)
+/// A copy of `data` on `dst_vdevice` (TVM's relax.op.to_vdevice).
+Expr to_vdevice(Expr data, VDevice dst_vdevice);
+/// A hint that `data` is used on the device (DLPack type, id) with `memory_scope`, read by
+/// RealizeVDevice (TVM's relax.op.hint_on_device).
+Expr hint_on_device(Expr data, int64_t device_type, int64_t index, std::string memory_scope = "global");
+
 }  // namespace partita::op

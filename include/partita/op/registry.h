@@ -20,6 +20,7 @@ namespace partita::op {
 enum class AttrKind : uint8_t {
   Bool, Int, Float, String, DType, IntList, OptionalInt, OptionalIntList,
   IntOrIntList,  // an int or a list of ints, kept as given (split's indices_or_sections)
+  VDevice,       // a virtual device (R.to_vdevice's dst_vdevice)
 };
 
 struct AttrSpec {

@@ -32,6 +32,9 @@ struct TensorSpec {
   bool is_static = true;
   std::vector<int64_t> static_shape;  // when is_static
   std::vector<DimProgram> dims;       // otherwise
+  /// Where the tensor is allocated. Kinds map to the VM's devices: CPU is the host, another
+  /// kind is the VM's device of that kind (id 0 = the VM's device; see VirtualMachine).
+  Device device;
 };
 
 /// How one dimension of a matched tensor is checked: bind a fresh symbolic slot, or compare.
@@ -42,7 +45,8 @@ struct DimMatch {
 };
 
 enum class Opcode : uint8_t {
-  CallKernel,   // dst = kernel[index](args; attrs[attrs]) into fresh outputs `outs`
+  CallKernel,   // dst = kernel[index](args; attrs[attrs]) into fresh outputs `outs` (allocated on
+                //   their spec's device; host kernels read host inputs, see runtime/kernel.h)
   CallExtern,   // dst = extern_symbols[index](args) into fresh outputs `outs`
   CallFunc,     // dst = functions[index](args)
   View,         // dst = args[0] viewed with outs[0]'s shape (reshape and friends, no copy)
@@ -84,6 +88,9 @@ struct VMFunction {
   int32_t num_sym_vars = 0;
   std::vector<Instruction> code;
   std::vector<KernelAttrs> attrs;
+  /// Where each parameter is expected (mapped like TensorSpec::device). The VM copies
+  /// arguments given elsewhere to these devices on entry; empty: where its readers need them.
+  std::vector<Device> param_devices;
 };
 
 class Executable {

@@ -36,9 +36,17 @@ class KernelAttrs {
 /// Inputs are the call's tensors (tuple arguments flattened); outputs are preallocated.
 using KernelFn = void (*)(std::span<const Tensor> inputs, const KernelAttrs& attrs, std::span<Tensor> outputs);
 
-void register_kernel(const std::string& op_name, KernelFn fn);
+/// What memory a kernel reads and writes. Host kernels (almost all) read host-accessible
+/// inputs and write host-accessible outputs; the VM moves device tensors to the host before
+/// calling one. A device-copy kernel (the copy behind R.to_vdevice) takes its input wherever
+/// it is and writes an output the VM allocated on another device, through the device API.
+enum class KernelPlacement { kHost, kAnyDevice };
+
+void register_kernel(const std::string& op_name, KernelFn fn, KernelPlacement placement = KernelPlacement::kHost);
 /// The kernel of `op_name`, or nullptr.
 KernelFn find_kernel(const std::string& op_name);
+/// How the kernel of `op_name` was registered (kHost when there is none).
+KernelPlacement kernel_placement(const std::string& op_name);
 std::vector<std::string> list_kernels();
 
 /// Calls the kernel of `op_name`; Error("KeyError") when there is none.
@@ -47,7 +55,9 @@ void run_kernel(const std::string& op_name, std::span<const Tensor> inputs, cons
 
 namespace detail {
 struct KernelRegistrar {
-  KernelRegistrar(const char* name, KernelFn fn) { register_kernel(name, fn); }
+  KernelRegistrar(const char* name, KernelFn fn, KernelPlacement placement = KernelPlacement::kHost) {
+    register_kernel(name, fn, placement);
+  }
 };
 }  // namespace detail
 
@@ -56,5 +66,9 @@ struct KernelRegistrar {
 #define PARTITA_REGISTER_KERNEL(op_name, fn)                                 \
   static ::partita::runtime::detail::KernelRegistrar PARTITA_KCONCAT_(       \
       partita_kernel_, __COUNTER__)(op_name, fn)
+/// A kernel that copies between devices (KernelPlacement::kAnyDevice).
+#define PARTITA_REGISTER_DEVICE_KERNEL(op_name, fn)                          \
+  static ::partita::runtime::detail::KernelRegistrar PARTITA_KCONCAT_(       \
+      partita_kernel_, __COUNTER__)(op_name, fn, ::partita::runtime::KernelPlacement::kAnyDevice)
 #define PARTITA_KCONCAT_INNER_(a, b) a##b
 #define PARTITA_KCONCAT_(a, b) PARTITA_KCONCAT_INNER_(a, b)

@@ -19,6 +19,21 @@ namespace partita::runtime {
 /// `inputs` are the call's tensor arguments; `outputs` are allocated by the caller with the
 /// shapes and dtypes of the call's result (a tuple result is flattened, in order) and the
 /// function writes into them. Failures throw partita::Error.
+///
+/// Devices and streams (the contract between the VM and every external module or generated
+/// kernel):
+/// - A module's functions run on one kind of device, `RuntimeModule::device_kind()`. The VM
+///   passes inputs already on its device of that kind (copying those that are elsewhere) and
+///   allocates the outputs there.
+/// - For the duration of a VM call, the VM's device is the thread's current device
+///   (DeviceAPI::set_device) and `runtime::current_stream(device)` (runtime/device_api.h) is
+///   the stream the VM runs on. A function enqueues all its device work on that stream and
+///   may return before the work is done; the VM, the copies it makes and later functions are
+///   ordered on the same stream, and the VM never reads device results on the host without
+///   synchronizing that stream. A function that uses streams of its own must make the current
+///   stream wait for them (DeviceAPI::stream_wait) before it returns.
+/// - Inputs and outputs stay valid until that stream's queued work is done: the caching
+///   allocator reuses freed device memory only for work on the stream it was allocated on.
 using PackedFunc = std::function<void(std::span<const Tensor> inputs, std::span<Tensor> outputs)>;
 
 class RuntimeModule {
@@ -32,6 +47,13 @@ class RuntimeModule {
   virtual PackedFunc get_function(const std::string& symbol) = 0;
   /// Symbols this module defines (for diagnostics and for the VM's link check).
   virtual std::vector<std::string> function_names() const { return {}; }
+  /// The kind of device its functions read and write (see PackedFunc above).
+  virtual DeviceKind device_kind() const { return DeviceKind::kCPU; }
+  /// True when its functions may be captured into a CUDA Graph: they only enqueue work on the
+  /// current stream (no host synchronization, no reading device results on the host, no
+  /// allocation outside the runtime's allocator) and do the same for the same input shapes,
+  /// so replaying the captured work is running them. The VM captures only such functions.
+  virtual bool supports_graph_capture() const { return false; }
   /// Serializes the module (code, options; never the named constants, which the executable
   /// stores once). The default throws Error("ValueError") naming the type key.
   virtual void save_to_binary(std::string& out) const;

@@ -1,25 +1,17 @@
 // FuseOpsByPattern (TVM relax.transform.FuseOpsByPattern): every match of a fusion pattern
 // becomes a private "Composite" function called from where the match was; with
 // annotate_codegen, each composite is wrapped in a public function carrying "Codegen".
-//
-// Also exposes the machinery shared with MergeCompositeFunctions: grouping bindings of
-// dataflow blocks into new functions (TVM's MakeGroupedFunctions) and the group graph used to
-// keep groups free of cycles.
 #pragma once
 
-#include <deque>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "partita/dpl/pattern.h"
 #include "partita/ir/module.h"
-#include "partita/ir/ptr_map.h"
 #include "partita/support/error.h"
 #include "partita/transform/pass.h"
 
@@ -29,43 +21,16 @@ namespace partita::transform {
 /// map (find / count / at / iteration) whose entries may be made when first asked for. A check
 /// asks about a few variables of its match, and making the whole table of a 100k-binding block
 /// for every pattern cost more than the partitioning itself. Iterating, size() and empty() make
-/// every entry first. Iterators and references stay valid (entries are never removed).
+/// every entry first. Iterators and references stay valid: entries are never removed, and the
+/// map has room for all of them from the start.
 template <class K, class V>
 class BlockTable {
  public:
   using Map = std::unordered_map<K, V, RefHash, RefEq>;
   using key_type = K;
   using mapped_type = V;
-  using value_type = std::pair<const K, V>;
-  class const_iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = BlockTable::value_type;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const value_type*;
-    using reference = const value_type&;
-    const_iterator() = default;
-    reference operator*() const { return (*entries_)[at_]; }
-    pointer operator->() const { return &(*entries_)[at_]; }
-    const_iterator& operator++() {
-      if (++at_ >= entries_->size()) at_ = kEnd;
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator old = *this;
-      ++*this;
-      return old;
-    }
-    bool operator==(const const_iterator& o) const { return at_ == o.at_; }
-    bool operator!=(const const_iterator& o) const { return at_ != o.at_; }
-
-   private:
-    friend class BlockTable;
-    static constexpr size_t kEnd = size_t(-1);  // end() stays end() when entries are added
-    const_iterator(const std::deque<value_type>* entries, size_t at) : entries_(entries), at_(at) {}
-    const std::deque<value_type>* entries_ = nullptr;
-    size_t at_ = kEnd;
-  };
+  using value_type = typename Map::value_type;
+  using const_iterator = typename Map::const_iterator;
   using iterator = const_iterator;
   /// The entry of `key`: fills `value` and returns true, or returns false when there is none.
   using EntryFn = std::function<bool(const K& key, V& value)>;
@@ -74,25 +39,25 @@ class BlockTable {
 
   BlockTable() = default;
   /// A table with all its entries.
-  explicit BlockTable(Map entries) {
-    for (auto& [k, v] : entries) add(k, std::move(v));
+  explicit BlockTable(Map entries) : map_(std::move(entries)) {}
+  /// A table of at most `capacity` entries, made on demand by `entry` (one) and `all` (every one).
+  BlockTable(size_t capacity, EntryFn entry, AllFn all)
+      : entry_(std::move(entry)), all_(std::move(all)) {
+    map_.reserve(capacity);
   }
-  /// A table whose entries are made on demand by `entry` (one) and `all` (every one).
-  BlockTable(EntryFn entry, AllFn all) : entry_(std::move(entry)), all_(std::move(all)) {}
 
   const_iterator find(const K& key) const {
-    if (!key) return end();
-    if (const size_t* at = index_.find(key.get())) return const_iterator(&entries_, *at);
-    if (!entry_) return end();
+    auto it = map_.find(key);
+    if (it != map_.end() || !entry_ || !key) return it;
     V value{};
-    if (!entry_(key, value)) return end();
-    return const_iterator(&entries_, add(key, std::move(value)));
+    if (!entry_(key, value)) return map_.end();
+    return map_.emplace(key, std::move(value)).first;
   }
   const_iterator begin() const {
     complete();
-    return const_iterator(&entries_, entries_.empty() ? const_iterator::kEnd : 0);
+    return map_.begin();
   }
-  const_iterator end() const { return const_iterator(&entries_, const_iterator::kEnd); }
+  const_iterator end() const { return map_.end(); }
   size_t count(const K& key) const { return find(key) == end() ? 0 : 1; }
   bool contains(const K& key) const { return count(key) != 0; }
   const V& at(const K& key) const {
@@ -103,7 +68,7 @@ class BlockTable {
   }
   size_t size() const {
     complete();
-    return entries_.size();
+    return map_.size();
   }
   bool empty() const { return size() == 0; }
   /// Makes every entry now and forgets how entries are made (FuseOpsByPattern calls it before
@@ -111,21 +76,14 @@ class BlockTable {
   void complete() const {
     if (!all_) return;
     all_([this](const K& key, V&& value) {
-      if (key && !index_.contains(key.get())) add(key, std::move(value));
+      if (key) map_.emplace(key, std::move(value));
     });
     entry_ = nullptr;
     all_ = nullptr;
   }
 
  private:
-  size_t add(const K& key, V&& value) const {
-    entries_.emplace_back(key, std::move(value));
-    index_.emplace(key.get(), entries_.size() - 1);
-    return entries_.size() - 1;
-  }
-  // A deque and an index by node address: no allocation per entry beyond the entry's own.
-  mutable std::deque<value_type> entries_;
-  mutable PtrMap<size_t> index_;
+  mutable Map map_;
   mutable EntryFn entry_;
   mutable AllFn all_;
 };
@@ -179,87 +137,5 @@ Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants =
 /// The codegen name of a composite name: the part before the first '.'. Throws
 /// Error("ValueError") when there is none.
 std::string codegen_name_of(const std::string& composite_name);
-
-// ---------------------------------------------------------------------------------------------
-// Shared machinery
-// ---------------------------------------------------------------------------------------------
-
-/// Groups over the bindings of one block (nodes 0..n-1 in binding order; node i's inputs are
-/// nodes < i). Union-find with member lists; reachability queries walk the graph of groups
-/// backwards, pruned by binding positions, so local queries stay cheap on huge blocks. A query
-/// that would scan more than kSearchBudget edges answers conservatively ("reachable" / "cycle"),
-/// which only ever keeps groups apart: time stays linear and the result is never cyclic.
-class GroupGraph {
- public:
-  static constexpr size_t kSearchBudget = 1 << 14;
-  /// Node i's inputs are `edges[offsets[i] .. offsets[i + 1])` (offsets has n + 1 entries).
-  GroupGraph(std::vector<int> offsets, std::vector<int> edges);
-  GroupGraph() = default;
-  /// Starts over with a new graph, reusing this object's storage: `offsets` and `edges` are
-  /// swapped in (they come back holding the previous graph's).
-  void reset(std::vector<int>& offsets, std::vector<int>& edges);
-  int size() const { return int(parent_.size()); }
-  int find(int x);
-  /// Merges the groups of `a` and `b` (O(1) plus the find); returns the new root.
-  int unite(int a, int b);
-  /// Calls f(node) for each member of the group whose root is `root`.
-  template <class F>
-  void for_each_member(int root, F&& f) const {
-    for (int m = head_[root]; m >= 0; m = next_[m]) f(m);
-  }
-  /// True when group `anc_root` is a proper ancestor of the group of `node`.
-  bool is_ancestor(int anc_root, int node);
-  /// True when merging the groups of `nodes` into one would create a cycle between groups.
-  bool merge_creates_cycle(const std::vector<int>& nodes);
-  /// FuseOpsByPattern's rule for a match covering `matched` (its root first): it becomes one
-  /// group unless it would absorb only part of an earlier match (a root flagged in `composite`)
-  /// or create a cycle. Returns whether it did; the new group's root is flagged.
-  bool group_match(const std::vector<int>& matched, std::vector<char>& composite);
-
- private:
-  std::vector<int> offsets_, edges_;
-  std::vector<int> parent_, min_pos_, max_pos_;
-  std::vector<int> head_, tail_, next_;  // member lists, linked through next_
-  std::vector<uint32_t> mark_, visited_;
-  uint32_t epoch_ = 0;
-  std::vector<int> stack_, roots_;  // search scratch, kept between queries (no allocation each)
-};
-
-/// For one dataflow block: the group of each binding (-1: left as it is) and each group's
-/// attributes ("Composite" / "Codegen" ...).
-struct BlockGroups {
-  std::vector<int> group_of;
-  std::vector<DictAttrs> attrs;
-};
-/// Function name -> (block node -> its groups).
-using ModuleGroups = std::map<std::string, std::unordered_map<const BindingBlockNode*, BlockGroups>>;
-
-/// Replaces every group by a call of a new private function holding its bindings (TVM's
-/// MakeGroupedFunctions): parameters named after the arguments, outputs "gv", "gv1", ...,
-/// "Primitive": 1 added to the group's attributes, names "fused_" + op names made unique;
-/// structurally equal functions are shared. With `lift_constants`, constants become parameters.
-IRModule make_grouped_functions(IRModule mod, const ModuleGroups& groups, bool lift_constants);
-
-/// TVM's NameSupply rule: `hint`, then `hint1`, `hint2`, ... ('.' becomes '_').
-class NameSupply {
- public:
-  std::string fresh(std::string hint);
-
- private:
-  // Every name handed out (and every hint) with its suffix counter, in an open-addressing table
-  // over `entries_` (a pass names one variable per group: no heap node per name).
-  int find(std::string_view name, size_t hash) const;
-  int insert(std::string name, size_t hash);
-  std::vector<std::pair<std::string, int>> entries_;
-  std::vector<size_t> hashes_;  // per entry
-  std::vector<int> table_;      // entry numbers, -1 when free; the size is a power of two
-};
-
-/// `expr` with variables replaced per `remap` (rebuilding only what changes).
-Expr substitute_vars(const Expr& expr, const std::unordered_map<Var, Expr, RefHash, RefEq>& remap);
-/// The same over a table keyed by variable node: build it once to substitute into many values.
-Expr substitute_vars(const Expr& expr, const PtrMap<Expr>& remap);
-/// A copy of `func` with fresh parameters and binding variables (same names and struct info).
-Function copy_with_new_vars(const Function& func);
 
 }  // namespace partita::transform

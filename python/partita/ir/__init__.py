@@ -1,8 +1,8 @@
 """IR containers and structural comparison (``tvm.ir``)."""
-from .._ffi import IRModule, GlobalVar, Op, Object, Attrs
+from .._ffi import IRModule, GlobalVar, Op, Object, Attrs, GlobalInfo, VDevice, TargetDesc
 from .structural import structural_equal, structural_hash, assert_structural_equal
 
-__all__ = ["IRModule", "GlobalVar", "Op", "Object", "Attrs",
+__all__ = ["IRModule", "GlobalVar", "Op", "Object", "Attrs", "GlobalInfo", "VDevice", "TargetDesc",
            "structural_equal", "structural_hash", "assert_structural_equal"]
 
 from .. import _ffi as _native

@@ -3,7 +3,7 @@ from .._ffi import (
     Expr, Var, DataflowVar, Constant, PrimValue, StringImm, DataTypeImm, ShapeExpr, Tuple,
     TupleGetItem, Call, Function, ExternFunc, SeqExpr, If, Binding, VarBinding, MatchCast,
     BindingBlock, StructInfo, ObjectStructInfo, PrimStructInfo, ShapeStructInfo,
-    TensorStructInfo, TupleStructInfo, FuncStructInfo, GlobalVar,
+    TensorStructInfo, TupleStructInfo, FuncStructInfo, GlobalVar, VDevice,
 )
 from .expr import const, DataflowBlock
 from .block_builder import BlockBuilder
@@ -15,6 +15,6 @@ __all__ = [
     "ShapeExpr", "Tuple", "TupleGetItem", "Call", "Function", "ExternFunc", "SeqExpr", "If",
     "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "StructInfo",
     "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
-    "TupleStructInfo", "FuncStructInfo", "GlobalVar", "const", "BlockBuilder", "op",
+    "TupleStructInfo", "FuncStructInfo", "GlobalVar", "VDevice", "const", "BlockBuilder", "op",
     "transform", "analysis", "dpl", "backend", "build", "VirtualMachine",
 ]

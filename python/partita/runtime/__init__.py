@@ -1,19 +1,7 @@
-"""Running compiled models (``tvm.runtime``): executables, loading, devices."""
+"""Running compiled models (``tvm.runtime``): executables, loading, devices, tensors."""
 from .._ffi import Executable, load_module
-from .._ffi import Tensor, tensor, from_dlpack, to_dlpack  # numpy/DLPack interop
-
-
-class Device:
-    """Where tensors live. Partita's runtime runs on the CPU; the object exists so code written
-    for TVM (``relax.VirtualMachine(ex, tvm.cpu())``) reads the same."""
-
-    def __init__(self, kind="cpu", index=0):
-        if kind != "cpu":
-            raise ValueError(f"unsupported device '{kind}': the runtime runs on the CPU")
-        self.kind, self.index = kind, index
-
-    def __repr__(self):
-        return f"{self.kind}({self.index})"
+from .._ffi import Tensor, tensor, empty, from_dlpack, to_dlpack  # numpy/DLPack interop
+from .._ffi import Device, device
 
 
 def cpu(index=0):
@@ -21,4 +9,11 @@ def cpu(index=0):
     return Device("cpu", index)
 
 
-__all__ = ["Executable", "load_module", "Tensor", "tensor", "from_dlpack", "to_dlpack", "Device", "cpu"]
+def cuda(index=0):
+    """CUDA GPU number ``index``. Creating the object needs no GPU; ``.exist`` says whether it
+    is there, and using a missing one (a tensor, a VM) raises an error saying why."""
+    return Device("cuda", index)
+
+
+__all__ = ["Executable", "load_module", "Tensor", "tensor", "empty", "from_dlpack", "to_dlpack", "Device",
+           "device", "cpu", "cuda"]

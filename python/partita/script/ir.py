@@ -19,6 +19,20 @@ def ir_module(cls=None, *, check_well_formed=True):
     return parse(cls) if cls is not None else parse
 
 
+def vdevice(target, vdevice_id=0, memory_scope="global"):
+    """A virtual device (``I.vdevice``): ``target`` is a target string ("cuda", "llvm -mcpu=x")
+    or a target dictionary ({"kind": "cuda", "arch": "sm_80"}). Inside an ``@I.ir_module``
+    class the C++ parser reads the call from the source; called from Python it builds the
+    VDevice, as TVM's ``I.vdevice`` does."""
+    return _ffi.VDevice(target, vdevice_id, memory_scope)
+
+
+def module_global_infos(infos):
+    """``I.module_global_infos({"vdevice": [...]})`` in a module class body. The parser reads the
+    statement from the source; executing the class body in Python does nothing with it."""
+    del infos
+
+
 def __getattr__(name):
     from ._sugar import Placeholder
     return Placeholder(f"I.{name}")

@@ -1,5 +1,6 @@
 // The cblas codegen and patterns: matmul / dense (weight optionally transposed by permute_dims)
 // with an optional bias add become sgemm calls (see README.md and module_format.h).
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -44,13 +45,22 @@ std::string unsupported_reason(const CallNode& call) {
   if (!op) return "a call of something other than an operator";
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return op->name + " does not produce a float32 tensor of static shape";
-  for (const auto& a : call.args)
-    if (!static_f32_shape(a)) return op->name + " has an argument that is not a float32 tensor of static shape";
+  std::vector<std::vector<int64_t>> shapes = {*out};
+  for (const auto& a : call.args) {
+    auto s = static_f32_shape(a);
+    if (!s) return op->name + " has an argument that is not a float32 tensor of static shape";
+    shapes.push_back(*s);
+  }
+  // Empty products are the host's (BLAS wants positive sizes; the host fills nothing or zeros).
+  for (const auto& s : shapes)
+    if (std::find(s.begin(), s.end(), 0) != s.end()) return op->name + " of a tensor with no elements";
   if (op->name == "relax.matmul") {
     auto a = static_f32_shape(call.args[0]), b = static_f32_shape(call.args[1]);
-    if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
-    if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
-    if (b->size() == 3 && (*a)[0] != (*b)[0]) return "batched matmul with broadcast batch dimensions";
+    // (..., M, K) by (K, N) runs as one product of all rows; (..., M, K) by (..., K, N) as one
+    // product per batch entry, whose batch dims must then be the same (no broadcasting).
+    if (a->size() < 2 || b->size() < 2) return "matmul of a 1-d operand";
+    if (b->size() > 2 && (a->size() != b->size() || !std::equal(a->begin(), a->end() - 2, b->begin())))
+      return "batched matmul with broadcast batch dimensions";
     return "";
   }
   if (op->name == "relax.permute_dims") {
@@ -80,11 +90,15 @@ bool check_match(const transform::PatternCheckContext& ctx) {
   if (auto* root = ctx.matched_expr.as<CallNode>()) calls.push_back(root);
   for (const CallNode* add : calls) {
     if (add->op.as<OpNode>()->name != "relax.add") continue;
-    bool first = is_product(add->args[0]);
-    if (!first && !is_product(add->args[1])) return false;
+    // One operand is the product, the other something else (not the product again).
+    bool first = is_product(add->args[0]), second = is_product(add->args[1]);
+    if (first == second) return false;
     auto out = static_f32_shape(Expr(const_cast<CallNode*>(add)));
+    auto product = static_f32_shape(add->args[first ? 0 : 1]);
     auto bias = static_f32_shape(add->args[first ? 1 : 0]);
-    if (!out || !bias || bias->empty() || bias->back() != out->back() || bias->size() > out->size()) return false;
+    // The sum has the product's shape: the bias only broadcasts into it.
+    if (!out || !product || !bias || *out != *product) return false;
+    if (bias->empty() || bias->back() != out->back() || bias->size() > out->size()) return false;
     for (size_t k = 0; k + 1 < bias->size(); ++k)
       if ((*bias)[k] != 1) return false;
   }
@@ -107,7 +121,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     const Function& fn = f_.func;
     std::unordered_map<const VarNode*, int> env;
     json inputs = bind_params(env);
-    int r = lower_body(fn, env);
+    std::vector<int> outputs = lower_body(fn, env);
     // Fold each bias add into the matmul producing its single-use first operand.
     std::vector<int> uses(values_.size(), 0);
     for (const auto& n : nodes_)
@@ -115,7 +129,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         if (n[k].get<int>() >= 0) uses[n[k].get<int>()]++;
     for (const auto& n : adds_) uses[n[0]]++, uses[n[1]]++;
     for (const auto& [x, out, act] : acts_) uses[x]++;
-    uses[r] += 2;
+    for (int r : outputs) uses[r] += 2;  // outputs stay materialized
     for (const auto& add : adds_) {
       int x = add[0], bias = add[1], out = add[2];
       auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == x; });
@@ -127,6 +141,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         fail("an add that is not a bias of a matmul");
       (*it)["bias"] = bias;
       (*it)["out"] = out;
+      (*it)["from"].push_back("relax.add");
     }
     // Then each activation into the matmul (+ bias) producing its single-use operand.
     for (const auto& [x, out, act] : acts_) {
@@ -135,22 +150,29 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         fail("an activation that does not follow a matmul");
       (*it)["activation"] = act;
       (*it)["out"] = out;
+      for (const auto& [relax_op, name] : activations())
+        if (name == act) (*it)["from"].push_back(relax_op);
     }
     json g;
     g["symbol"] = f_.symbol;
     g["values"] = values_;
     g["inputs"] = inputs;
-    g["outputs"] = json::array({r});
+    g["outputs"] = outputs;
     g["constants"] = constants_;
     g["nodes"] = nodes_;
     return g;
   }
 
  private:
-  int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
+  // The values `fn` returns: one, or a merged partition's tuple of several.
+  std::vector<int> lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
     const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
-    if (seq.body.as<TupleNode>()) fail("it returns a tuple");
-    return leaf(seq.body, env);
+    std::vector<int> out;
+    if (auto* tuple = seq.body.as<TupleNode>())
+      for (const auto& f : tuple->fields) out.push_back(leaf(f, env));
+    else
+      out.push_back(leaf(seq.body, env));
+    return out;
   }
 
   // walk_partition's hooks.
@@ -160,7 +182,9 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     return lower_op(call, env);
   }
   int lower_composite(const Function& inner, std::unordered_map<const VarNode*, int>& params, const VarBindingNode&) {
-    return lower_body(inner, params);
+    std::vector<int> out = lower_body(inner, params);
+    if (out.size() != 1) fail("a composite returns a tuple");
+    return out[0];
   }
 
   int lower_op(const CallNode& call, std::unordered_map<const VarNode*, int>& env) {
@@ -181,11 +205,12 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       return out;
     }
     if (name == "relax.add") {
+      // The bias add of the composite's product, the latest one (a merged partition holds
+      // earlier products too, which may be this add's other operand).
       int a = leaf(call.args[0], env), b = leaf(call.args[1], env);
-      auto is_product = [&](int v) {
-        return std::any_of(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == v; });
-      };
-      if (!is_product(a) && is_product(b)) std::swap(a, b);  // add commutes: bias + product
+      int product = nodes_.empty() ? -1 : nodes_.back()["out"].get<int>();
+      if (b == product && a != product) std::swap(a, b);  // add commutes: bias + product
+      if (a != product || b == product) fail("an add that is not a bias of a matmul");
       int out = new_value(shape);
       adds_.push_back({a, b, out});
       return out;
@@ -197,7 +222,10 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       tb = true;
     }
     int out = new_value(shape);
-    nodes_.push_back({{"a", a}, {"b", b}, {"bias", -1}, {"transpose_b", tb}, {"activation", "none"}, {"out", out}});
+    // "from": the Relax operators the product computes, so run-time errors can name them.
+    json from = tb ? json::array({"relax.permute_dims", "relax.matmul"}) : json::array({"relax.matmul"});
+    nodes_.push_back({{"a", a}, {"b", b}, {"bias", -1}, {"transpose_b", tb}, {"activation", "none"}, {"out", out},
+                      {"from", from}});
     return out;
   }
 

@@ -2,9 +2,11 @@
 // module_format.h). Composite calls are expanded in place; then a peephole pass fuses
 // bias adds, residual adds (sum post-op) and activations into the conv2d / matmul before them
 // when the intermediate has no other use, and folds a transposing permute_dims into matmul.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "binary_broadcast.h"
 #include "dnnl.h"
 #include "module_format.h"
 #include "partita/codegen/json_graph_builder.h"
@@ -88,6 +90,28 @@ const std::map<std::string, std::string>& eltwise_algs() {
   return m;
 }
 
+// The right (bottom) padding oneDNN's pooling needs for `out` windows over `in` (ceil_mode
+// makes it larger than the attribute's; the runtime computes it the same way).
+int64_t pool_right_padding(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad_left) {
+  return (out - 1) * stride + kernel - in - pad_left;
+}
+
+// oneDNN's DNNL_MAX_NDIMS.
+constexpr size_t kMaxDims = 12;
+
+// How many trailing axes a layer_norm normalizes (its axes, in any order and sign, must be
+// exactly the last k), or 0 when they are not trailing.
+int64_t layer_norm_trailing_axes(const CallNode& call, int64_t ndim) {
+  std::vector<int64_t> axes = attr_ints(call, "axes", {-1});
+  for (auto& a : axes) a = a < 0 ? a + ndim : a;
+  std::sort(axes.begin(), axes.end());
+  int64_t k = int64_t(axes.size());
+  if (k == 0 || k > ndim) return 0;
+  for (int64_t i = 0; i < k; ++i)
+    if (axes[size_t(i)] != ndim - k + i) return 0;
+  return k;
+}
+
 }  // namespace
 
 // Why `call` cannot be lowered (empty when it can). Shared with the pattern checks.
@@ -97,8 +121,19 @@ std::string unsupported_reason(const CallNode& call) {
   const std::string& name = op->name;
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return name + " does not produce a float32 tensor of static shape";
-  for (const auto& a : call.args)
-    if (!a.as<PrimValueNode>() && !static_f32_shape(a)) return name + " has an argument that is not a float32 tensor of static shape";
+  std::vector<std::vector<int64_t>> shapes = {*out};
+  for (const auto& a : call.args) {
+    if (a.as<PrimValueNode>()) continue;
+    auto s = static_f32_shape(a);
+    if (!s) return name + " has an argument that is not a float32 tensor of static shape";
+    shapes.push_back(*s);
+  }
+  // oneDNN memory has 1 to 12 dimensions (a 0-d tensor runs as one element) and no zero-size
+  // dimension (the host runs empty tensors).
+  for (const auto& s : shapes) {
+    if (s.size() > kMaxDims) return name + " of a tensor with more than 12 dimensions";
+    if (std::find(s.begin(), s.end(), 0) != s.end()) return name + " of a tensor with no elements";
+  }
   if (name == "relax.nn.conv2d") {
     if (attr_str(call, "data_layout", "NCHW") != "NCHW" || attr_str(call, "kernel_layout", "OIHW") != "OIHW" ||
         attr_str(call, "out_layout", "NCHW") != "NCHW")
@@ -111,8 +146,19 @@ std::string unsupported_reason(const CallNode& call) {
       return "pooling layout other than NCHW";
     auto d = pair2(attr_ints(call, "dilation", {1, 1}));
     if (d[0] != 1 || d[1] != 1) return "dilated pooling";
-    if (attr_bool(call, "ceil_mode", false) && attr_bool(call, "count_include_pad", false))
-      return "avg pooling with ceil_mode and count_include_pad";
+    bool include_pad = attr_bool(call, "count_include_pad", false);
+    if (attr_bool(call, "ceil_mode", false) && include_pad) return "avg pooling with ceil_mode and count_include_pad";
+    // Windows lying wholly in the padding: the host gives them 0 (average) or the lowest
+    // float (max); oneDNN refuses them (0 / 0 when excluding the padding).
+    auto in = static_f32_shape(call.args[0]);
+    auto kernel = pair2(attr_ints(call, "pool_size", {1, 1})), strides = pair2(attr_ints(call, "strides", {1, 1}));
+    auto pad = padding4(attr_ints(call, "padding", {0}));
+    for (int k = 0; k < 2; ++k) {
+      int64_t right = pool_right_padding((*in)[size_t(2 + k)], (*out)[size_t(2 + k)], kernel[size_t(k)],
+                                         strides[size_t(k)], pad[size_t(k)]);
+      if (pad[size_t(k)] >= kernel[size_t(k)] || right >= kernel[size_t(k)])
+        return "pooling with a window wholly in the padding";
+    }
     return "";
   }
   if (name == "relax.nn.adaptive_avg_pool2d") {
@@ -124,9 +170,10 @@ std::string unsupported_reason(const CallNode& call) {
     return "";
   }
   if (name == "relax.matmul") {
+    // Batch dimensions broadcast (oneDNN broadcasts either operand's); a 1-d operand, which
+    // drops a dimension from the result, stays on the host.
     auto a = static_f32_shape(call.args[0]), b = static_f32_shape(call.args[1]);
-    if (a->size() < 2 || a->size() > 3 || b->size() < 2 || b->size() > 3) return "matmul of other than 2-d/3-d operands";
-    if (b->size() == 3 && a->size() != 3) return "matmul of a 2-d by a 3-d operand";
+    if (a->size() < 2 || b->size() < 2) return "matmul of a 1-d operand";
     if (call.attrs.defined())
       if (const AttrValue* od = call.attrs->find("out_dtype"))
         if (auto* dt = std::get_if<DataType>(od); dt && !dt->is_void() && *dt != DataType::Float(32))
@@ -134,14 +181,26 @@ std::string unsupported_reason(const CallNode& call) {
     return "";
   }
   if (name == "relax.permute_dims") return "";
-  if (name == "relax.nn.softmax") return "";
-  if (name == "relax.nn.layer_norm") {
-    auto axes = attr_ints(call, "axes", {-1});
-    int64_t nd = int64_t(out->size());
-    if (axes.size() != 1 || (axes[0] != -1 && axes[0] != nd - 1)) return "layer_norm over other than the last axis";
+  if (name == "relax.nn.softmax") {
+    // oneDNN's jit softmax runs over the innermost axis (dims of size 1 after it do not count).
+    int64_t nd = int64_t(out->size()), axis = attr_int(call, "axis", -1);
+    if (axis < 0) axis += nd;
+    for (int64_t k = axis + 1; k < nd; ++k)
+      if ((*out)[size_t(k)] != 1) return "softmax over an inner axis (oneDNN runs it only on its reference kernel)";
     return "";
   }
-  if (name == "relax.add" || name == "relax.multiply") return "";
+  if (name == "relax.nn.layer_norm") {
+    if (layer_norm_trailing_axes(call, int64_t(out->size())) == 0) return "layer_norm over other than trailing axes";
+    return "";
+  }
+  if (name == "relax.add" || name == "relax.multiply") {
+    // oneDNN broadcasts its second source only: one operand must have the result's shape.
+    if (shapes[1] != *out && shapes[2] != *out) return name + " where both operands are broadcast";
+    const auto& other = shapes[1] == *out ? shapes[2] : shapes[1];
+    if (!jit_broadcast(broadcast_runs(*out, other).pattern))
+      return name + " with a broadcast that oneDNN runs only on its reference kernel";
+    return "";
+  }
   if (name == "relax.clip") {
     if (!prim_number(call.args[1]) || !prim_number(call.args[2])) return "clip bounds are not constants";
     return "";
@@ -271,6 +330,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["axis"] = axis < 0 ? axis + int64_t(shape.size()) : axis;
     } else if (name == "relax.nn.layer_norm") {
       j["op"] = "layer_norm";
+      j["axes"] = layer_norm_trailing_axes(call, int64_t(shape.size()));
       j["eps"] = attr_float(call, "epsilon", 1e-5);
       j["scale"] = attr_bool(call, "scale", true);
       j["shift"] = attr_bool(call, "center", true);
@@ -291,7 +351,13 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         j["beta"] = *prim_number(call.args[2]);
       }
     }
+    j["from"] = json::array({name});
     return add_node(std::move(j), std::move(in), shape);
+  }
+
+  // `n` computes `other` too: its Relax operators join n's ("from": for errors and reading).
+  static void absorb_names(Node& n, const Node& other) {
+    for (const auto& name : other.j["from"]) n.j["from"].push_back(name);
   }
 
   // Peephole fusion (see the file comment). `outputs` must stay materialized.
@@ -318,6 +384,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
           for (size_t k = 0; swap_last && k + 2 < nd; ++k) swap_last = axes[k] == int64_t(k);
           if (swap_last) {
             p.dead = true;
+            absorb_names(n, p);
             n.in[1] = p.in[0];
             n.j["transpose_b"] = true;
           }
@@ -365,6 +432,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         }
         // `n` now produces c's value.
         c.dead = true;
+        absorb_names(n, c);
         producer[c.out] = i;
         n.out = c.out;
       }

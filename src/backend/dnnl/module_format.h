@@ -8,13 +8,18 @@
 //      "constants": [{"value": id, "name": "<name in const_name_to_constant>"}],
 //      "nodes": [{"op": "conv2d" | "matmul" | "pool" | "softmax" | "layer_norm" | "eltwise" |
 //                        "binary" | "permute", "in": [ids], "out": id, ...attributes,
+//                 "from": ["relax.nn.conv2d", "relax.add", ...],
 //                 "post": [{"kind": "eltwise", "alg": "relu", "alpha": a, "beta": b} |
 //                          {"kind": "sum", "in": id}]}]}]}
+// A value of 0 dims ([]) runs as one element. "from" names the Relax operators lowered into the
+// node (errors name them; optional).
 // conv2d: strides, dilation, padding [t, l, b, r], groups, has_bias (in = [src, w, (bias)]);
-// matmul: transpose_b, has_bias; pool: alg (max | avg_include | avg_exclude), kernel,
-// strides, padding [t, l, b, r] (adaptive average pooling becomes a pool whose windows tile the
-// input); softmax: axis; layer_norm: eps, scale, shift (in = [x, g, b]);
-// eltwise: alg, alpha, beta; binary: alg (add | mul); permute: axes.
+// matmul: transpose_b, has_bias (operands of 2 or more dims, the lower-rank one broadcast);
+// pool: alg (max | avg_include | avg_exclude), kernel, strides, padding [t, l, b, r]
+// (adaptive average pooling becomes a pool whose windows tile the input); softmax: axis (the
+// last, or one followed by 1s only); layer_norm: eps, scale, shift, axes (how many trailing
+// dims it normalizes, default 1; in = [x, g, b]); eltwise: alg, alpha, beta; binary: alg
+// (add | mul; in[0] has the result's shape, in[1] is broadcast numpy-style); permute: axes.
 #pragma once
 
 #include "partita/runtime/module_sections.h"

@@ -46,6 +46,15 @@ void k_broadcast_to(std::span<const Tensor> in, const KernelAttrs&, std::span<Te
 
 void k_concat(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
   Tensor& y = out[0];
+  if (!attrs.has("axis")) {  // axis=None: the inputs flattened, one after the other (numpy)
+    size_t at = 0;
+    for (const Tensor& t : in) {
+      if (!(t.dtype() == y.dtype())) throw_error("TypeError", "concat: operand dtypes differ");
+      if (t.nbytes()) std::memcpy(static_cast<uint8_t*>(y.data()) + at, t.data(), t.nbytes());
+      at += t.nbytes();
+    }
+    return;
+  }
   int axis = normalize_axis(attrs.get_int("axis", 0), y.ndim(), "concat");
   size_t es = size_t(y.dtype().bytes());
   int64_t outer = 1, inner = 1;

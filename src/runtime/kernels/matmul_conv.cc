@@ -23,7 +23,7 @@ void matmul_same(const Tensor& a, const Tensor& b, Tensor& out) {
   for (size_t i = 0; i < nb; ++i) {
     int64_t x = i + abatch.size() >= nb ? abatch[i + abatch.size() - nb] : 1;
     int64_t y = i + bbatch.size() >= nb ? bbatch[i + bbatch.size() - nb] : 1;
-    batch[i] = std::max(x, y);
+    batch[i] = x == 1 ? y : x;  // numpy broadcasting: 1 stretches, also to 0
   }
   auto sa = bcast_strides(abatch, batch), sb = bcast_strides(bbatch, batch);
   int64_t nbatch = 1;

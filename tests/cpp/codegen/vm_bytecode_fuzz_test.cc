@@ -23,7 +23,7 @@ TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
   add.index = 0;
   add.args = {0, 0};
   add.dst = 1;
-  add.outs = {TensorSpec{DataType::Float(32), true, {2}, {}}};
+  add.outs = {TensorSpec{DataType::Float(32), true, {2}, {}, {}}};
   f.attrs.push_back({});
   add.attrs = 0;
   Instruction ret;

@@ -2,7 +2,10 @@
 // (libonnx-testdata) for every operator the importer supports, checks well-formedness, then
 // builds each for the VM and compares its outputs with the expected ones.
 //
-// Prints the pass counts; `PARTITA_ONNX_CONFORMANCE_VERBOSE=1` lists every failure.
+// Every model that imports must be compared and must match, except the few named in
+// kKnownNumericExceptions (each with its reason); an exception that starts matching must be
+// removed from the list. Prints the pass counts; `PARTITA_ONNX_CONFORMANCE_VERBOSE=1` lists
+// every failure.
 #include <gtest/gtest.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -11,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -26,6 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 const char* kNodeDir = "/usr/share/libonnx-testdata/data/node";
+
+// Models (test directory names) that import but are known not to match the expected outputs or
+// cannot be compared, each with its reason. Keep it short: fix the operator instead of adding
+// to it.
+const std::map<std::string, std::string> kKnownNumericExceptions = {};
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -235,7 +244,8 @@ TEST(OnnxConformance, SingleOperatorModels) {
                                            data / ("output_" + std::to_string(k) + ".pb"))),
                                        model.graph().output(k).type().tensor_type().elem_type()));
     } catch (const Error& e) {
-      continue;  // data we cannot read (e.g. string tensors): not compared
+      numeric_failures.push_back(name + ": its test data cannot be read: " + e.what());
+      continue;
     }
     ++compared;
     try {
@@ -281,6 +291,21 @@ TEST(OnnxConformance, SingleOperatorModels) {
     for (const auto& f : import_failures) s += f + "\n";
     return s;
   }();
+  // Every model that imports gives the expected numbers, except the known exceptions; a known
+  // exception that matches now is stale.
+  std::string unexpected, stale;
+  std::set<std::string> failed;
+  for (const auto& f : numeric_failures) {
+    std::string model = f.substr(0, f.find(':'));
+    failed.insert(model);
+    if (!kKnownNumericExceptions.count(model)) unexpected += "  " + f + "\n";
+  }
+  for (const auto& [model, reason] : kKnownNumericExceptions)
+    if (!failed.count(model)) stale += "  " + model + " (" + reason + ")\n";
+  EXPECT_TRUE(unexpected.empty()) << "imported models whose outputs do not match:\n" << unexpected;
+  EXPECT_TRUE(stale.empty()) << "known exceptions that now match (remove them from kKnownNumericExceptions):\n"
+                             << stale;
+  EXPECT_GT(numeric_pass, 300);
 }
 
 }  // namespace

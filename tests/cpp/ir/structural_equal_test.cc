@@ -333,7 +333,7 @@ TEST(StructuralEqual, HundredThousandBindings) {
 TEST(DebugPrint, OneLinePerField) {
   std::string text = debug_print(build(Spec{}));
   EXPECT_EQ(text.rfind("Function\n  params: [\n    [0] Var x\n      struct_info: TensorStructInfo\n"
-                       "        shape: [n, 4]\n        dtype: float32\n        ndim: 2\n", 0),
+                       "        shape: [n, 4]\n        dtype: float32\n        vdevice: null\n        ndim: 2\n", 0),
             0u)
       << text;
   EXPECT_NE(text.find("attrs: {\n    \"global_symbol\": \"main\"\n  }"), std::string::npos) << text;

@@ -156,13 +156,14 @@ TEST(DLPack, RejectsMisalignedUnlessCopyAllowed) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % 64, 0u);
 }
 
-TEST(DLPack, RejectsNonCpuAndUnsupportedDtypes) {
+TEST(DLPack, RejectsUnsupportedDevicesAndDtypes) {
   int deleted = 0;
-  DLManagedTensor* gpu = make_producer(&deleted, {2}, {}, 0, {kDLFloat, 32, 1}, kDLCUDA);
+  DLManagedTensor* gpu = make_producer(&deleted, {2}, {}, 0, {kDLFloat, 32, 1}, kDLVulkan);
   std::string kind;
   std::string msg = error_of([&] { from_dlpack(gpu, DLPackCopy::kIfNeeded); }, &kind);
   EXPECT_EQ(kind, "ValueError");
-  EXPECT_NE(msg.find("CPU"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("vulkan"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("CPU (kDLCPU), CUDA (kDLCUDA)"), std::string::npos) << msg;
   gpu->deleter(gpu);
 
   DLManagedTensor* vec = make_producer(&deleted, {2}, {}, 0, {kDLFloat, 32, 4});
@@ -178,6 +179,37 @@ TEST(DLPack, RejectsNonCpuAndUnsupportedDtypes) {
   EXPECT_EQ(deleted, 3);
   EXPECT_EQ(error_of([&] { from_dlpack(nullptr); }, &kind).empty(), false);
   EXPECT_EQ(error_of([&] { to_dlpack(Tensor()); }, &kind).empty(), false);
+}
+
+// Sharing CUDA memory needs no GPU: the pointer is held, never read, and the producer's
+// deleter runs when the last reference goes.
+TEST(DLPack, SharesCudaMemoryAndExportsTheDevice) {
+  int deleted = 0;
+  DLManagedTensor* m = make_producer(&deleted, {2, 3}, {}, 0, {kDLFloat, 32, 1}, kDLCUDA);
+  m->dl_tensor.device.device_id = 1;
+  void* data = m->dl_tensor.data;
+  {
+    Tensor t = from_dlpack(m);
+    EXPECT_EQ(t.device(), (Device{DeviceKind::kCUDA, 1}));
+    EXPECT_EQ(t.data(), data);
+    DLManagedTensor* back = to_dlpack(t);
+    EXPECT_EQ(back->dl_tensor.device.device_type, kDLCUDA);
+    EXPECT_EQ(back->dl_tensor.device.device_id, 1);
+    EXPECT_EQ(back->dl_tensor.data, data);
+    back->deleter(back);
+    EXPECT_EQ(deleted, 0);
+  }
+  EXPECT_EQ(deleted, 1);
+  // Pinned host memory (kDLCUDAHost) is shared too and stays marked as such.
+  DLManagedTensor* pinned = make_producer(&deleted, {4}, {}, 0, {kDLFloat, 32, 1}, kDLCUDAHost);
+  Tensor p = from_dlpack(pinned);
+  EXPECT_EQ(p.device().kind, DeviceKind::kCUDAHost);
+  EXPECT_TRUE(p.device().is_host_accessible());
+  EXPECT_EQ(p.data_as<float>()[3], 3.0f);
+  for (DeviceKind k : {DeviceKind::kCPU, DeviceKind::kCUDA, DeviceKind::kCUDAHost, DeviceKind::kCUDAManaged}) {
+    Device d{k, 2};
+    EXPECT_EQ(from_dlpack_device(to_dlpack_device(d)), d);
+  }
 }
 
 TEST(DLPack, DtypeMapping) {

@@ -257,6 +257,17 @@ TEST(Kernels, MatmulShapesAndDtypes) {
   expect_near(o, ref(a, b, 2, 3, 2, 1, 1), 1e-5);
 }
 
+// A batch of 0 broadcast against a batch of 1 is an empty product (numpy's rule: 1 stretches
+// to 0), so nothing is written: the output's buffer, larger than its 0 elements, keeps its bytes.
+TEST(Kernels, MatmulEmptyBatchWritesNothing) {
+  std::shared_ptr<uint8_t> buffer(new uint8_t[64], std::default_delete<uint8_t[]>());
+  std::fill_n(buffer.get(), 64, uint8_t(0xAB));
+  std::vector<Tensor> out = {Tensor::from_buffer({0, 2, 3}, f32, buffer)};
+  std::vector<Tensor> in = {rnd({0, 2, 5}, f32, 1), rnd({1, 5, 3}, f32, 2)};
+  run_kernel("relax.matmul", in, {}, out);
+  EXPECT_TRUE(std::all_of(buffer.get(), buffer.get() + 64, [](uint8_t v) { return v == 0xAB; }));
+}
+
 TEST(Kernels, Conv2dAttributes) {
   struct P { int64_t n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g; };
   for (P p : {P{1, 3, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, P{2, 4, 9, 8, 6, 3, 2, 2, 1, 0, 1, 2, 0, 2, 1, 2},
@@ -425,6 +436,9 @@ TEST(Kernels, DataMovement) {
     auto idx = unravel(i, {2, 4, 4});
     EXPECT_EQ(get(c, i), idx[1] < 3 ? get(x, ravel(idx, {2, 3, 4})) : get(y, ravel({idx[0], 0, idx[2]}, {2, 1, 4})));
   }
+  // axis=None concatenates the flattened inputs.
+  Tensor flat = run1("relax.concat", {x, y}, {}, {32}, f64);
+  for (int64_t i = 0; i < 32; ++i) EXPECT_EQ(get(flat, i), i < 24 ? get(x, i) : get(y, i - 24));
   std::vector<Tensor> parts = {Tensor::empty({2, 3, 1}, f64), Tensor::empty({2, 3, 3}, f64)};
   run_kernel("relax.split", std::vector<Tensor>{x}, A({{"axis", int64_t(2)}}), parts);
   for (int64_t i = 0; i < 18; ++i) {

@@ -95,7 +95,7 @@ TEST(RuntimeModule, SharedObjectThroughTheCAbiAndAnArtifact) {
   call.index = 0;
   call.args = {0, 1};
   call.dst = 2;
-  call.outs = {TensorSpec{DataType::Float(32), true, {2, 3}, {}}};
+  call.outs = {TensorSpec{DataType::Float(32), true, {2, 3}, {}, {}}};
   Instruction ret;
   ret.op = Opcode::Ret;
   ret.args = {2};

@@ -22,3 +22,29 @@ for _name in _ffi.list_ops():
         __all__.append(_parts[0])
     elif _parts[0] == "nn" and len(_parts) == 2:
         setattr(nn, _parts[1], _fn)
+
+
+def hint_on_device(data, dst_vdevice, memory_scope="global"):
+    """A hint that ``data`` is used on ``dst_vdevice`` (TVM's ``relax.op.hint_on_device``), read
+    by ``relax.transform.RealizeVDevice``. ``dst_vdevice`` is a runtime device (an object with
+    ``device_type`` and ``device_id``, or ``kind`` and ``index`` such as ``partita.runtime.cpu()``),
+    a ``(device_type, index)`` pair, or a name such as ``"cuda:0"``."""
+    device_type, index = _device_pair(dst_vdevice)
+    return _ffi.make_call("relax.hint_on_device", [data],
+                          [("device_type", device_type), ("index", index), ("memory_scope", memory_scope)])
+
+
+def _device_pair(device):
+    if isinstance(device, str):
+        name, _, index = device.partition(":")
+        device_type = _ffi.device_type_from_name(name)  # TVM's runtime names: cpu, cuda, ...
+        if device_type is None:
+            raise ValueError(f"hint_on_device: unknown device '{name}'")
+        return device_type, int(index or 0)
+    if isinstance(device, tuple) and len(device) == 2:
+        return int(device[0]), int(device[1])
+    if hasattr(device, "device_type") and hasattr(device, "device_id"):
+        return int(device.device_type), int(device.device_id)
+    if hasattr(device, "kind") and hasattr(device, "index"):
+        return _device_pair(f"{device.kind}:{device.index}")
+    raise TypeError(f"hint_on_device: cannot read a device from {type(device).__name__}")

@@ -1,6 +1,8 @@
 """Relax passes (``tvm.relax.transform``)."""
 from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination
 from ..._ffi import FoldConstant, FoldBatchnormToConv2D, FoldForInference
+from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination, FuseOpsByKind
+from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
 from ...transform import Pass, PassContext, Sequential
@@ -11,4 +13,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "FuseOpsByPattern", "MergeCompositeFunctions", "FusionPattern",
            "PatternCheckContext", "Pass", "PassContext", "Sequential", "RunCodegen",
            "InlineCompilerFunctions", "OutlineCompilerFunctions", "MarkCompilerFunctionsAsExtern",
-           "NameCodegenConstants"]
+           "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies", "FuseOpsByKind"]

@@ -1,5 +1,5 @@
-// The "cblas" runtime module: each node is a product (a 3-d by 2-d product folds its batch
-// into M; 3-d by 3-d loops over the batch). A product by a constant 2-d weight runs on the
+// The "cblas" runtime module: each node is a product (an n-d by 2-d product folds its batch
+// dims into M; n-d by n-d loops over the batch entries). A product by a constant 2-d weight runs on the
 // runtime's micro-kernel with the weight packed once (PackedWeight); others call cblas_sgemm (a
 // single row: sgemv). The bias add and the activation follow in one pass over each block of the
 // product while it is in cache.
@@ -18,7 +18,9 @@
 #include <map>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -42,6 +44,7 @@ struct Gemm {
   bool transpose_b;
   Activation activation = Activation::None;
   bool constant_b = false;  // b is one of the function's constants: packed on first use
+  std::string label;        // "node 2 (from relax.matmul + relax.add)", for errors
 };
 
 // The epilogue, one pass over a block of the product C (rows x n, row stride ldc) while it is
@@ -98,16 +101,17 @@ struct PackedWeight {
 struct Program {
   std::string symbol;
   std::vector<std::vector<int64_t>> dims;
-  std::vector<int> inputs;
-  int output = -1;
+  std::vector<int> inputs, outputs;
   std::vector<std::pair<int, std::string>> constants;
   std::vector<Gemm> gemms;
   std::vector<Tensor> scratch;  // intermediates, by value id (undefined for others)
   std::map<int, PackedWeight> packed;  // constant 2-d weights, by value id, packed on first use
 };
 
-[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
-  throw_error("ValueError", "cblas module, function '" + symbol + "': " + what);
+// Errors name the module, the function and, for one product, the node and its Relax operators.
+[[noreturn]] void fail(const std::string& symbol, const std::string& what, const std::string& node = "") {
+  std::string where = "function '" + symbol + "'" + (node.empty() ? "" : ", " + node);
+  throw_error("ValueError", "cblas module, " + where + ": " + what);
 }
 
 void warn_once() {
@@ -250,30 +254,50 @@ class CblasModule : public runtime::RuntimeModule {
       return x;
     };
     for (const auto& v : f.at("inputs")) p.inputs.push_back(id(v));
-    if (f.at("outputs").size() != 1) fail(p.symbol, "expected one output");
-    p.output = id(f.at("outputs")[0]);
+    for (const auto& v : f.at("outputs")) p.outputs.push_back(id(v));
+    if (p.outputs.empty()) fail(p.symbol, "expected at least one output");
     for (const auto& c : f.at("constants")) p.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
     p.scratch.resize(p.dims.size());
+    // Values computed so far, in node order: the inputs and constants, then each product's.
+    std::vector<bool> available(p.dims.size(), false);
+    for (int v : p.inputs) available[size_t(v)] = true;
+    for (const auto& c : p.constants) available[size_t(c.first)] = true;
     for (const auto& n : f.at("nodes")) {
+      std::string label = "node " + std::to_string(p.gemms.size());
+      if (n.contains("from") && n["from"].is_array()) {
+        std::string ops;
+        for (const auto& o : n["from"])
+          ops += (ops.empty() ? "" : " + ") + (o.is_string() ? o.get<std::string>() : "?");
+        label += " (from " + ops + ")";
+      }
+      auto node_fail = [&](const std::string& what) { fail(p.symbol, what, label); };
       Gemm g{id(n.at("a")), id(n.at("b")), n.at("bias").get<int>(), id(n.at("out")), n.at("transpose_b").get<bool>(),
-             parse_activation(n.value("activation", "none"), p.symbol)};
-      if (g.bias >= int(p.dims.size())) fail(p.symbol, "bias id out of range");
+             parse_activation(n.value("activation", "none"), p.symbol), false, label};
+      if (g.bias >= int(p.dims.size())) node_fail("bias id out of range");
+      for (int v : {g.a, g.b, g.bias})
+        if (v >= 0 && !available[size_t(v)])
+          node_fail("it reads value " + std::to_string(v) + " before it is computed");
+      available[size_t(g.out)] = true;
       g.constant_b = std::any_of(p.constants.begin(), p.constants.end(), [&](const auto& c) { return c.first == g.b; });
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b], &od = p.dims[g.out];
-      if (ad.size() < 2 || bd.size() < 2 || od.size() != ad.size()) fail(p.symbol, "gemm operand ranks");
+      if (ad.size() < 2 || bd.size() < 2 || od.size() != ad.size()) node_fail("gemm operand ranks");
+      if (bd.size() > 2 && (bd.size() != ad.size() || !std::equal(ad.begin(), ad.end() - 2, bd.begin())))
+        node_fail("gemm batch dimensions differ");
       int64_t k = ad.back(), kb = g.transpose_b ? bd.back() : bd[bd.size() - 2];
       int64_t n_cols = g.transpose_b ? bd[bd.size() - 2] : bd.back();
       if (k != kb || od.back() != n_cols || od[od.size() - 2] != ad[ad.size() - 2])
-        fail(p.symbol, "gemm operand shapes do not agree");
-      if (g.out != p.output) p.scratch[g.out] = Tensor::empty(od, DataType::Float(32));
+        node_fail("gemm operand shapes do not agree");
+      if (std::find(p.outputs.begin(), p.outputs.end(), g.out) == p.outputs.end())
+        p.scratch[g.out] = Tensor::empty(od, DataType::Float(32));
       p.gemms.push_back(g);
     }
     return p;
   }
 
   void run(Program& p, std::span<const Tensor> in, std::span<Tensor> out) {
-    if (in.size() != p.inputs.size() || out.size() != 1)
-      fail(p.symbol, "expected " + std::to_string(p.inputs.size()) + " inputs and 1 output");
+    if (in.size() != p.inputs.size() || out.size() != p.outputs.size())
+      fail(p.symbol, "expected " + std::to_string(p.inputs.size()) + " inputs and " + std::to_string(p.outputs.size()) +
+                         " outputs");
     std::vector<const float*> data(p.dims.size(), nullptr);
     auto check = [&](const Tensor& t, int v, const std::string& what) {
       if (t.dtype() != DataType::Float(32) || t.shape() != p.dims[v])
@@ -289,18 +313,24 @@ class CblasModule : public runtime::RuntimeModule {
       check(it->second, v, "constant '" + name + "'");
       data[v] = it->second.data_as<float>();
     }
-    check(out[0], p.output, "the output");
     for (size_t v = 0; v < p.scratch.size(); ++v)
       if (p.scratch[v].defined()) data[v] = p.scratch[v].data_as<float>();
-    float* out_ptr = out[0].data_as<float>();
-    bool produced = std::any_of(p.gemms.begin(), p.gemms.end(), [&](const Gemm& g) { return g.out == p.output; });
-    if (produced) data[p.output] = out_ptr;
+    // A product that is an output is written into the caller's buffer (the first, if it is
+    // returned twice); other outputs are copied at the end.
+    std::vector<bool> written(out.size(), false);
+    for (size_t k = 0; k < out.size(); ++k) {
+      const int v = p.outputs[k];
+      check(out[k], v, "output " + std::to_string(k));
+      bool produced = std::any_of(p.gemms.begin(), p.gemms.end(), [&](const Gemm& g) { return g.out == v; });
+      bool first = std::find(p.outputs.begin(), p.outputs.end(), v) == p.outputs.begin() + std::ptrdiff_t(k);
+      if (produced && first) data[v] = out[k].data_as<float>(), written[k] = true;
+    }
     const int threads = threads_ > 0 ? threads_ : omp_get_max_threads();
     for (const Gemm& g : p.gemms) {
       const auto &ad = p.dims[g.a], &bd = p.dims[g.b];
       float* c = const_cast<float*>(data[g.out]);
       const float *a = data[g.a], *b = data[g.b];
-      if (!a || !b) fail(p.symbol, "an operand is used before it is computed");
+      if (!a || !b || (g.bias >= 0 && !data[g.bias])) fail(p.symbol, "an operand was not provided", g.label);
       const PackedWeight* packed = nullptr;
       if (bd.size() == 2 && use_packed_ && g.constant_b) {
         auto it = p.packed.find(g.b);
@@ -310,16 +340,21 @@ class CblasModule : public runtime::RuntimeModule {
       }
       Product pr;
       pr.k = ad.back(), pr.n = p.dims[g.out].back();
-      pr.m = ad[ad.size() - 2], pr.batch = ad.size() == 3 ? ad[0] : 1;
-      pr.batched_b = bd.size() == 3;
-      if (!pr.batched_b) pr.m *= pr.batch, pr.batch = 1;  // (B, M, K) x (K, N): one gemm of B*M rows
+      pr.m = ad[ad.size() - 2];
+      pr.batch = std::accumulate(ad.begin(), ad.end() - 2, int64_t(1), std::multiplies<>());
+      pr.batched_b = bd.size() > 2;
+      if (!pr.batched_b) pr.m *= pr.batch, pr.batch = 1;  // (..., M, K) x (K, N): one gemm of all rows
       const float* bias = g.bias >= 0 ? data[g.bias] : nullptr;
       if (packed)
         multiply_packed(g.activation, pr, a, *packed, bias, c, threads);
       else
         multiply(g, pr, a, b, bias, c, threads);
     }
-    if (!produced) std::memcpy(out_ptr, data[p.output], out[0].nbytes());
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!written[k]) {
+        if (!data[p.outputs[k]]) fail(p.symbol, "output " + std::to_string(k) + " is never computed");
+        std::memcpy(out[k].data(), data[p.outputs[k]], out[k].nbytes());
+      }
   }
 
   std::string text_;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "random_tensor.h"
@@ -227,6 +228,47 @@ TEST(Cblas, OpenBlasRunsThisCpusKernels) {
   EXPECT_EQ(lower(reported), lower(preferred)) << out;
   for (const char* slow : {"prescott", "generic", "core2", "nehalem", "unknown"}) EXPECT_NE(lower(reported), slow);
   EXPECT_NE(out.find("warning=\n"), std::string::npos) << "no warning expected: " << out;
+}
+
+// Errors name the module, the function, the product and the Relax operators it computes (a
+// graph whose first product reads the second one's result is refused when the module loads);
+// a tensor of the wrong shape at run time names the function and the argument.
+TEST(Cblas, ErrorsNameTheFunctionNodeAndOperators) {
+  Tensor w1 = random_tensor({6, 6}, 51), b1 = random_tensor({6}, 52), w2 = random_tensor({6, 6}, 53);
+  Var x = param("x", {3, 6});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var m = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w1)}));
+    Var r = bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {m, make<ConstantNode>(b1)}))}));
+    return bb.emit(op::make_call("relax.matmul", {r, make<ConstantNode>(w2)}));
+  });
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(transform::partition_for("cblas", mod)));
+  auto mods = codegen::external_mods_of(lowered);
+  ASSERT_EQ(mods.size(), 1u);
+  nlohmann::json g = nlohmann::json::parse(mods[0]->get_source());
+  const std::string symbol = g["functions"][0]["symbol"];
+  auto& nodes = g["functions"][0]["nodes"];
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]["from"], nlohmann::json({"relax.matmul", "relax.add", "relax.nn.relu"}));
+  nodes[0]["a"] = nodes[1]["out"];  // (3, 6): the shapes still agree
+  try {
+    make_cblas_module(g.dump());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("cblas module, function '" + symbol +
+                               "', node 0 (from relax.matmul + relax.add + relax.nn.relu): it reads value"),
+              std::string::npos)
+        << e.message();
+  }
+  mods[0]->init_constants(lowered->const_name_to_constant);
+  std::vector<Tensor> wrong = {random_tensor({3, 5}, 54)}, out = {Tensor::empty({3, 6}, F32)};
+  try {
+    mods[0]->get_function(symbol)(wrong, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("cblas module, function '" + symbol + "': argument 0 has another dtype or shape"),
+              std::string::npos)
+        << e.message();
+  }
 }
 
 TEST(Cblas, MalformedModuleBytesAreCleanErrors) {

@@ -15,14 +15,18 @@
 // so a partition's working set stays small and warm in cache; reshapes are views, not copies.
 #include <omp.h>
 
+#include <functional>
 #include <memory>
+#include <numeric>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 
+#include "../binary_broadcast.h"
 #include "../module_format.h"
 #include "dnnl_runtime.h"
 #include "partita/runtime/memory_plan.h"
@@ -37,10 +41,6 @@ namespace dn = ::dnnl;
 using tag = dn::memory::format_tag;
 using dt = dn::memory::data_type;
 
-[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
-  throw_error("ValueError", "dnnl module, function '" + symbol + "': " + what);
-}
-
 tag plain_tag(size_t ndim) {
   switch (ndim) {
     case 1: return tag::a;
@@ -53,10 +53,21 @@ tag plain_tag(size_t ndim) {
   }
 }
 
+// oneDNN has no 0-d memory: a scalar is the one element of a (1) tensor (same bytes).
+dn::memory::dims dnnl_dims(const dn::memory::dims& dims) {
+  return dims.empty() ? dn::memory::dims{1} : dims;
+}
+
+// Row-major memory of `dims` (0-d: one element; beyond the format tags: by strides).
 dn::memory::desc plain_md(const dn::memory::dims& dims) {
-  tag t = plain_tag(dims.size());
-  if (t == tag::undef) throw_error("ValueError", "dnnl: tensors of " + std::to_string(dims.size()) + " dimensions are not supported");
-  return dn::memory::desc(dims, dt::f32, t);
+  dn::memory::dims d = dnnl_dims(dims);
+  if (d.size() > DNNL_MAX_NDIMS)
+    throw_error("ValueError", "dnnl: tensors of " + std::to_string(d.size()) + " dimensions are not supported");
+  tag t = plain_tag(d.size());
+  if (t != tag::undef) return dn::memory::desc(d, dt::f32, t);
+  dn::memory::dims strides(d.size(), 1);
+  for (size_t k = d.size() - 1; k > 0; --k) strides[k - 1] = strides[k] * d[k];
+  return dn::memory::desc(d, dt::f32, strides);
 }
 
 dn::algorithm eltwise_alg(const std::string& name) {
@@ -83,6 +94,7 @@ struct Step {
   dn::primitive prim;
   std::unordered_map<int, dn::memory> args;
   std::shared_ptr<WinogradConv> wino = nullptr;
+  int64_t node = -1;  // the graph node it belongs to (-1: the outputs' reorders)
 
   void execute(dn::stream& s, float* wino_work) {
     if (!wino) return prim.execute(s, args);
@@ -128,10 +140,10 @@ class Program {
       int id = checked(c.at("value").get<int>());
       std::string name = c.at("name").get<std::string>();
       auto it = constants.find(name);
-      if (it == constants.end()) fail(symbol_, "constant '" + name + "' was not provided");
+      if (it == constants.end()) fail("constant '" + name + "' was not provided");
       const Tensor& t = it->second;
       if (t.dtype() != DataType::Float(32) || dn::memory::dims(t.shape()) != dims_[id])
-        fail(symbol_, "constant '" + name + "' has another dtype or shape than compiled for");
+        fail("constant '" + name + "' has another dtype or shape than compiled for");
       kept_.push_back(t);
       mem_[id] = dn::memory(plain_md(dims_[id]), eng_, t.data());
       is_const_.insert(id);
@@ -148,11 +160,19 @@ class Program {
     for (const auto& v : f.at("outputs")) last_use_[checked(v.get<int>())] = int64_t(nodes.size());
     for (size_t k = 0; k < nodes.size(); ++k) {
       node_index_ = int64_t(k);
-      build_node(nodes[k]);
+      node_labels_.push_back(node_label(nodes[k], k));
+      size_t first_step = steps_.size();
+      try {
+        build_node(nodes[k]);
+      } catch (const dn::error& e) {
+        fail(std::string("oneDNN rejected it: ") + e.what());
+      }
+      for (size_t i = first_step; i < steps_.size(); ++i) steps_[i].node = int64_t(k);
     }
+    node_index_ = -1;
     for (const auto& v : f.at("outputs")) {
       int id = checked(v.get<int>());
-      if (!mem_[id]) fail(symbol_, "output value " + std::to_string(id) + " is never computed");
+      if (!mem_[id]) fail("output value " + std::to_string(id) + " is never computed");
       outputs_.push_back(id);
       // An output whose producer writes plain memory it owns gets the caller's buffer directly.
       bool direct = mem_[id].get_desc() == plain_md(dims_[id]) && produced_.count(id) && !is_const_.count(id) &&
@@ -177,7 +197,7 @@ class Program {
 
   void run(dn::stream& s, std::span<const Tensor> in, std::span<Tensor> out) {
     if (in.size() != inputs_.size() || out.size() != outputs_.size())
-      fail(symbol_, "expected " + std::to_string(inputs_.size()) + " inputs and " + std::to_string(outputs_.size()) +
+      fail("expected " + std::to_string(inputs_.size()) + " inputs and " + std::to_string(outputs_.size()) +
                         " outputs, got " + std::to_string(in.size()) + " and " + std::to_string(out.size()));
     for (size_t i = 0; i < in.size(); ++i) {
       check_tensor(in[i], inputs_[i], "argument " + std::to_string(i));
@@ -189,7 +209,14 @@ class Program {
     }
     for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
     set_threads(num_threads_);
-    for (auto& st : steps_) st.execute(s, wino_work_.defined() ? wino_work_.data_as<float>() : nullptr);
+    for (auto& st : steps_) {
+      try {
+        st.execute(s, wino_work_.defined() ? wino_work_.data_as<float>() : nullptr);
+      } catch (const dn::error& e) {
+        node_index_ = st.node;
+        fail(std::string("oneDNN failed to run it: ") + e.what());
+      }
+    }
     size_t r = 0;
     for (size_t k = 0; k < out.size(); ++k)
       if (out_copy_[k]) out_reorder_[r++].execute(s, mem_[outputs_[k]], out_mem_[k]);
@@ -202,8 +229,28 @@ class Program {
   }
 
  private:
+  // "node 3 (conv2d, from relax.nn.conv2d + relax.add)": the graph node and the Relax operators
+  // the codegen lowered into it, so an error names what the user wrote.
+  static std::string node_label(const json& n, size_t k) {
+    std::string label = "node " + std::to_string(k) + " (" + n.value("op", std::string("?"));
+    if (n.contains("from") && n["from"].is_array() && !n["from"].empty()) {
+      label += ", from ";
+      for (size_t i = 0; i < n["from"].size(); ++i)
+        label += (i ? " + " : "") + (n["from"][i].is_string() ? n["from"][i].get<std::string>() : "?");
+    }
+    return label + ")";
+  }
+
+  // Errors name the module, the function and, while a node is built or run, the node.
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string where = "function '" + symbol_ + "'";
+    if (node_index_ >= 0 && size_t(node_index_) < node_labels_.size())
+      where += ", " + node_labels_[size_t(node_index_)];
+    throw_error("ValueError", "dnnl module, " + where + ": " + what);
+  }
+
   int checked(int id) const {
-    if (id < 0 || size_t(id) >= dims_.size()) fail(symbol_, "value id " + std::to_string(id) + " is out of range");
+    if (id < 0 || size_t(id) >= dims_.size()) fail("value id " + std::to_string(id) + " is out of range");
     return id;
   }
 
@@ -211,12 +258,12 @@ class Program {
     if (t.dtype() != DataType::Float(32) || dn::memory::dims(t.shape()) != dims_[id]) {
       std::string s;
       for (auto d : dims_[id]) s += (s.empty() ? "" : ", ") + std::to_string(d);
-      fail(symbol_, what + " must be a float32 tensor of shape (" + s + ")");
+      fail(what + " must be a float32 tensor of shape (" + s + ")");
     }
   }
 
   dn::memory value(int id) {
-    if (!mem_[checked(id)]) fail(symbol_, "value " + std::to_string(id) + " is used before it is computed");
+    if (!mem_[checked(id)]) fail("value " + std::to_string(id) + " is used before it is computed");
     return mem_[id];
   }
 
@@ -251,7 +298,7 @@ class Program {
         po.append_sum(1.0f);
         sum_input = checked(p.at("in").get<int>());
       } else {
-        fail(symbol_, "unknown post-op '" + kind + "'");
+        fail("unknown post-op '" + kind + "'");
       }
     }
     return po;
@@ -269,7 +316,7 @@ class Program {
     int out = checked(n.at("out").get<int>());
     const dn::memory::dims& od = dims_[out];
     auto need = [&](size_t k) {
-      if (in.size() < k) fail(symbol_, op + " needs " + std::to_string(k) + " inputs");
+      if (in.size() < k) fail(op + " needs " + std::to_string(k) + " inputs");
     };
     if (op == "conv2d") {
       need(2);
@@ -281,8 +328,8 @@ class Program {
       int64_t groups = n.at("groups").get<int64_t>();
       const auto& xd = dims_[in[0]];
       const auto& wd = dims_[in[1]];
-      if (xd.size() != 4 || wd.size() != 4 || od.size() != 4 || groups < 1) fail(symbol_, "conv2d shapes");
-      dn::memory::dims wdims = wd, wplain = wd;
+      if (xd.size() != 4 || wd.size() != 4 || od.size() != 4 || groups < 1) fail("conv2d shapes");
+      dn::memory::dims wdims = wd;
       tag wtag = tag::oihw;
       if (groups > 1) {
         wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
@@ -302,18 +349,9 @@ class Program {
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
       dn::convolution_forward::primitive_desc pd(d, attr, eng_);
       dn::memory src = as_layout(in[0], pd.src_desc());
-      // The weight's plain memory seen with the grouped dims (same bytes).
-      dn::memory w_plain = value(in[1]);
-      if (groups > 1) {
-        dn::memory wg(dn::memory::desc(wdims, dt::f32, wtag), eng_, DNNL_MEMORY_NONE);
-        if (is_const_.count(in[1])) {
-          wg.set_data_handle(w_plain.get_data_handle());
-          grouped_views_.push_back(wg);
-        } else {
-          fail(symbol_, "grouped conv2d with a non-constant weight");
-        }
-        w_plain = wg;
-      }
+      // Grouped: the weight's plain memory seen with the grouped dims (same bytes; a view that
+      // follows a non-constant weight's buffer).
+      dn::memory w_plain = groups > 1 ? reinterpret(in[1], dn::memory::desc(wdims, dt::f32, wtag)) : value(in[1]);
       std::shared_ptr<WinogradConv> wino = winograd_for(n, xd, wd, od, in[1], pd);
       dn::memory w = wino ? w_plain : weights_in(in[1], w_plain, pd.weights_desc());
       // The sum post-op accumulates into dst, which must hold the residual first: when this is
@@ -338,18 +376,30 @@ class Program {
       bool tb = n.at("transpose_b").get<bool>(), has_bias = n.at("has_bias").get<bool>();
       if (has_bias) need(3);
       const auto& ad = dims_[in[0]];
-      auto bd = dims_[in[1]];
-      if (tb) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
-      // (B, M, K) x (K, N) is one (B*M, K) x (K, N) product: oneDNN would otherwise run B
-      // broadcast products of M rows each (B GEMVs for a transformer's (seq, 1, d) layout).
-      bool fold_batch = ad.size() == 3 && bd.size() == 2;
+      dn::memory::dims bs = dims_[in[1]];  // as stored: (..., N, K) when transposed
+      if (ad.size() < 2 || bs.size() < 2 || od.size() != std::max(ad.size(), bs.size()))
+        fail("matmul operand ranks");
+      auto numel = [](const dn::memory::dims& d) {
+        return std::accumulate(d.begin(), d.end(), dn::memory::dim(1), std::multiplies<>());
+      };
+      // (..., M, K) x (K, N) is one (prod(...) * M, K) x (K, N) product: oneDNN would otherwise
+      // run a broadcast product per batch entry (GEMVs for a transformer's (seq, 1, d) layout).
+      bool fold_batch = ad.size() >= 3 && bs.size() == 2;
       dn::memory::dims a2 = ad, o2 = od;
-      if (fold_batch) a2 = {ad[0] * ad[1], ad[2]}, o2 = {od[0] * od[1], od[2]};
-      dn::memory::dims bdims = bd;
-      if (a2.size() == 3 && bd.size() == 2) bdims = {1, bd[0], bd[1]};
-      tag btag = bdims.size() == 2 ? (tb ? tag::ba : tag::ab) : (tb ? tag::acb : tag::abc);
+      if (fold_batch) a2 = {numel(ad) / ad.back(), ad.back()}, o2 = {numel(od) / od.back(), od.back()};
+      // oneDNN wants operands of the result's rank: a lower-rank one gets leading 1s (broadcast).
+      const size_t rank = o2.size();
+      a2.insert(a2.begin(), rank - a2.size(), 1);
+      bs.insert(bs.begin(), rank - bs.size(), 1);
+      // b's (..., K, N) dims over its stored bytes: transposed, the last two dims and strides swap.
+      dn::memory::dims bdims = bs, bstrides(rank, 1);
+      for (size_t k = rank - 1; k > 0; --k) bstrides[k - 1] = bstrides[k] * bs[k];
+      if (tb) {
+        std::swap(bdims[rank - 1], bdims[rank - 2]);
+        std::swap(bstrides[rank - 1], bstrides[rank - 2]);
+      }
       dn::memory::desc a_md = plain_md(a2), dst_md = plain_md(o2);
-      dn::memory::desc b_plain(bdims, dt::f32, btag);
+      dn::memory::desc b_plain(bdims, dt::f32, bstrides);
       bool b_const = is_const_.count(in[1]) > 0;
       dn::memory::desc b_md = b_const ? dn::memory::desc(bdims, dt::f32, tag::any) : b_plain;
       dn::memory::dims biasd(o2.size(), 1);
@@ -359,7 +409,7 @@ class Program {
       int sum_in;
       dn::primitive_attr attr;
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
-      if (sum_in >= 0) fail(symbol_, "matmul with a sum post-op");
+      if (sum_in >= 0) fail("matmul with a sum post-op");
       dn::matmul::primitive_desc pd(d, attr, eng_);
       dn::memory a = reinterpret(in[0], a_md);
       dn::memory b_src = value(in[1]);
@@ -369,9 +419,9 @@ class Program {
         grouped_views_.push_back(b_view);
       }
       dn::memory b = b_const ? weights_in(in[1], b_view, pd.weights_desc()) : reinterpret(in[1], b_plain);
-      // The value keeps its own (3-d) shape; the product writes through a 2-d view of it.
+      // The value keeps its own shape; a folded product writes through a 2-d view of it.
       dn::memory dst = scratch(plain_md(od)), dst_view = dst;
-      if (fold_batch) {
+      if (o2 != od) {
         dst_view = dn::memory(dst_md, eng_, DNNL_MEMORY_NONE);
         views_.push_back({dst_view, dst});
       }
@@ -409,48 +459,46 @@ class Program {
       steps_.push_back({dn::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);
     } else if (op == "binary") {
-      need(2);
-      std::string alg = n.at("alg").get<std::string>();
-      dn::memory a = value(in[0]);
-      dn::memory::desc a_md = a.get_desc();
-      dn::memory b;
-      dn::memory::dims bd = dims_[in[1]];
-      if (bd == od) {
-        b = as_layout(in[1], a_md);
-      } else {
-        // Broadcast operand: plain, right-aligned to the result's rank.
-        dn::memory::dims full(od.size() - bd.size(), 1);
-        full.insert(full.end(), bd.begin(), bd.end());
-        b = reinterpret(in[1], plain_md(full));
-      }
-      dn::binary::desc d(alg == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul, a_md, b.get_desc(),
-                         a_md);
-      dn::binary::primitive_desc pd(d, eng_);
-      dn::memory dst = scratch(pd.dst_desc());
-      steps_.push_back({dn::binary(pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst}}});
-      set_output(out, dst);
+      build_binary(n.at("alg").get<std::string>(), in, out);
     } else if (op == "softmax") {
+      // Over the last axis, or one followed only by 1s: (rows, elements) memory, which oneDNN's
+      // jit kernel runs (softmax over an inner axis runs on its reference kernel; the check
+      // keeps those on the host).
       need(1);
-      dn::memory::desc md = plain_md(od);
-      dn::memory src = as_layout(in[0], md);
-      dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, n.at("axis").get<int>());
+      int64_t axis = n.at("axis").get<int64_t>();
+      if (axis < 0 || size_t(axis) >= std::max<size_t>(od.size(), 1)) fail("softmax axis out of range");
+      dn::memory::dim outer = 1, inner = 1, len = od.empty() ? 1 : od[size_t(axis)];
+      for (size_t k = 0; k < od.size(); ++k)
+        if (int64_t(k) != axis) (int64_t(k) < axis ? outer : inner) *= od[k];
+      dn::memory::desc md = inner == 1 ? plain_md({outer, len}) : plain_md(od);
+      dn::softmax_forward::desc d(dn::prop_kind::forward_inference, md, inner == 1 ? 1 : int(axis));
       dn::softmax_forward::primitive_desc pd(d, eng_);
-      dn::memory dst = scratch(pd.dst_desc());
-      steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      dn::memory src = reinterpret(in[0], md);
+      dn::memory dst = scratch(plain_md(od)), dst_view(md, eng_, DNNL_MEMORY_NONE);
+      views_.push_back({dst_view, dst});
+      steps_.push_back({dn::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst_view}}});
       set_output(out, dst);
     } else if (op == "layer_norm") {
+      // Over the last `axes` dims (1 in graphs that predate the key): oneDNN normalizes the last
+      // dim of 2-d to 5-d memory, so the data is seen as (rows, elements per row).
       need(3);
-      dn::memory::desc md = plain_md(od);
+      const auto& xd = dims_[in[0]];
+      int64_t axes = n.value("axes", int64_t(1));
+      if (axes < 1 || size_t(axes) > xd.size() || xd != od) fail("layer_norm shapes");
+      dn::memory::dim inner = 1, total = 1;
+      for (size_t k = 0; k < xd.size(); ++k) (k + size_t(axes) >= xd.size() ? inner : total) *= xd[k];
+      dn::memory::desc md = plain_md({total, inner});
       bool scale = n.at("scale").get<bool>(), shift = n.at("shift").get<bool>();
       auto flags = dn::normalization_flags::none;
       if (scale) flags |= dn::normalization_flags::use_scale;
       if (shift) flags |= dn::normalization_flags::use_shift;
       dn::layer_normalization_forward::desc d(dn::prop_kind::forward_inference, md, n.at("eps").get<float>(), flags);
       dn::layer_normalization_forward::primitive_desc pd(d, eng_);
-      dn::memory src = as_layout(in[0], md);
-      dn::memory dst = scratch(pd.dst_desc());
-      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-      dn::memory::desc cmd = plain_md({od.back()});
+      dn::memory src = reinterpret(in[0], md);
+      dn::memory dst = scratch(plain_md(od)), dst_view(md, eng_, DNNL_MEMORY_NONE);
+      views_.push_back({dst_view, dst});
+      std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst_view}};
+      dn::memory::desc cmd = plain_md({inner});
       if (scale) args[DNNL_ARG_SCALE] = value_plain_as(in[1], cmd);
       if (shift) args[DNNL_ARG_SHIFT] = value_plain_as(in[2], cmd);
       if (pd.mean_desc().get_size()) args[DNNL_ARG_MEAN] = scratch(pd.mean_desc());
@@ -461,7 +509,7 @@ class Program {
       need(1);
       auto axes = n.at("axes").get<std::vector<int>>();
       const auto& xd = dims_[in[0]];
-      if (axes.size() != xd.size()) fail(symbol_, "permute axes do not match the input's rank");
+      if (axes.size() != xd.size()) fail("permute axes do not match the input's rank");
       std::vector<int> perm(axes.size());
       for (size_t k = 0; k < axes.size(); ++k) perm.at(size_t(axes[k])) = int(k);
       dn::memory src = as_layout(in[0], plain_md(xd));
@@ -473,8 +521,91 @@ class Program {
       steps_.push_back({r, {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}}});
       set_output(out, dst);
     } else {
-      fail(symbol_, "unknown node op '" + op + "'");
+      fail("unknown node op '" + op + "'");
     }
+  }
+
+  // out = in[0] (+ or *) in[1], in[0] of the result's shape (the codegen puts it first). The
+  // second source, when broadcast, is laid out the way oneDNN's jit kernel wants it
+  // (binary_broadcast.h), tried in order until oneDNN picks a jit implementation for it:
+  //  1. the whole tensor in the first source's layout, whatever it is, or a scalar;
+  //  2. a per-channel operand against a blocked or channels-last activation: in the
+  //     activation's layout (oneDNN 2.6 runs its reference kernel for nChw8c on AVX-512 CPUs,
+  //     e.g. after a grouped convolution: then 3.);
+  //  3. the same against the activation reordered to channels-last (one reorder per call);
+  //  4. plain memory seen as the broadcast's runs of dims (a blocked activation reordered to
+  //     plain first).
+  void build_binary(const std::string& alg_name, const std::vector<int>& in, int out) {
+    if (in.size() < 2) fail("binary needs 2 inputs");
+    const dn::memory::dims& od = dims_[out];
+    const dn::memory::dims& bd = dims_[in[1]];
+    if (dims_[in[0]] != od || bd.size() > od.size()) fail("binary operand shapes");
+    const dn::algorithm alg = alg_name == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul;
+    dn::memory::dims full(od.size() - bd.size(), 1);  // bd right-aligned to the result's rank
+    full.insert(full.end(), bd.begin(), bd.end());
+    const dn::memory::desc a_md = value(in[0]).get_desc();
+    const auto numel = [](const dn::memory::dims& d) {
+      return std::accumulate(d.begin(), d.end(), dn::memory::dim(1), std::multiplies<>());
+    };
+    const auto make_pd = [&](const dn::memory::desc& a, const dn::memory::desc& b) {
+      return dn::binary::primitive_desc(dn::binary::desc(alg, a, b, a), eng_);
+    };
+    const auto is_jit = [](const dn::binary::primitive_desc& pd) {
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    };
+    dn::memory a, b;
+    std::optional<dn::binary::primitive_desc> pd;
+    if (bd == od || numel(full) == 1) {  // 1.
+      dn::memory::desc b_md = bd == od ? a_md : plain_md(full);
+      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+        a = value(in[0]);
+        b = bd == od ? as_layout(in[1], a_md) : reinterpret(in[1], b_md);
+        pd = p;
+      }
+    }
+    const bool per_channel = od.size() == 4 && full[1] == od[1] && numel(full) == od[1];
+    if (!pd && per_channel && layout_tag(a_md, od)) {  // 2.
+      dn::memory::desc b_md(full, dt::f32, *layout_tag(a_md, od));
+      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+        a = value(in[0]);
+        b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
+        pd = p;
+      }
+    }
+    if (!pd && per_channel && layout_tag(a_md, od)) {  // 3.
+      dn::memory::desc nhwc(od, dt::f32, tag::acdb), b_md(full, dt::f32, tag::acdb);
+      if (auto p = make_pd(nhwc, b_md); is_jit(p)) {
+        a = as_layout(in[0], nhwc);
+        b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
+        pd = p;
+      }
+    }
+    if (!pd) {  // 4.
+      BroadcastRuns runs = broadcast_runs(od, full);
+      a = reinterpret(in[0], plain_md(runs.result_dims));
+      b = reinterpret(in[1], plain_md(runs.operand_dims));
+      pd = make_pd(a.get_desc(), b.get_desc());
+    }
+    dn::memory dst, dst_view;
+    const dn::memory::desc src_md = a.get_desc();
+    if (dn::memory::dims(src_md.data.dims, src_md.data.dims + src_md.data.ndims) == od) {
+      dst = dst_view = scratch(pd->dst_desc());
+    } else {  // runs' dims: the result's plain memory seen through a view
+      dst = scratch(plain_md(od));
+      dst_view = dn::memory(pd->dst_desc(), eng_, DNNL_MEMORY_NONE);
+      views_.push_back({dst_view, dst});
+    }
+    steps_.push_back({dn::binary(*pd), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, dst_view}}});
+    set_output(out, dst);
+  }
+
+  // The format tag of `md` among the layouts oneDNN's convolutions and pools pick for 4-d
+  // activations (blocked by 16, 8 or 4 channels, channels-last), or none.
+  static std::optional<tag> layout_tag(const dn::memory::desc& md, const dn::memory::dims& dims) {
+    if (dims.size() != 4) return std::nullopt;
+    for (tag t : {tag::aBcd16b, tag::aBcd8b, tag::aBcd4b, tag::acdb})
+      if (dn::memory::desc(dims, dt::f32, t) == md) return t;
+    return std::nullopt;
   }
 
   // The Winograd kernel for a conv2d node, or null where oneDNN's convolution runs instead:
@@ -524,7 +655,7 @@ class Program {
   dn::memory reinterpret(int id, const dn::memory::desc& md) {
     dn::memory m = as_layout(id, plain_md(dims_[id]));
     if (m.get_desc() == md) return m;
-    if (md.get_size() != m.get_desc().get_size()) fail(symbol_, "a reshaped operand has another size");
+    if (md.get_size() != m.get_desc().get_size()) fail("a reshaped operand has another size");
     if (is_const_.count(id)) {
       dn::memory v(md, eng_, m.get_data_handle());
       grouped_views_.push_back(v);
@@ -603,7 +734,8 @@ class Program {
   std::vector<std::pair<dn::memory, dn::memory>> views_;
   std::vector<dn::memory> scratch_;  // intermediates, placed in arena_
   std::vector<int64_t> last_use_;    // per value: the last node that reads it
-  int64_t node_index_ = 0;           // the node being built
+  int64_t node_index_ = -1;          // the node being built (or run, in an error)
+  std::vector<std::string> node_labels_;
   Tensor arena_;
   Tensor wino_work_;                 // Winograd convolutions' shared working memory
 };
@@ -689,6 +821,9 @@ Program& DnnlModule::program(size_t index) {
                                   e.what());
   } catch (const json::exception& e) {
     throw_error("ValueError", "dnnl module, function '" + symbols_[index] + "': malformed graph: " + e.what());
+  } catch (const Error& e) {
+    if (e.message().rfind("dnnl module", 0) == 0) throw;
+    throw_error(e.kind(), "dnnl module, function '" + symbols_[index] + "': " + e.message());
   }
 }
 

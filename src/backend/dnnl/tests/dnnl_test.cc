@@ -9,6 +9,7 @@
 #include <random>
 
 #include "random_tensor.h"
+#include "verbose_log.h"
 #include "../runtime/dnnl_runtime.h"
 #include "partita/codegen/build.h"
 #include "partita/codegen/codegen.h"
@@ -321,6 +322,31 @@ TEST(Dnnl, PatternsRejectWhatTheCodegenCannotLower) {
   IRModule plain = module_of({x}, [&](BlockBuilder& bb) -> Expr { return bb.emit(nhwc_conv(x, w)); });
   IRModule parted = transform::partition_for("dnnl", plain);
   EXPECT_EQ(parted.functions().size(), 1u);  // nothing offloaded
+  // Layouts other than NCHW for pooling, other dtypes, a layer norm over a leading axis, an
+  // empty tensor: the host's (the random graphs of the differential test cover the rest).
+  auto stays_on_host = [](const std::string& what, const std::vector<Var>& params,
+                          const std::function<Expr(BlockBuilder&)>& body) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(transform::partition_for("dnnl", module_of(params, body)).functions().size(), 1u);
+  };
+  stays_on_host("NHWC pooling", {x}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.max_pool2d", {x},
+                                 {{"pool_size", std::vector<int64_t>{2, 2}}, {"layout", std::string("NHWC")}}));
+  });
+  stays_on_host("NHWC adaptive pooling", {x}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {x}, {{"layout", std::string("NHWC")}}));
+  });
+  Var h = make<VarNode>("h", tensor_sinfo(std::vector<int64_t>{4, 8}, DataType::Float(16)));
+  stays_on_host("float16", {h}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.nn.relu", {h})); });
+  Var i = make<VarNode>("i", tensor_sinfo(std::vector<int64_t>{4, 8}, DataType::Int(32)));
+  stays_on_host("int32", {i}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.add", {i, i})); });
+  Var y = param("y", {4, 8});
+  stays_on_host("layer norm over axis 0", {y}, [&](BlockBuilder& bb) -> Expr {
+    return bb.emit(op::make_call("relax.nn.layer_norm", {y, cst(random_tensor({4}, 29)), cst(random_tensor({4}, 30))},
+                                 {{"axes", std::vector<int64_t>{0}}}));
+  });
+  Var e = param("e", {0, 8});
+  stays_on_host("empty", {e}, [&](BlockBuilder& bb) -> Expr { return bb.emit(op::make_call("relax.nn.relu", {e})); });
 }
 
 // A dilated max pool forced into a dnnl function (a test pattern without a check): the host
@@ -360,11 +386,173 @@ TEST(Dnnl, UnsupportedFunctionIsRefusedOrFallsBack) {
   EXPECT_EQ(got[0].data_as<float>()[0], m);
 }
 
+// A transformer's attention as ONNX exports it: 4-d products (the key transposed by
+// permute_dims), scaled by a 0-d constant, softmax, and a 0-d epsilon in a hand-written norm.
+// The 0-d constants used to compile and then fail at run time ("tensors of 0 dimensions are
+// not supported"); now everything runs in one dnnl partition.
+TEST(Dnnl, AttentionWithScalarConstantsRunsInOnePartition) {
+  Var q = param("q", {1, 4, 16, 8}), k = param("k", {1, 4, 16, 8}), v = param("v", {1, 4, 16, 8});
+  Tensor scale = Tensor::empty({}, F32), eps = Tensor::empty({}, F32);
+  scale.data_as<float>()[0] = 0.353553f;
+  eps.data_as<float>()[0] = 1e-6f;
+  IRModule mod = module_of({q, k, v}, [&](BlockBuilder& bb) -> Expr {
+    Var kt = bb.emit(op::make_call("relax.permute_dims", {k}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}}));
+    Var s = bb.emit(op::make_call("relax.matmul", {q, kt}));
+    Var scaled = bb.emit(op::make_call("relax.multiply", {s, cst(scale)}));
+    Var p = bb.emit(op::make_call("relax.nn.softmax", {scaled}, {{"axis", int64_t(-1)}}));
+    Var o = bb.emit(op::make_call("relax.matmul", {p, v}));
+    return bb.emit(op::make_call("relax.add", {o, cst(eps)}));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 4, 16, 8}, 91), random_tensor({1, 4, 16, 8}, 92),
+                                    random_tensor({1, 4, 16, 8}, 93)},
+                              "attention");
+  ASSERT_EQ(g["functions"].size(), 1u);
+  EXPECT_EQ(count_ops(g, "matmul"), 2);
+  EXPECT_EQ(count_ops(g, "permute"), 0);  // folded into the product
+  EXPECT_EQ(count_ops(g, "softmax"), 1);
+  EXPECT_EQ(count_ops(g, "binary"), 2);
+}
+
+// An error that reaches run time names the module, the function, the graph node and the Relax
+// operators lowered into it: here a convolution whose strides no longer fit its shapes.
+TEST(Dnnl, RunTimeErrorsNameTheFunctionNodeAndOperators) {
+  Tensor w = random_tensor({8, 4, 3, 3}, 81, 0.3f), b = random_tensor({1, 8, 1, 1}, 82);
+  Var x = param("x", {1, 4, 10, 10});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w)));
+    return bb.emit(op::make_call("relax.nn.relu", {bb.emit(op::make_call("relax.add", {c, cst(b)}))}));
+  });
+  IRModule lowered = codegen::run_codegen(codegen::name_codegen_constants(transform::partition_for("dnnl", mod)));
+  auto mods = codegen::external_mods_of(lowered);
+  ASSERT_EQ(mods.size(), 1u);
+  json g = json::parse(mods[0]->get_source());
+  const std::string symbol = g["functions"][0]["symbol"];
+  ASSERT_EQ(g["functions"][0]["nodes"].size(), 1u);
+  EXPECT_EQ(g["functions"][0]["nodes"][0]["from"], json({"relax.nn.conv2d", "relax.add", "relax.nn.relu"}));
+  g["functions"][0]["nodes"][0]["strides"] = {3, 3};
+  auto broken = make_dnnl_module(g.dump());
+  broken->init_constants(lowered->const_name_to_constant);
+  std::vector<Tensor> in = {random_tensor({1, 4, 10, 10}, 83)}, out = {Tensor::empty({1, 8, 10, 10}, F32)};
+  try {
+    broken->get_function(symbol)(in, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_NE(e.message().find("dnnl module, function '" + symbol +
+                               "', node 0 (conv2d, from relax.nn.conv2d + relax.add + relax.nn.relu): "
+                               "oneDNN rejected it"),
+              std::string::npos)
+        << e.message();
+  }
+  // A tensor of the wrong shape is refused by name too.
+  std::vector<Tensor> wrong = {random_tensor({1, 4, 9, 10}, 84)};
+  try {
+    mods[0]->init_constants(lowered->const_name_to_constant);
+    mods[0]->get_function(symbol)(wrong, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("function '" + symbol +
+                               "': argument 0 must be a float32 tensor of shape (1, 4, 10, 10)"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(Dnnl, TargetOptionsAndCorruptModules) {
   EXPECT_EQ(codegen::Target("dnnl").get_int("num_threads"), 0);
   EXPECT_THROW(codegen::Target("dnnl", {{"threads", 2}}), Error);
   EXPECT_THROW(runtime::load_module_from_binary("dnnl", "garbage"), Error);
   EXPECT_THROW(make_dnnl_module("{not json"), Error);
+}
+
+}  // namespace
+}  // namespace partita::backend::dnnl
+
+namespace partita::backend::dnnl {
+namespace {
+
+// RegNet's squeeze-excitation: a blocked activation times a per-channel gate of (N, C, 1, 1).
+IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
+  // RegNet-Y's 3x3 convolution: groups of 8 channels.
+  Tensor w1 = random_tensor({c, 8, 3, 3}, 61, 0.2f), b1 = random_tensor({1, c, 1, 1}, 62);
+  Tensor w2 = random_tensor({c / 4, c, 1, 1}, 63, 0.2f), b2 = random_tensor({1, c / 4, 1, 1}, 64);
+  Tensor w3 = random_tensor({c, c / 4, 1, 1}, 65, 0.3f), b3 = random_tensor({1, c, 1, 1}, 66);
+  Tensor w4 = random_tensor({c, c, 1, 1}, 67, 0.2f);
+  Var x = param("x", {n, c, hw, hw});
+  return module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    // act(conv(in) + bias)
+    auto block = [&](Expr in, const Tensor& w, std::vector<int64_t> pad, int64_t groups, const Tensor& b,
+                     const char* act) {
+      Var conv_out = bb.emit(conv(std::move(in), cst(w), std::move(pad), groups));
+      return bb.emit(op::make_call(act, {bb.emit(op::make_call("relax.add", {conv_out, cst(b)}))}));
+    };
+    Var y = block(x, w1, {1, 1, 1, 1}, c / 8, b1, "relax.nn.relu");
+    Var p = bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {y}, {{"output_size", std::vector<int64_t>{1, 1}}}));
+    Var s1 = block(p, w2, {0, 0, 0, 0}, 1, b2, "relax.nn.relu");
+    Var s2 = block(s1, w3, {0, 0, 0, 0}, 1, b3, "relax.sigmoid");
+    Var m = bb.emit(op::make_call("relax.multiply", {y, s2}));
+    return bb.emit(conv(m, cst(w4), {0, 0, 0, 0}));
+  });
+}
+
+// The gate multiply of a squeeze-excitation block behind RegNet-Y's grouped convolution, for
+// which oneDNN picks a blocked layout (nChw8c): with the gate left plain, oneDNN ran it on its
+// reference kernel ("binary,ref:any,...src_f32::blocked:aBcd8b src_f32::blocked:acdb"); the gate
+// is now reordered into the activation's layout (C values, once per call) and the jit kernel
+// runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory.
+TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
+  for (auto [n, c, hw] : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+    SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw));
+    IRModule mod = squeeze_excitation_module(n, c, hw);
+    json g;
+    auto lines = verbose_exec_lines([&] { g = check_against_host(mod, {random_tensor({n, c, hw, hw}, 68)}, "se"); });
+    ASSERT_EQ(count_ops(g, "binary"), 1);  // the gate (the other adds are biases)
+    int binaries = 0;
+    for (const auto& line : lines) {
+      EXPECT_FALSE(is_reference_kernel(line)) << line;
+      if (line.find(",binary,") != std::string::npos) {
+        ++binaries;
+        EXPECT_NE(line.find(",jit:"), std::string::npos) << line;
+      }
+    }
+    EXPECT_EQ(binaries, 2);  // two runs
+  }
+}
+
+// Broadcasts oneDNN runs on its jit kernel are offloaded (viewed as their runs of dims); the
+// others stay on the host.
+TEST(Dnnl, BroadcastsRunOnTheJitKernelOrStayOnTheHost) {
+  using Shape = std::vector<int64_t>;
+  struct Case {
+    Shape x, y;
+    bool offloaded;
+  };
+  const Shape t = {2, 8, 5, 7};
+  for (const Case& cs : {Case{t, t, true}, Case{t, {}, true}, Case{t, {1}, true}, Case{t, {1, 8, 1, 1}, true},
+                         Case{t, {8, 1, 1}, true}, Case{t, {1, 8, 5, 1}, true}, Case{t, {2, 1, 5, 7}, true},
+                         Case{t, {7}, true}, Case{t, {2, 8, 1, 1}, true}, Case{t, {5, 7}, true},
+                         Case{{4, 6}, {4, 1}, true}, Case{{4, 6}, {6}, true}, Case{t, {1, 8, 1, 7}, false},
+                         Case{t, {2, 1, 5, 1}, false}, Case{{2, 1, 5}, {1, 8, 1}, false}}) {
+    std::string what;
+    for (auto d : cs.y) what += std::to_string(d) + " ";
+    SCOPED_TRACE("operand " + what);
+    Var x = param("x", cs.x), y = param("y", cs.y);
+    IRModule mod = module_of({x, y}, [&](BlockBuilder& bb) -> Expr {
+      Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+      return bb.emit(op::make_call("relax.multiply", {y, r}));  // the broadcast operand first
+    });
+    std::vector<Tensor> in = {random_tensor(cs.x, 71), random_tensor(cs.y, 72)};
+    if (!cs.offloaded) {
+      codegen::BuildOptions opts;
+      auto kernels = codegen::build(transform::partition_for("dnnl", mod), opts)->kernel_names;
+      EXPECT_EQ(kernels, std::vector<std::string>{"relax.multiply"});
+      continue;
+    }
+    json g;
+    auto lines = verbose_exec_lines([&] { g = check_against_host(mod, in, "broadcast " + what); });
+    EXPECT_EQ(count_ops(g, "binary"), 1);
+    for (const auto& line : lines) EXPECT_FALSE(is_reference_kernel(line)) << line;
+  }
 }
 
 }  // namespace

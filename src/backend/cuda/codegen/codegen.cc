@@ -1,0 +1,72 @@
+// The "cuda" codegen: the module's source (prelude plus one kernel per function), the module
+// made from its bytes, partition_for_cuda.
+#include "../cuda_codegen.h"
+
+#include <cctype>
+
+
+#include "kernel_emitter.h"
+#include "op_support.h"
+#include "prelude.h"
+#include "partita/transform/fuse_ops_by_kind.h"
+
+namespace partita::backend::cuda {
+
+int arch_compute_capability(const std::string& arch) {
+  size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) ++digits;
+  bool ok = arch.rfind("sm_", 0) == 0 && digits >= 2 && (3 + digits == arch.size() || arch.substr(3 + digits) == "a");
+  if (!ok)
+    throw_error("ValueError", "cuda target: arch '" + arch + "' is not a real GPU architecture such as \"sm_90\"");
+  return std::stoi(arch.substr(3, digits));
+}
+
+GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                                int sm) {
+  GeneratedSource out;
+  out.source = kCudaPrelude;
+  out.source += "\n";
+  std::string kernels;
+  for (const auto& f : functions) {
+    KernelEmitter emitter(f, namer, out.const_names, sm);
+    out.functions.push_back(emitter.emit(kernels));
+  }
+  // Tensor-core kernels need mma.h, which triples NVRTC's time: included only when used.
+  if (kernels.find("wmma::") != std::string::npos) out.source += "#include <mma.h>\n\n";
+  out.source += kernels;
+  return out;
+}
+
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant) {
+  codegen::ConstantNamer namer(const_name_to_constant);
+  GeneratedSource gen = generate_source(functions, namer, arch_compute_capability(target.get_string("arch")));
+  std::string cubin = compile_cubin(gen.source, target);
+  codegen::CodegenResult result;
+  // The runtime plug-in makes the module from its bytes, as when an artifact is loaded.
+  result.modules.push_back(
+      runtime::load_module_from_binary(kModuleFormat.type_key, write_cuda_module(gen.source, cubin, gen.functions)));
+  result.constants = namer.added();
+  return result;
+}
+
+std::optional<std::string> unsupported_call_reason(const CallNode& call) { return unsupported_reason(call); }
+
+op::FusionKind cuda_fusion_kind(const CallNode& call) {
+  const op::OpDef* def = op::callee_op_def(call);
+  if (!def || def->fusion_kind == op::FusionKind::Unset) return op::FusionKind::Opaque;
+  if (def->name == "relax.nn.batch_norm" && call.attrs)
+    if (const AttrValue* v = call.attrs->find("training"); v && std::get_if<bool>(v) && !*std::get_if<bool>(v))
+      return op::FusionKind::Broadcast;
+  return def->fusion_kind;
+}
+
+IRModule partition_for_cuda(IRModule mod) {
+  transform::FuseOpsByKindOptions options;
+  options.codegen = "cuda";
+  options.accepts = [](const CallNode& call) { return !unsupported_reason(call); };
+  options.fusion_kind = cuda_fusion_kind;
+  return transform::fuse_ops_by_kind(std::move(mod), options);
+}
+
+}  // namespace partita::backend::cuda

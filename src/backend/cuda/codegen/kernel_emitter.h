@@ -1,0 +1,160 @@
+// One fused function -> one CUDA kernel (internal to the cuda codegen).
+//
+// Every value of the function is a function of an element index, evaluated inline where it is
+// needed (`eval`): elementwise and broadcast ops at the same or a broadcast index, injective ops
+// (views, permute_dims, concat, take, slices, pad, ...) at a remapped index. At most one anchor
+// (a reduction-like op, matmul / conv2d, or pooling) is computed by a kernel template that calls
+// `eval` for its operands (the prologue) and `store_outputs` for each element it produces (the
+// epilogue, elementwise values at the anchor's element). Values are memoized per (value, index)
+// inside the current scope of the generated code, so elementwise DAGs compute each value once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../kernel_launch.h"
+#include "partita/codegen/codegen.h"
+#include "partita/ir/expr.h"
+
+namespace partita::backend::cuda {
+
+/// An element position of a tensor: the tensor's dims as C expressions, and its linear offset
+/// (row-major) or its coordinates, or both (at least one is set).
+struct Index {
+  std::vector<std::string> dims;
+  std::string linear;
+  std::vector<std::string> coords;
+};
+
+/// Generated statements with scopes; each scope has its own memo of computed values.
+class CodeWriter {
+ public:
+  explicit CodeWriter(int indent = 1) : indent_(indent) { memo_.emplace_back(); }
+  void line(const std::string& s);
+  void open(const std::string& head);             // "head {" and a new scope
+  void close(const std::string& tail = "}");      // ends the scope
+  void reopen(const std::string& middle);         // "} else {": ends a scope, opens another
+  const std::string* find(const std::string& key) const;
+  void put(const std::string& key, std::string value) { memo_.back()[key] = std::move(value); }
+  std::string fresh(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  int indent_;
+  int counter_ = 0;
+  std::vector<std::unordered_map<std::string, std::string>> memo_;
+};
+
+/// A value of the function being compiled.
+struct KValue {
+  enum Kind { Param, Const, Prim, Op, Field } kind = Op;
+  int param = -1;                          // Param: position in the function's parameters
+  const ConstantNode* constant = nullptr;  // Const
+  PrimExpr prim;                           // Prim: a scalar operand (R.prim_value)
+  const CallNode* call = nullptr;          // Op; Field: the tuple op
+  std::string op;                          // Op / Field: the operator name
+  int field = -1;                          // Field: the tuple index
+  DataType dtype;
+  std::vector<PrimExpr> shape;
+  std::vector<int> operands;  // tensor operands (Field: those of the tuple op)
+  std::string name;           // for messages
+  bool is_tuple = false;      // a tuple-valued op: only its fields are values
+};
+
+enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d };
+
+class KernelEmitter {
+ public:
+  /// `sm`: the compute capability compiled for (90 for sm_90), which picks tensor-core paths.
+  KernelEmitter(const codegen::CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names,
+                int sm = 90);
+
+  /// Appends the kernel's source to `source`; returns its launch description.
+  KernelFunction emit(std::string& source);
+
+  // ---- used by the op handlers and templates ----
+  [[noreturn]] void fail(const std::string& why) const;
+  const KValue& value(int id) const { return values_[size_t(id)]; }
+  int value_of(const Expr& e);
+  CodeWriter& w() { return *w_; }
+
+  /// A dimension as a C expression over the kernel's symbolic arguments.
+  std::string dim(const PrimExpr& d);
+  std::vector<std::string> dims_of(const std::vector<PrimExpr>& shape);
+  std::string numel(const std::vector<PrimExpr>& shape);
+  static bool same_shape(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b);
+
+  std::vector<std::string> coords_of(const Index& idx);
+  std::string linear_of(const Index& idx);
+  /// The index of an operand of shape `in` read by an element of shape `out` (numpy broadcast).
+  Index broadcast_index(const Index& idx, const std::vector<PrimExpr>& out, const std::vector<PrimExpr>& in);
+  /// A local `pt_idx` holding `expr` (or `expr` itself when it is a name or a number).
+  std::string idx_var(const std::string& expr);
+
+  /// Value `v` at `idx` (a compute-type C expression, usually a local's name).
+  std::string eval(int v, const Index& idx);
+  /// Records that the anchor's value at `idx` is `expr` (before `store_outputs`).
+  void set_anchor_value(const Index& idx, const std::string& expr);
+  /// Stores every output at the anchor's element `idx` (its linear offset must be set).
+  void store_outputs(const Index& idx);
+
+  int anchor() const { return anchor_; }
+  /// The 16-bit storage type matrix products of `in` run on tensor cores with ("" for none).
+  std::string mma_type(DataType in) const;
+  const std::string& index_type() const { return index_type_; }
+
+ private:
+  void read_function();
+  void classify();
+  std::string compute(int v, const Index& idx);          // inline_ops.cc
+  std::string compute_field(int v, const Index& idx);    // inline_ops.cc
+  void emit_elementwise();                               // kernel_elementwise.cc
+  void emit_elementwise_vector();                        // kernel_elementwise.cc
+  void emit_reduction();                                 // kernel_row.cc
+  void emit_pool();                                      // kernel_pool.cc
+  void emit_matmul();                                    // kernel_gemm.cc
+  void emit_conv2d();                                    // kernel_gemm.cc
+  std::string constant_pointer(const ConstantNode* c);
+  runtime::DimProgram program(const PrimExpr& e);
+  /// (a, b) when `e` is a * v + b with `v` its only variable.
+  static std::optional<std::pair<int64_t, int64_t>> linear_in(const PrimExpr& e, const PrimVarNode* v);
+  void set_grid(const PrimExpr& x, const PrimExpr& y, const PrimExpr& z, uint32_t bx, uint32_t by = 1,
+                uint32_t bz = 1);
+
+  friend struct OpEval;
+
+  const codegen::CodegenFunction& f_;
+  codegen::ConstantNamer& namer_;
+  std::vector<std::string>& const_names_;
+  std::vector<KValue> values_;
+  std::unordered_map<const VarNode*, int> var_value_;
+  std::unordered_map<const Object*, int> leaf_value_;  // constants and prim values
+  std::unordered_map<const VarNode*, std::vector<int>> tuple_value_;  // tuple literals
+  std::vector<const TensorStructInfoNode*> inputs_;  // the kernel's inputs (tuple parameters flattened)
+  std::vector<int> outputs_;
+  int anchor_ = -1;
+  AnchorKind anchor_kind_ = AnchorKind::None;
+  std::vector<char> down_;  // per value: the anchor or downstream of it
+  std::unique_ptr<CodeWriter> w_;
+  std::map<const PrimVarNode*, int> sym_slot_;
+  std::vector<const PrimVarNode*> syms_;
+  std::vector<std::string> const_ptr_names_;  // per constant argument: its name in the table
+  std::vector<DataType> const_ptr_dtypes_;
+  std::map<std::string, int> const_arg_;      // table name -> argument number
+  std::string index_type_ = "pt_i64";
+  std::string kernel_name_;
+  std::string vector_body_;  // the 16-byte-access variant's body (elementwise kernels), if any
+  KernelFunction launch_;
+  int64_t max_elements_ = 0;  // largest static element count seen (for the index type)
+  bool all_static_ = true;
+  int sm_ = 90;
+};
+
+}  // namespace partita::backend::cuda

@@ -1,0 +1,411 @@
+// matmul and conv2d: a plain shared-memory tiled GEMM (64 x 64 tiles, 16-deep slices, 4 x 4
+// accumulators per thread) whose operand loads are inline evaluations, so transposes, pads and
+// elementwise producers fuse into the loads and the epilogue into the stores. conv2d is an
+// implicit GEMM per group (M = output channels of the group, N = images x output pixels,
+// K = input channels of the group x kernel window); convolutions with few output channels per
+// group (depthwise) run directly, one thread per output element.
+#include <functional>
+
+#include "call_attrs.h"
+#include "cuda_types.h"
+#include "kernel_emitter.h"
+
+namespace partita::backend::cuda {
+namespace {
+
+constexpr int kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 256;
+
+// Accumulate in float (double for float64); integers in their own type, as the host's GEMM does.
+std::string gemm_accumulator(DataType in) {
+  if (in == DataType::Float(64)) return "double";
+  if (in.is_float()) return "float";
+  return compute_type(in);
+}
+
+}  // namespace
+
+struct GemmSpec {
+  PrimExpr batch, m, n, k;
+  std::string acc;
+  // Tensor cores (WMMA, m16n16k16, float accumulation) with operands of this storage type
+  // ("__half" / "__nv_bfloat16"); empty: the FFMA kernel.
+  std::string mma_type;
+  std::function<void(const std::string& b)> at_batch;
+  // Emit code and return an accumulator-typed expression of the operand element.
+  std::function<std::string(const std::string& b, const std::string& m, const std::string& k)> load_a;
+  std::function<std::string(const std::string& b, const std::string& k, const std::string& n)> load_b;
+  std::function<void(const std::string& b, const std::string& m, const std::string& n, const std::string& acc)> store;
+};
+
+namespace {
+
+// Tensor cores: 128 x 128 tiles, 32-deep slices, 8 warps of 64 x 32 (4 x 2 fragments). Operand
+// loads are the same inline evaluations as the FFMA kernel, rounded to the 16-bit type in shared
+// memory; the accumulators go through a per-warp 16 x 16 staging tile to the epilogue.
+constexpr int kMmaTileM = 128, kMmaTileN = 128;
+
+void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
+  CodeWriter& w = e.w();
+  const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
+  const std::string& H = g.mma_type;
+  const std::string to16 = H == "__half" ? "__float2half_rn" : "__float2bfloat16_rn";
+  w.line("using namespace nvcuda;");
+  w.line("__shared__ __align__(32) " + H + " As[128][32 + 8];");
+  w.line("__shared__ __align__(32) " + H + " Bs[32][128 + 8];");
+  w.line("__shared__ __align__(32) float Cs[8][16 * 16];");
+  w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / 4, wn = warp % 4;");
+  std::string b = w.fresh("b");
+  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
+  if (g.at_batch) g.at_batch(b);
+  std::string m0 = w.fresh("m");
+  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * 128; " + m0 + " < " + M + "; " + m0 + " += (pt_idx)gridDim.y * 128)");
+  std::string n0 = w.fresh("n");
+  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * 128;");
+  w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
+  std::string k0 = w.fresh("k");
+  w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += 32)");
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll 4");
+    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
+    w.line("const int ea = threadIdx.x + " + r + " * 256, ma = ea / 32, ka = ea % 32;");
+    std::string m = w.fresh("m"), k = w.fresh("k");
+    w.line("const pt_idx " + m + " = " + m0 + " + ma, " + k + " = " + k0 + " + ka;");
+    w.line("float va = 0;");
+    w.open("if (" + m + " < " + M + " && " + k + " < " + K + ")");
+    w.line("va = " + g.load_a(b, m, k) + ";");
+    w.close();
+    w.line("As[ma][ka] = " + to16 + "(va);");
+    w.close();
+  }
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll 4");
+    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
+    w.line("const int eb = threadIdx.x + " + r + " * 256, kb = eb / 128, nb = eb % 128;");
+    std::string k = w.fresh("k"), n = w.fresh("n");
+    w.line("const pt_idx " + k + " = " + k0 + " + kb, " + n + " = " + n0 + " + nb;");
+    w.line("float vb = 0;");
+    w.open("if (" + k + " < " + K + " && " + n + " < " + N + ")");
+    w.line("vb = " + g.load_b(b, k, n) + ";");
+    w.close();
+    w.line("Bs[kb][nb] = " + to16 + "(vb);");
+    w.close();
+  }
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < 2; ++kk)");
+  w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[4];");
+  w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[2];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i) wmma::load_matrix_sync(fa[i], &As[wm * 64 + i * 16][kk * 16], 32 + 8);");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk * 16][wn * 32 + j * 16], 128 + 8);");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  // Epilogue: one 16 x 16 fragment at a time through the warp's staging tile.
+  w.line("#pragma unroll 1");
+  w.open("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll 1");
+  w.open("for (int j = 0; j < 2; ++j)");
+  w.line("wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);");
+  w.line("__syncwarp();");
+  w.line("#pragma unroll 1");
+  w.open("for (int t = 0; t < 8; ++t)");
+  w.line("const int ec = lane + 32 * t, rc = ec / 16, cc = ec % 16;");
+  std::string m = w.fresh("m"), n = w.fresh("n");
+  w.line("const pt_idx " + m + " = " + m0 + " + wm * 64 + i * 16 + rc, " + n + " = " + n0 + " + wn * 32 + j * 16 + cc;");
+  w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+  g.store(b, m, n, "Cs[warp][ec]");
+  w.close();
+  w.close();
+  w.line("__syncwarp();");
+  w.close();
+  w.close();
+  w.close();
+  w.close();
+}
+
+void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
+  if (!g.mma_type.empty()) return emit_gemm_mma(e, g);
+  CodeWriter& w = e.w();
+  const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
+  const std::string TM = std::to_string(kTileM), TN = std::to_string(kTileN), TK = std::to_string(kTileK);
+  w.line("__shared__ " + g.acc + " As[" + TK + "][" + TM + " + 1];");
+  w.line("__shared__ " + g.acc + " Bs[" + TK + "][" + TN + "];");
+  w.line("const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;");
+  std::string b = w.fresh("b");
+  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
+  if (g.at_batch) g.at_batch(b);
+  std::string m0 = w.fresh("m");
+  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * " + TM + "; " + m0 + " < " + M + "; " + m0 +
+         " += (pt_idx)gridDim.y * " + TM + ")");
+  std::string n0 = w.fresh("n");
+  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * " + TN + ";");
+  w.line(g.acc + " acc[4][4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
+  std::string k0 = w.fresh("k");
+  w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += " + TK + ")");
+  // A tile: TM x TK, consecutive threads along k; B tile: TK x TN, consecutive threads along n.
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll");
+    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(kTileM * kTileK / kThreads) + "; ++" + r + ")");
+    w.line("const int ea = threadIdx.x + " + r + " * " + std::to_string(kThreads) + ", ma = ea / " + TK + ", ka = ea % " + TK + ";");
+    std::string m = w.fresh("m"), k = w.fresh("k");
+    w.line("const pt_idx " + m + " = " + m0 + " + ma, " + k + " = " + k0 + " + ka;");
+    w.line(g.acc + " va = 0;");
+    w.open("if (" + m + " < " + M + " && " + k + " < " + K + ")");
+    w.line("va = " + g.load_a(b, m, k) + ";");
+    w.close();
+    w.line("As[ka][ma] = va;");
+    w.close();
+  }
+  {
+    std::string r = w.fresh("r");
+    w.line("#pragma unroll");
+    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(kTileN * kTileK / kThreads) + "; ++" + r + ")");
+    w.line("const int eb = threadIdx.x + " + r + " * " + std::to_string(kThreads) + ", kb = eb / " + TN + ", nb = eb % " + TN + ";");
+    std::string k = w.fresh("k"), n = w.fresh("n");
+    w.line("const pt_idx " + k + " = " + k0 + " + kb, " + n + " = " + n0 + " + nb;");
+    w.line(g.acc + " vb = 0;");
+    w.open("if (" + k + " < " + K + " && " + n + " < " + N + ")");
+    w.line("vb = " + g.load_b(b, k, n) + ";");
+    w.close();
+    w.line("Bs[kb][nb] = vb;");
+    w.close();
+  }
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
+  w.line(g.acc + " ra[4], rb[4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i) ra[i] = As[kk][ty + 16 * i];");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < 4; ++j) rb[j] = Bs[kk][tx + 16 * j];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  // Epilogue.
+  w.line("#pragma unroll");
+  w.open("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.open("for (int j = 0; j < 4; ++j)");
+  std::string m = w.fresh("m"), n = w.fresh("n");
+  w.line("const pt_idx " + m + " = " + m0 + " + ty + 16 * i, " + n + " = " + n0 + " + tx + 16 * j;");
+  w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+  g.store(b, m, n, "acc[i][j]");
+  w.close();
+  w.close();
+  w.close();
+  w.close();
+  w.close();
+}
+
+}  // namespace
+
+std::string KernelEmitter::mma_type(DataType in) const {
+  if (in == DataType::Float(16) && sm_ >= 70) return "__half";
+  if (in == DataType::BFloat16() && sm_ >= 80) return "__nv_bfloat16";
+  return "";
+}
+
+void KernelEmitter::emit_matmul() {
+  const KValue& A = values_[size_t(anchor_)];
+  const int aid = A.operands.at(0), bid = A.operands.at(1);
+  const KValue& X = values_[size_t(aid)];
+  const KValue& Y = values_[size_t(bid)];
+  const bool a_vec = X.shape.size() == 1, b_vec = Y.shape.size() == 1;
+  GemmSpec g;
+  g.m = a_vec ? int_imm(1) : X.shape[X.shape.size() - 2];
+  g.k = X.shape.back();
+  g.n = b_vec ? int_imm(1) : Y.shape.back();
+  size_t out_batch = A.shape.size() - (a_vec ? 0 : 1) - (b_vec ? 0 : 1);
+  std::vector<PrimExpr> batch(A.shape.begin(), A.shape.begin() + std::ptrdiff_t(out_batch));
+  std::vector<PrimExpr> a_batch(X.shape.begin(), X.shape.end() - (a_vec ? 1 : 2));
+  std::vector<PrimExpr> b_batch(Y.shape.begin(), Y.shape.end() - (b_vec ? 1 : 2));
+  g.batch = int_imm(1);
+  for (const auto& d : batch) g.batch = g.batch * d;
+  g.acc = gemm_accumulator(X.dtype);
+  std::vector<std::string> bc, ac, bbc;  // batch coordinates: output, a, b
+  g.at_batch = [&](const std::string& b) {
+    Index bi{dims_of(batch), b, {}};
+    bc = coords_of(bi);
+    bi.coords = bc;
+    ac = broadcast_index(bi, batch, a_batch).coords;
+    bbc = broadcast_index(bi, batch, b_batch).coords;
+    if (ac.empty() && !a_batch.empty()) ac = coords_of(broadcast_index(bi, batch, a_batch));
+    if (bbc.empty() && !b_batch.empty()) bbc = coords_of(broadcast_index(bi, batch, b_batch));
+  };
+  g.load_a = [&](const std::string&, const std::string& m, const std::string& k) {
+    Index in{dims_of(X.shape), "", ac};
+    if (!a_vec) in.coords.push_back(m);
+    in.coords.push_back(k);
+    return "(" + g.acc + ")" + eval(aid, in);
+  };
+  g.load_b = [&](const std::string&, const std::string& k, const std::string& n) {
+    Index in{dims_of(Y.shape), "", bbc};
+    in.coords.push_back(k);
+    if (!b_vec) in.coords.push_back(n);
+    return "(" + g.acc + ")" + eval(bid, in);
+  };
+  const std::string M = dim(g.m), N = dim(g.n);
+  g.store = [&](const std::string& b, const std::string& m, const std::string& n, const std::string& acc) {
+    Index out{dims_of(A.shape), "", bc};
+    if (!a_vec) out.coords.push_back(m);
+    if (!b_vec) out.coords.push_back(n);
+    out.linear = idx_var("((" + b + ") * " + M + " + " + m + ") * " + N + " + " + n);
+    set_anchor_value(out, "(" + compute_type(A.dtype) + ")(" + acc + ")");
+    store_outputs(out);
+  };
+  g.mma_type = mma_type(X.dtype);
+  emit_gemm(*this, g);
+  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
+           min(g.batch, int_imm(65535)), kThreads);
+}
+
+void KernelEmitter::emit_conv2d() {
+  const KValue& A = values_[size_t(anchor_)];
+  const CallNode& call = *A.call;
+  const int xid = A.operands.at(0), wid = A.operands.at(1);
+  const KValue& X = values_[size_t(xid)];
+  const KValue& Wt = values_[size_t(wid)];
+  std::vector<int> dpos = layout_positions(attr_string(call, "data_layout", "NCHW"), "NCHW");
+  std::vector<int> kpos = layout_positions(attr_string(call, "kernel_layout", "OIHW"), "OIHW");
+  std::vector<int> opos = layout_positions(attr_string(call, "out_layout", attr_string(call, "data_layout", "NCHW")), "NCHW");
+  std::vector<int64_t> st = attr_pair(call, "strides", 1), dil = attr_pair(call, "dilation", 1);
+  std::vector<int64_t> pad = attr_padding(call, "padding");
+  int64_t groups = attr_int(call, "groups", 1);
+  const PrimExpr n_img = X.shape[size_t(dpos[0])];
+  const PrimExpr O = Wt.shape[size_t(kpos[0])], CG = Wt.shape[size_t(kpos[1])];
+  const PrimExpr KH = Wt.shape[size_t(kpos[2])], KW = Wt.shape[size_t(kpos[3])];
+  const PrimExpr OH = A.shape[size_t(opos[2])], OW = A.shape[size_t(opos[3])];
+  const PrimExpr OG = floordiv(O, int_imm(groups));
+  std::vector<std::string> xd = dims_of(X.shape), wd = dims_of(Wt.shape), od = dims_of(A.shape);
+  const std::string H = xd[size_t(dpos[2])], W = xd[size_t(dpos[3])];
+  const std::string sKH = dim(KH), sKW = dim(KW), sOH = dim(OH), sOW = dim(OW), sCG = dim(CG), sOG = dim(OG);
+  const std::string acc_t = gemm_accumulator(X.dtype);
+
+  // Input element (n, channel, ih, iw) when inside the image, else 0 (the zero padding).
+  auto input = [&](const std::string& n, const std::string& ch, const std::string& ih, const std::string& iw) {
+    Index in{xd, "", std::vector<std::string>(4)};
+    in.coords[size_t(dpos[0])] = n;
+    in.coords[size_t(dpos[1])] = ch;
+    in.coords[size_t(dpos[2])] = ih;
+    in.coords[size_t(dpos[3])] = iw;
+    std::string v = w_->fresh("x");
+    w_->line(acc_t + " " + v + " = 0;");
+    w_->open("if (" + ih + " >= 0 && " + ih + " < " + H + " && " + iw + " >= 0 && " + iw + " < " + W + ")");
+    w_->line(v + " = (" + acc_t + ")" + eval(xid, in) + ";");
+    w_->close();
+    return v;
+  };
+  auto weight = [&](const std::string& o, const std::string& c, const std::string& kh, const std::string& kw) {
+    Index in{wd, "", std::vector<std::string>(4)};
+    in.coords[size_t(kpos[0])] = o;
+    in.coords[size_t(kpos[1])] = c;
+    in.coords[size_t(kpos[2])] = kh;
+    in.coords[size_t(kpos[3])] = kw;
+    return "(" + acc_t + ")" + eval(wid, in);
+  };
+  auto in_row = [&](const std::string& o, const std::string& k, int axis) {
+    return idx_var(o + " * " + std::to_string(st[size_t(axis)]) + " - " + std::to_string(pad[size_t(axis)]) + " + " + k +
+                   " * " + std::to_string(dil[size_t(axis)]));
+  };
+  auto store = [&](const std::string& n, const std::string& o, const std::string& oh, const std::string& ow,
+                   const std::string& acc) {
+    Index out{od, "", std::vector<std::string>(4)};
+    out.coords[size_t(opos[0])] = n;
+    out.coords[size_t(opos[1])] = o;
+    out.coords[size_t(opos[2])] = oh;
+    out.coords[size_t(opos[3])] = ow;
+    out.linear = linear_of(out);
+    set_anchor_value(out, "(" + compute_type(A.dtype) + ")(" + acc + ")");
+    store_outputs(out);
+  };
+
+  auto og = as_const_int(OG);
+  if (og && *og < 16) {
+    // Direct: one thread per output element.
+    std::string i = w_->fresh("e");
+    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(A.shape) +
+             "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
+    std::vector<std::string> oc = coords_of(Index{od, i, {}});
+    const std::string n = oc[size_t(opos[0])], o = oc[size_t(opos[1])], oh = oc[size_t(opos[2])], ow = oc[size_t(opos[3])];
+    std::string g = idx_var(o + " / " + sOG);
+    std::string acc = w_->fresh("acc");
+    w_->line(acc_t + " " + acc + " = 0;");
+    std::string c = w_->fresh("c"), kh = w_->fresh("kh"), kw = w_->fresh("kw");
+    w_->open("for (pt_idx " + c + " = 0; " + c + " < " + sCG + "; ++" + c + ")");
+    std::string ch = idx_var(g + " * " + sCG + " + " + c);
+    w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + sKH + "; ++" + kh + ")");
+    std::string ih = in_row(oh, kh, 0);
+    w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + sKW + "; ++" + kw + ")");
+    std::string iw = in_row(ow, kw, 1);
+    std::string x = input(n, ch, ih, iw);
+    w_->line(acc + " += " + x + " * " + weight(o, c, kh, kw) + ";");
+    w_->close();
+    w_->close();
+    w_->close();
+    store(n, o, oh, ow, acc);
+    w_->close();
+    PrimExpr total = int_imm(1);
+    for (const auto& d : A.shape) total = total * d;
+    set_grid(min(floordiv(total + int_imm(255), int_imm(256)), int_imm(1 << 16)), int_imm(1), int_imm(1), 256);
+    return;
+  }
+
+  GemmSpec g;
+  g.batch = int_imm(groups);
+  g.m = OG;
+  g.n = n_img * OH * OW;
+  g.k = CG * KH * KW;
+  g.acc = acc_t;
+  const std::string window = dim(KH * KW);
+  // k -> (c, kh, kw); p -> (n, oh, ow)
+  auto split_k = [&](const std::string& k) {
+    std::string c = idx_var(k + " / " + window), r = idx_var(k + " % " + window);
+    return std::array<std::string, 3>{c, idx_var(r + " / " + sKW), idx_var(r + " % " + sKW)};
+  };
+  auto split_p = [&](const std::string& p) {
+    std::string ow = idx_var(p + " % " + sOW), t = idx_var(p + " / " + sOW);
+    return std::array<std::string, 3>{idx_var(t + " / " + sOH), idx_var(t + " % " + sOH), ow};
+  };
+  g.load_a = [&](const std::string& b, const std::string& m, const std::string& k) {
+    auto [c, kh, kw] = split_k(k);
+    return weight(idx_var(b + " * " + sOG + " + " + m), c, kh, kw);
+  };
+  g.load_b = [&](const std::string& b, const std::string& k, const std::string& p) {
+    auto [c, kh, kw] = split_k(k);
+    auto [n, oh, ow] = split_p(p);
+    return input(n, idx_var(b + " * " + sCG + " + " + c), in_row(oh, kh, 0), in_row(ow, kw, 1));
+  };
+  g.store = [&](const std::string& b, const std::string& m, const std::string& p, const std::string& acc) {
+    auto [n, oh, ow] = split_p(p);
+    store(n, idx_var(b + " * " + sOG + " + " + m), oh, ow, acc);
+  };
+  g.mma_type = mma_type(X.dtype);
+  emit_gemm(*this, g);
+  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
+           min(g.batch, int_imm(65535)), kThreads);
+}
+
+}  // namespace partita::backend::cuda

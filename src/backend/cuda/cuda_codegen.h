@@ -1,0 +1,68 @@
+// The `cuda` target's default code generator: every operator call no BYOC backend took is
+// grouped by fusion kind (partition_for_cuda, i.e. FuseOpsByKind) into "Codegen": "cuda"
+// functions; RunCodegen hands them all to this codegen, which emits one CUDA C++ kernel per
+// function (see src/backend/cuda/codegen/kernel_emitter.h), compiles the module's source with
+// NVRTC into one cubin (cached by source hash in memory and on disk) and returns a "cuda"
+// runtime module carrying source and cubin.
+//
+// The backend is registered as "cuda" (register.cc); its runtime half is the plug-in
+// libpartita_runtime_cuda.so (runtime/kernel_module.cc), which the codegen never links: it writes
+// the module's bytes (kernel_launch.h) and lets the runtime load them, as an artifact is loaded.
+//
+// Target kind "cuda": arch ("sm_90"), include_dirs (where NVRTC finds cuda_fp16.h; the toolkit's
+// include directory found at configure time), options (more NVRTC options), cache_dir ("": the
+// directory $XDG_CACHE_HOME/partita/cuda, else ~/.cache/partita/cuda; "none": no disk cache).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_launch.h"
+#include "partita/codegen/codegen.h"
+#include "partita/op/registry.h"
+
+namespace partita::backend::cuda {
+
+/// The CUDA source of `functions` and each one's launch (throws codegen::UnsupportedFunction
+/// for a function it cannot compile). Constants are named through `namer`.
+struct GeneratedSource {
+  std::string source;
+  std::vector<KernelFunction> functions;
+  std::vector<std::string> const_names;
+};
+/// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
+GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                                int sm = 90);
+/// The compute capability of a "sm_XY" / "sm_XYa" arch (90 for sm_90); Error("ValueError")
+/// naming the option for anything else.
+int arch_compute_capability(const std::string& arch);
+
+/// Compiles `source` with NVRTC for the target's arch; returns the cubin. Throws
+/// Error("CompileError") with NVRTC's log when it does not compile.
+std::string compile_cubin(const std::string& source, const codegen::Target& target);
+
+/// How compile_cubin found its results since the process started (for tests and reports).
+struct CompileCacheStats {
+  int memory_hits = 0, disk_hits = 0, compiles = 0;
+};
+CompileCacheStats compile_cache_stats();
+/// Forgets the in-memory cache (the disk cache stays).
+void clear_compile_memory_cache();
+
+/// The codegen registered as "cuda".
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant);
+
+/// Why the cuda codegen cannot compile `call` (nullopt: it can).
+std::optional<std::string> unsupported_call_reason(const CallNode& call);
+
+/// How the codegen fuses `call`: the operator's fusion kind, except that batch_norm in inference
+/// mode is a broadcast (the codegen computes it element by element, so it joins an epilogue).
+op::FusionKind cuda_fusion_kind(const CallNode& call);
+
+/// Groups the operator calls the codegen accepts into "Codegen": "cuda" functions
+/// (transform::FuseOpsByKind with this backend's check and fusion kinds).
+IRModule partition_for_cuda(IRModule mod);
+
+}  // namespace partita::backend::cuda

@@ -1,0 +1,43 @@
+// The "cuda" backend's record: the cuda target's default code generator. It has no patterns:
+// what no BYOC backend took is grouped by fusion kind (partition_for_cuda, FuseOpsByKind, which
+// finds this backend's check and kinds under its name) and compiled by the codegen.
+#include "cuda_codegen.h"
+#include "codegen/op_support.h"
+#include "partita/backend/registry.h"
+#include "partita/transform/fuse_ops_by_kind.h"
+
+#ifndef PARTITA_CUDA_INCLUDE_DIR
+#define PARTITA_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace partita::backend::cuda {
+namespace {
+
+const bool fusion_registered = [] {
+  transform::register_kind_fusion("cuda", {[](const CallNode& call) { return !unsupported_reason(call); },
+                                           cuda_fusion_kind});
+  return true;
+}();
+
+}  // namespace
+
+PARTITA_REGISTER_BACKEND([] {
+  BackendInfo b;
+  b.name = "cuda";
+  b.description = "generated CUDA kernels (NVRTC), fused by operator kind: every operator no other backend takes";
+  b.colour = "#76b900";
+  b.target_options = {
+      {"arch", codegen::TargetOptionType::String, "sm_90", "the GPU NVRTC compiles for (a real architecture)"},
+      {"include_dirs", codegen::TargetOptionType::StringList, std::vector<std::string>{PARTITA_CUDA_INCLUDE_DIR},
+       "directories NVRTC searches for cuda_fp16.h and cuda_bf16.h"},
+      {"options", codegen::TargetOptionType::StringList, std::vector<std::string>{}, "more NVRTC options"},
+      {"cache_dir", codegen::TargetOptionType::String, "",
+       "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
+       "\"none\": no disk cache)"}};
+  b.patterns = [] { return std::vector<transform::FusionPattern>{}; };
+  b.codegen = codegen;
+  b.runtime_plugin = "cuda";
+  return b;
+});
+
+}  // namespace partita::backend::cuda

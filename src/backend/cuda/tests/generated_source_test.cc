@@ -1,0 +1,242 @@
+// The generated CUDA on the CPU: every operator case compiles with NVRTC for every dtype it
+// accepts (odd and symbolic shapes included), partitioning leaves nothing on the host, and the
+// source has the shape the design promises (one kernel per fused function, 32-bit indices for
+// small static shapes, symbolic dims as arguments, scalars as literals, constants by name).
+#include <gtest/gtest.h>
+
+#include "cudagen_util.h"
+#include "op_cases.h"
+#include <algorithm>
+#include <set>
+
+#include "partita/codegen/codegen.h"
+#include "partita/ir/block_builder.h"
+#include "partita/op/registry.h"
+
+namespace partita::cudagen_test {
+namespace {
+
+// The case's module with main renamed to `name` (so that many cases share one module).
+Function renamed_main(const IRModule& mod, const std::string& name) {
+  auto fn = mod.lookup("main").as_ref<FunctionNode>();
+  auto* copy = copy_node(fn);
+  copy->attrs["global_symbol"] = name;
+  return Function(copy);
+}
+
+std::string only_source(const IRModule& mod) {
+  auto mods = codegen::external_mods_of(mod);
+  EXPECT_EQ(mods.size(), 1u);
+  return mods.empty() ? "" : mods[0]->get_source();
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Every case of a dtype in one module: one NVRTC compile per dtype.
+TEST(CudaGeneratedSource, EveryOpCompilesForEveryDtype) {
+  std::set<std::string> dtypes;
+  for (const auto& c : op_cases()) dtypes.insert(c.dtypes.begin(), c.dtypes.end());
+  for (const std::string& dt : dtypes) {
+    SCOPED_TRACE("dtype " + dt);
+    IRModule all = IRModule::create();
+    std::vector<std::string> names;
+    for (const auto& c : op_cases()) {
+      if (std::find(c.dtypes.begin(), c.dtypes.end(), dt) == c.dtypes.end()) continue;
+      IRModule m = script::parse_module(case_text(c, dt));
+      std::string name = "case_" + c.name;
+      all.add(make<GlobalVarNode>(name), renamed_main(m, name));
+      names.push_back(name);
+    }
+    IRModule parted = backend::cuda::partition_for_cuda(all);
+    for (const auto& name : names) {
+      IRModule one = IRModule::create();
+      one.add(make<GlobalVarNode>("main"), parted.lookup(name));
+      EXPECT_EQ(ops_left_on_host(one), std::vector<std::string>{}) << name;
+    }
+    IRModule compiled = run_cuda_codegen(parted);
+    auto mods = codegen::external_mods_of(compiled);
+    ASSERT_EQ(mods.size(), 1u);
+    EXPECT_FALSE(mods[0]->get_source("cubin").empty());
+    int fused = 0;
+    for (const auto& [gv, f] : parted.functions())
+      if (auto* fn = f.as<FunctionNode>(); fn && fn->attr_string("Codegen") == "cuda") ++fused;
+    EXPECT_EQ(int(mods[0]->function_names().size()), fused);
+    // One kernel per function, and a 16-byte-access variant of some elementwise ones.
+    std::string src = mods[0]->get_source();
+    EXPECT_EQ(int(count(src, "extern \"C\" __global__")), fused + int(count(src, "_vec(")));
+  }
+}
+
+// The GPU suite's references: each case's host model runs (with the layouts the host handles).
+TEST(CudaGeneratedSource, EveryCaseHasAHostReference) {
+  for (const auto& c : op_cases())
+    for (const auto& dt : c.dtypes) {
+      SCOPED_TRACE(c.name + " " + dt);
+      IRModule ref = script::parse_module(case_text(c, reference_dtype(dt), true));
+      CaseInputs in = case_inputs(c, script::parse_module(case_text(c, dt)), ref);
+      std::vector<Tensor> out;
+      EXPECT_NO_THROW(out = run_host(ref, in.reference));
+      EXPECT_FALSE(out.empty());
+    }
+}
+
+IRModule compile_text(const std::string& text) {
+  return run_cuda_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)));
+}
+
+TEST(CudaGeneratedSource, MatmulBiasReluIsOneKernelWithStaticIndices) {
+  IRModule out = compile_text(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8, 16), dtype="float16"), w: R.Tensor((16, 4), dtype="float16"), b: R.Tensor((4,), dtype="float16")):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            lv1 = R.add(lv, b)
+            gv = R.nn.relu(lv1)
+            R.output(gv)
+        return gv
+)");
+  std::string src = only_source(out);
+  EXPECT_EQ(count(src, "extern \"C\" __global__"), 1u);
+  EXPECT_NE(src.find("typedef pt_i32 pt_idx;"), std::string::npos);
+  EXPECT_NE(src.find("const __half* __restrict__ in0"), std::string::npos);
+  EXPECT_NE(src.find("__float2half_rn("), std::string::npos);  // rounded once, at the store
+  EXPECT_EQ(src.find("const pt_i64 s0"), std::string::npos);
+  auto mods = codegen::external_mods_of(out);
+  EXPECT_EQ(mods[0]->function_names(), std::vector<std::string>{"fused_relax_matmul_relax_add_relax_nn_relu"});
+}
+
+// 16-bit matrix products run on tensor cores (WMMA) where the arch has them; float32 does not
+// (TF32 would lose the accuracy the float32 results promise).
+TEST(CudaGeneratedSource, TensorCoresFor16BitMatmulsOnly) {
+  auto source = [](const std::string& dt, const std::string& arch) {
+    std::string text = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((40, 24), dtype="DT"), w: R.Tensor((24, 8), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    codegen::RunCodegenOptions options;
+    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")}, {"arch", arch}})};
+    IRModule out = codegen::run_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)), options);
+    return codegen::external_mods_of(out).at(0)->get_source();
+  };
+  EXPECT_NE(source("float16", "sm_90").find("wmma::mma_sync"), std::string::npos);
+  EXPECT_NE(source("bfloat16", "sm_90").find("#include <mma.h>"), std::string::npos);
+  EXPECT_EQ(source("float32", "sm_90").find("wmma::"), std::string::npos);
+  EXPECT_EQ(source("bfloat16", "sm_75").find("wmma::"), std::string::npos);  // bf16 MMA needs sm_80
+  EXPECT_NE(source("float16", "sm_75").find("wmma::mma_sync"), std::string::npos);
+  EXPECT_THROW(source("float16", "compute_90"), Error);
+}
+
+TEST(CudaGeneratedSource, ElementwiseKernelsHaveA16ByteVariant) {
+  IRModule out = compile_text(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 64), dtype="float16"), y: R.Tensor((64,), dtype="float16")):
+        with R.dataflow():
+            lv = R.add(x, y)
+            gv = R.nn.gelu(lv)
+            R.output(gv)
+        return gv
+)");
+  std::string src = only_source(out);
+  // x is read 8 halves at a time; y (broadcast) element by element.
+  EXPECT_NE(src.find("_vec("), std::string::npos);
+  EXPECT_NE(src.find("*reinterpret_cast<const uint4*>(in0 + base)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("reinterpret_cast<const uint4*>(in1"), std::string::npos);
+  EXPECT_NE(src.find("*reinterpret_cast<uint4*>(out0 + base)"), std::string::npos);
+}
+
+TEST(CudaGeneratedSource, SymbolicDimsAreKernelArgumentsReadFromTheInputs) {
+  IRModule out = compile_text(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "m"), dtype="float32")):
+        with R.dataflow():
+            lv = R.exp(x)
+            gv = R.sum(lv, axis=[1])
+            R.output(gv)
+        return gv
+)");
+  std::string src = only_source(out);
+  EXPECT_NE(src.find("typedef pt_i64 pt_idx;"), std::string::npos);
+  EXPECT_NE(src.find("const pt_i64 s0"), std::string::npos);
+  EXPECT_NE(src.find("const pt_i64 s1"), std::string::npos);
+  EXPECT_NE(src.find("expf("), std::string::npos);  // the prologue is inside the reduction
+  EXPECT_EQ(count(src, "extern \"C\" __global__"), 1u);
+}
+
+TEST(CudaGeneratedSource, ScalarConstantsAreLiteralsAndTensorsAreNamedArguments) {
+  Tensor w = random_input({6, 3}, DataType::Float(32), 1);
+  Tensor one = Tensor::empty({}, DataType::Float(32));
+  *one.data_as<float>() = 0.25f;
+  BlockBuilder bb;
+  Var x = make<VarNode>("x", tensor_sinfo(std::vector<int64_t>{4, 6}, DataType::Float(32)));
+  bb.begin_function("main", {x});
+  bb.begin_dataflow();
+  Var a = bb.emit(op::make_call("relax.matmul", {x, make<ConstantNode>(w)}));
+  Var c = bb.emit(op::make_call("relax.multiply", {a, make<ConstantNode>(one)}));
+  Var gv = bb.emit_output(c);
+  bb.end_dataflow();
+  bb.emit_func_output(gv);
+  IRModule out = run_cuda_codegen(backend::cuda::partition_for_cuda(bb.get()));
+  std::string src = only_source(out);
+  EXPECT_NE(src.find("0x1p-2f"), std::string::npos);  // 0.25 as an exact literal
+  EXPECT_NE(src.find("const float* __restrict__ c0"), std::string::npos);
+  auto mods = codegen::external_mods_of(out);
+  ASSERT_EQ(mods[0]->const_names().size(), 1u);
+  std::string name = mods[0]->const_names()[0];
+  ASSERT_TRUE(out->const_name_to_constant.count(name)) << name;
+  EXPECT_TRUE(out->const_name_to_constant.at(name).content_equal(w));
+}
+
+// build() with Target("cuda") alone fuses and compiles everything: no host kernel is left.
+TEST(CudaGeneratedSource, BuildWithTheCudaTargetLeavesNothingOnTheHost) {
+  auto exec = build_cuda(script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 16), dtype="float32"), w: R.Tensor((16, 8), dtype="float32")):
+        with R.dataflow():
+            lv = R.matmul(x, w)
+            lv1 = R.nn.relu(lv)
+            lv2 = R.reshape(lv1, R.shape([-1]))
+            gv = R.nn.softmax(lv2, axis=0)
+            R.output(gv)
+        return gv
+)"));
+  EXPECT_EQ(exec->kernel_names, std::vector<std::string>{});
+  ASSERT_EQ(exec->external_modules.size(), 1u);
+  EXPECT_EQ(exec->external_modules[0]->type_key(), "cuda");
+  EXPECT_EQ(exec->external_modules[0]->function_names().size(), 2u);
+}
+
+TEST(CudaGeneratedSource, ViewsAloneStayViewsOnTheHost) {
+  IRModule p = backend::cuda::partition_for_cuda(script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 6), dtype="float32")):
+        with R.dataflow():
+            lv = R.reshape(x, R.shape([24]))
+            gv = R.expand_dims(lv, axis=[0])
+            R.output(gv)
+        return gv
+)"));
+  for (const auto& [gv, f] : p.functions()) EXPECT_EQ(gv->name_hint, "main");
+}
+
+}  // namespace
+}  // namespace partita::cudagen_test

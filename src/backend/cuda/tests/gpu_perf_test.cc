@@ -1,0 +1,170 @@
+// Throughput of generated kernels on the GPU (CUDA events, median of 20 after warm-up), printed
+// for docs/gpu.md; each also checks its result against the host on a sample. Runs only with
+// PARTITA_CUDA_PERF=1 (it takes seconds and prints numbers, not pass/fail on speed).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cudagen_util.h"
+#include "partita/codegen/codegen.h"
+
+namespace partita::cudagen_test {
+namespace {
+
+Tensor device_copy(const Tensor& host) { return host.to(Device::cuda(0)); }
+
+Tensor host_copy(const Tensor& dev) { return dev.to(Device::cpu()); }
+
+struct Measured {
+  double ms = 0;
+  std::vector<Tensor> outputs;  // on the host
+};
+
+// The single fused function of `text` (its shapes static), run on device tensors.
+Measured time_kernel(const std::string& text, const std::vector<Tensor>& inputs) {
+  IRModule parted = backend::cuda::partition_for_cuda(script::parse_module(text));
+  IRModule out = run_cuda_codegen(parted);
+  auto mods = codegen::external_mods_of(out);
+  EXPECT_EQ(mods.size(), 1u);
+  EXPECT_EQ(mods[0]->function_names().size(), 1u) << "expected one fused kernel";
+  runtime::PackedFunc f = mods[0]->get_function(mods[0]->function_names()[0]);
+  std::vector<Tensor> in;
+  for (const auto& t : inputs) in.push_back(device_copy(t));
+  const auto* ret = out.lookup("main").as<FunctionNode>()->ret_struct_info.as<TensorStructInfoNode>();
+  Tensor o = device_copy(Tensor::empty(*static_shape(out.lookup("main").as<FunctionNode>()->ret_struct_info), ret->dtype));
+  std::vector<Tensor> outs = {o};
+  for (int i = 0; i < 3; ++i) f(in, outs);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> times;
+  for (int i = 0; i < 20; ++i) {
+    cudaEventRecord(a);
+    f(in, outs);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    times.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], {host_copy(o)}};
+}
+
+bool perf_enabled(std::string* why) {
+  const char* e = std::getenv("PARTITA_CUDA_PERF");
+  if (!e || std::string(e) != "1") {
+    *why = "set PARTITA_CUDA_PERF=1 to measure";
+    return false;
+  }
+  return device_available(why);
+}
+
+#define PARTITA_REQUIRE_PERF()                       \
+  do {                                              \
+    std::string why_;                               \
+    if (!perf_enabled(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+TEST(CudaPerf, ElementwiseBandwidth) {
+  PARTITA_REQUIRE_PERF();
+  for (const char* dt : {"float32", "float16"}) {
+    std::string text = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8192, 8192), dtype="DT"), y: R.Tensor((8192,), dtype="DT")) -> R.Tensor((8192, 8192), dtype="DT"):
+        with R.dataflow():
+            a = R.add(x, y)
+            gv = R.nn.gelu(a)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    DataType d = DataType::parse(dt);
+    Measured m = time_kernel(text, {random_input({8192, 8192}, d, 1), random_input({8192}, d, 2)});
+    double bytes = 2.0 * 8192 * 8192 * d.bytes();
+    std::printf("[perf] add+gelu 8192x8192 %s: %.3f ms, %.0f GB/s\n", dt, m.ms, bytes / m.ms / 1e6);
+  }
+}
+
+TEST(CudaPerf, SoftmaxAndLayerNorm) {
+  PARTITA_REQUIRE_PERF();
+  for (const char* dt : {"float32", "float16"}) {
+    DataType d = DataType::parse(dt);
+    std::string sm = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((32768, 1024), dtype="DT")) -> R.Tensor((32768, 1024), dtype="DT"):
+        with R.dataflow():
+            gv = R.nn.softmax(x, axis=-1)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    Measured m = time_kernel(sm, {random_input({32768, 1024}, d, 1)});
+    std::printf("[perf] softmax 32768x1024 %s: %.3f ms, %.0f GB/s\n", dt, m.ms, 2.0 * 32768 * 1024 * d.bytes() / m.ms / 1e6);
+    std::string ln = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((32768, 768), dtype="DT"), g: R.Tensor((768,), dtype="DT"), b: R.Tensor((768,), dtype="DT")) -> R.Tensor((32768, 768), dtype="DT"):
+        with R.dataflow():
+            gv = R.nn.layer_norm(x, g, b, axes=[-1])
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    m = time_kernel(ln, {random_input({32768, 768}, d, 1), random_input({768}, d, 2), random_input({768}, d, 3)});
+    std::printf("[perf] layer_norm 32768x768 %s: %.3f ms, %.0f GB/s\n", dt, m.ms, 2.0 * 32768 * 768 * d.bytes() / m.ms / 1e6);
+  }
+}
+
+TEST(CudaPerf, MatmulAndConv) {
+  PARTITA_REQUIRE_PERF();
+  for (const char* dt : {"float32", "float16", "bfloat16"}) {
+    DataType d = DataType::parse(dt);
+    std::string mm = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4096, 4096), dtype="DT"), w: R.Tensor((4096, 4096), dtype="DT")) -> R.Tensor((4096, 4096), dtype="DT"):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    Tensor x = random_input({4096, 4096}, d, 1), w = random_input({4096, 4096}, d, 2);
+    Measured m = time_kernel(mm, {x, w});
+    std::printf("[perf] matmul 4096^3 %s: %.3f ms, %.1f TFLOP/s\n", dt, m.ms, 2.0 * 4096 * 4096 * 4096 / m.ms / 1e9);
+    // One row checked against a double-precision dot product.
+    Tensor xf = converted(x, DataType::Float(32)), wf = converted(w, DataType::Float(32));
+    double worst = 0, scale = 0;
+    for (int j = 0; j < 4096; j += 97) {
+      double ref = 0;
+      for (int k = 0; k < 4096; ++k) ref += double(xf.data_as<float>()[k]) * wf.data_as<float>()[int64_t(k) * 4096 + j];
+      worst = std::max(worst, std::fabs(element(m.outputs[0], j) - ref));
+      scale = std::max(scale, std::fabs(ref));
+    }
+    EXPECT_LE(worst / scale, d == DataType::Float(32) ? 1e-5 : 1e-2) << dt;
+    std::string conv = replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((32, 256, 28, 28), dtype="DT"), w: R.Tensor((256, 256, 3, 3), dtype="DT")) -> R.Tensor((32, 256, 28, 28), dtype="DT"):
+        with R.dataflow():
+            a = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            gv = R.nn.relu(a)
+            R.output(gv)
+        return gv
+)", "DT", dt);
+    m = time_kernel(conv, {random_input({32, 256, 28, 28}, d, 1), random_input({256, 256, 3, 3}, d, 2, {-0.1, 0.1})});
+    double flops = 2.0 * 32 * 256 * 28 * 28 * 256 * 9;
+    std::printf("[perf] conv2d 3x3 32x256x28x28 -> 256 %s: %.3f ms, %.1f TFLOP/s\n", dt, m.ms, flops / m.ms / 1e9);
+  }
+}
+
+}  // namespace
+}  // namespace partita::cudagen_test

@@ -1,0 +1,435 @@
+// The dnnl backend takes only what it runs: random graphs of the operators of its pattern table
+// (element-wise ops on 0-d to 5-d tensors with every kind of broadcast and scalar constants,
+// grouped, dilated, strided and padded convolutions with bias / residual / activation, pooling
+// with every attribute, softmax and layer norm on any axis, matmuls of 1-d to 4-d operands with
+// transposed weights and biases of every shape), plus what it must leave to the host (other
+// dtypes, symbolic shapes), are partitioned with partition_for, built with fallback off,
+// exported, reloaded and run, and must match the host VM.
+#include <gtest/gtest.h>
+
+#include "backend_differential.h"
+#include "verbose_log.h"
+
+namespace partita::backend::dnnl {
+namespace {
+
+using testing::GraphValue;
+using testing::RandomGraph;
+constexpr DataType F32 = DataType::Float(32);
+using Ints = std::vector<int64_t>;
+
+int64_t numel(const Ints& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+class DnnlGraph : public RandomGraph {
+ public:
+  explicit DnnlGraph(uint32_t seed) : RandomGraph(seed) {}
+
+  Case generate() {
+    if (chance(0.05)) return symbolic_case();
+    std::vector<GraphValue> extra_outputs;
+    int steps = int(uniform(1, 6));
+    for (int s = 0; s < steps; ++s) {
+      double r = real(0, 1);
+      if (r < 0.20) unary();
+      else if (r < 0.42) binary();
+      else if (r < 0.57) conv();
+      else if (r < 0.62) gated_conv();
+      else if (r < 0.72) pool();
+      else if (r < 0.77) softmax();
+      else if (r < 0.82) layer_norm();
+      else if (r < 0.95) matmul();
+      else extra_outputs.push_back(other_dtype());
+    }
+    if (values().empty()) unary();
+    std::vector<GraphValue> outs = {last_f32()};
+    if (chance(0.25)) outs.push_back(pick(values()));
+    for (auto& v : extra_outputs) outs.push_back(v);
+    return finish(outs);
+  }
+
+ private:
+  int64_t dim() { return pick(Ints{1, 1, 2, 3, 4, 5, 7, 8, 13, 16}); }
+
+  Ints shape(int rank, bool allow_empty = false) {
+    Ints s;
+    for (int k = 0; k < rank; ++k) s.push_back(dim());
+    while (numel(s) > 1024)
+      for (auto& d : s) d = std::max<int64_t>(1, d / 2);
+    if (allow_empty && rank > 0 && chance(0.04)) s[size_t(uniform(0, rank - 1))] = 0;
+    return s;
+  }
+
+  GraphValue fresh(const Ints& s, double p_const = 0.3, double scale = 1.0) {
+    return chance(p_const) ? constant(s, scale) : param(s, F32, scale);
+  }
+
+  GraphValue last_f32() {
+    for (auto it = values().rbegin(); it != values().rend(); ++it)
+      if (it->dtype == F32 && !it->symbolic) return *it;
+    return emit(op::nn::relu(param(shape(2)).expr), 1, true);
+  }
+
+  // A float32 value of rank in [lo, hi] already in the graph (the latest ones preferred, so
+  // chains form and fuse), or a new one.
+  GraphValue operand(int lo, int hi, bool allow_empty = true) {
+    if (chance(0.7)) {
+      std::vector<GraphValue> ok;
+      for (const auto& v : values())
+        if (v.dtype == F32 && !v.symbolic && int(v.shape.size()) >= lo && int(v.shape.size()) <= hi &&
+            numel(v.shape) > 0)
+          ok.push_back(v);
+      if (!ok.empty()) return chance(0.6) ? ok.back() : pick(ok);
+    }
+    return fresh(shape(int(uniform(lo, hi)), allow_empty));
+  }
+
+  GraphValue operand4d() {
+    if (chance(0.6)) {
+      std::vector<GraphValue> ok;
+      for (const auto& v : values())
+        if (v.dtype == F32 && !v.symbolic && v.shape.size() == 4 && numel(v.shape) > 0 && v.shape[1] <= 32)
+          ok.push_back(v);
+      if (!ok.empty()) return chance(0.6) ? ok.back() : pick(ok);
+    }
+    Ints s = {pick(Ints{1, 1, 2}), pick(Ints{1, 2, 3, 4, 5, 6, 8, 12, 16}), uniform(1, 12), uniform(1, 12)};
+    return fresh(s, 0.1);
+  }
+
+  GraphValue activation(const GraphValue& x) {
+    switch (uniform(0, 6)) {
+      case 0: return emit(op::nn::relu(x.expr), x.bound, true);
+      case 1: return emit(op::nn::gelu(x.expr), x.bound);
+      case 2: return emit(op::nn::gelu_tanh(x.expr), x.bound);
+      case 3: return emit(op::nn::silu(x.expr), x.bound);
+      case 4: return emit(op::sigmoid(x.expr), 1, true);
+      case 5: return emit(op::tanh(x.expr), 1);
+      default: {
+        double lo = pick(std::vector<double>{0.0, -1.0, -0.25}), hi = pick(std::vector<double>{6.0, 1.0, 0.5});
+        return emit(op::clip(x.expr, lo, hi), std::max(-lo, hi), lo >= 0);
+      }
+    }
+  }
+
+  void unary() {
+    GraphValue x = operand(0, 5);
+    switch (uniform(0, 4)) {
+      case 0: activation(x); return;
+      case 1:
+        if (x.bound <= 4) emit(op::exp(x.expr), std::exp(x.bound), true);
+        else emit(op::tanh(x.expr), 1);
+        return;
+      case 2:
+        if (!x.nonneg) x = emit(op::abs(x.expr), x.bound, true);
+        emit(op::sqrt(x.expr), std::sqrt(x.bound) + 1, true);
+        return;
+      case 3: emit(op::abs(x.expr), x.bound, true); return;
+      default: emit(op::nn::relu(x.expr), x.bound, true); return;
+    }
+  }
+
+  // Broadcasting of every kind: equal shapes, the second operand a lower-rank or 1-padded
+  // version of the first (bias-like, (1, C, 1, 1)-like, 0-d scalars), the first broadcast
+  // against a larger second, and both broadcast at once; constants or parameters, either order.
+  void binary() {
+    GraphValue a = operand(0, 5);
+    const Ints& as = a.shape;
+    Ints bs;
+    switch (uniform(0, 4)) {
+      case 0: bs = as; break;
+      case 1: {
+        size_t drop = size_t(uniform(0, int64_t(as.size())));
+        bs.assign(as.begin() + drop, as.end());
+        for (auto& d : bs)
+          if (chance(0.5)) d = 1;
+        break;
+      }
+      case 2: bs = chance(0.7) ? Ints{} : Ints(size_t(uniform(1, 4)), 1); break;  // scalars
+      case 3: {  // a broadcast against a larger b
+        for (int64_t d : as) bs.push_back(d == 1 && chance(0.6) ? dim() : d);
+        while (bs.size() < 5 && chance(0.3)) bs.insert(bs.begin(), dim());
+        break;
+      }
+      default: {  // both broadcast: where a has d, b has d or 1; where a has 1, b has anything
+        for (int64_t d : as) bs.push_back(d == 1 ? dim() : (chance(0.5) ? 1 : d));
+        if (bs.size() < 5 && chance(0.3)) bs.insert(bs.begin(), dim());
+        break;
+      }
+    }
+    if (numel(bs) > 4096) bs = as;  // keep tensors small (shrinking dims could break broadcasting)
+    GraphValue b;
+    bool reused = false;
+    for (const auto& v : values())
+      if (v.shape == bs && v.dtype == F32 && !v.symbolic && v.expr.get() != a.expr.get() && chance(0.4)) {
+        b = v, reused = true;
+        break;
+      }
+    if (!reused) b = fresh(bs, bs.size() <= 1 ? 0.7 : 0.35);
+    if (chance(0.5)) std::swap(a, b);
+    if (chance(0.5) && a.bound * b.bound < 1e3) emit(op::multiply(a.expr, b.expr), a.bound * b.bound);
+    else emit(op::add(a.expr, b.expr), a.bound + b.bound);
+  }
+
+  // conv2d with groups (1, depthwise, others), dilation, strides, symmetric and asymmetric
+  // padding, constant or parameter weights; then optionally a bias, a residual, an activation.
+  void conv() {
+    GraphValue x = operand4d();
+    const int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3];
+    Ints group_options = {1, 1};
+    if (C > 1) group_options.push_back(C);
+    for (int64_t g = 2; g < C; ++g)
+      if (C % g == 0) group_options.push_back(g);
+    int64_t groups = pick(group_options);
+    int64_t O = groups == 1 ? pick(Ints{1, 2, 3, 4, 5, 8, 12, 16}) : groups * pick(Ints{1, 1, 2, 3});
+    Ints kernel, strides, dilation, padding;
+    for (int attempt = 0;; ++attempt) {
+      kernel = {pick(Ints{1, 1, 2, 3, 3, 3, 5}), pick(Ints{1, 1, 2, 3, 3, 3, 5})};
+      if (chance(0.7)) kernel[1] = kernel[0];
+      strides = {pick(Ints{1, 1, 1, 2, 3}), pick(Ints{1, 1, 1, 2, 3})};
+      if (chance(0.7)) strides[1] = strides[0];
+      dilation = chance(0.2) ? Ints{pick(Ints{1, 2, 3}), pick(Ints{1, 2})} : Ints{1, 1};
+      int64_t p = uniform(0, 2);
+      padding = chance(0.25) ? Ints{uniform(0, 2), uniform(0, 2), uniform(0, 2), uniform(0, 2)} : Ints{p, p, p, p};
+      if (attempt > 20) kernel = {1, 1}, dilation = {1, 1};
+      bool fits_h = H + padding[0] + padding[2] >= dilation[0] * (kernel[0] - 1) + 1;
+      bool fits_w = W + padding[1] + padding[3] >= dilation[1] * (kernel[1] - 1) + 1;
+      if (fits_h && fits_w) break;
+    }
+    const int64_t fan_in = C / groups * kernel[0] * kernel[1];
+    Ints ws = {O, C / groups, kernel[0], kernel[1]};
+    GraphValue w = fresh(ws, 0.8, 1.0 / std::sqrt(double(fan_in)));
+    GraphValue y = emit(op::nn::conv2d(x.expr, w.expr, strides, padding, dilation, groups),
+                        x.bound * std::sqrt(double(fan_in)));
+    conv_epilogue(y, O);
+  }
+
+  void conv_epilogue(GraphValue y, int64_t O) {
+    if (chance(0.6)) {
+      Ints bs = pick(std::vector<Ints>{{1, O, 1, 1}, {O, 1, 1}});
+      GraphValue b = fresh(bs, 0.8);
+      y = emit(chance(0.8) ? op::add(y.expr, b.expr) : op::add(b.expr, y.expr), y.bound + 1);
+    }
+    if (chance(0.3)) {
+      GraphValue r;
+      bool reused = false;
+      for (const auto& v : values())
+        if (v.shape == y.shape && v.dtype == F32 && v.expr.get() != y.expr.get() && chance(0.5)) {
+          r = v, reused = true;
+          break;
+        }
+      if (!reused) r = fresh(y.shape, 0.2);
+      y = emit(chance(0.7) ? op::add(y.expr, r.expr) : op::add(r.expr, y.expr), y.bound + r.bound);
+    }
+    if (chance(0.6)) activation(y);
+  }
+
+  // A grouped convolution of 8 channels per group (oneDNN picks a blocked layout for it, as
+  // in RegNet) times a gate: per channel (squeeze-excitation), per sample and channel, a
+  // scalar, the whole tensor, or spatial.
+  void gated_conv() {
+    const int64_t n = pick(Ints{1, 1, 2}), c = pick(Ints{16, 24, 32}), h = uniform(3, 9), w = uniform(3, 9);
+    GraphValue x = param({n, c, h, w});
+    GraphValue k = constant({c, 8, 3, 3}, 1.0 / std::sqrt(72.0));
+    GraphValue y = emit(op::nn::conv2d(x.expr, k.expr, {1, 1}, {1, 1, 1, 1}, {1, 1}, c / 8), 4);
+    if (chance(0.5)) y = emit(op::nn::relu(y.expr), 4, true);
+    Ints gate = pick(std::vector<Ints>{{1, c, 1, 1}, {1, c, 1, 1}, {n, c, 1, 1}, {}, {n, c, h, w}, {1, 1, h, w}});
+    GraphValue g = chance(0.3) ? constant(gate) : emit(op::sigmoid(param(gate).expr), 1, true);
+    emit(chance(0.8) ? op::multiply(y.expr, g.expr) : op::multiply(g.expr, y.expr), 4);
+  }
+
+  // Max / average pooling with any kernel, stride, padding, dilation, ceil_mode and
+  // count_include_pad; adaptive average pooling to sizes that divide the input and that do not.
+  void pool() {
+    GraphValue x = operand4d();
+    const int64_t H = x.shape[2], W = x.shape[3];
+    if (chance(0.3)) {
+      std::optional<Ints> size;
+      switch (uniform(0, 4)) {
+        case 0: break;  // the input's size
+        case 1: size = chance(0.5) ? Ints{1} : Ints{1, 1}; break;
+        case 2: {
+          Ints dh, dw;
+          for (int64_t d = 1; d <= H; ++d)
+            if (H % d == 0) dh.push_back(d);
+          for (int64_t d = 1; d <= W; ++d)
+            if (W % d == 0) dw.push_back(d);
+          size = Ints{pick(dh), pick(dw)};
+          break;
+        }
+        default: size = Ints{uniform(1, H + 2), uniform(1, W + 2)}; break;
+      }
+      emit(op::nn::adaptive_avg_pool2d(x.expr, size), x.bound, x.nonneg);
+      return;
+    }
+    bool is_max = chance(0.5);
+    Ints kernel, strides, padding, dilation;
+    bool ceil_mode = false, include_pad = false;
+    for (int attempt = 0;; ++attempt) {
+      kernel = {uniform(1, 4), uniform(1, 4)};
+      if (chance(0.6)) kernel[1] = kernel[0];
+      strides = chance(0.5) ? kernel : Ints{uniform(1, 3), uniform(1, 3)};
+      int64_t p = uniform(0, 2);
+      padding = chance(0.2) ? Ints{uniform(0, 2), uniform(0, 2), uniform(0, 2), uniform(0, 2)} : Ints{p, p, p, p};
+      dilation = chance(0.15) ? Ints{2, pick(Ints{1, 2})} : Ints{1, 1};
+      ceil_mode = chance(0.3);
+      include_pad = !is_max && chance(0.5);
+      if (attempt > 20) kernel = {1, 1}, dilation = {1, 1};
+      auto fits = [&](int64_t in, int k) {
+        return in + padding[size_t(k)] + padding[size_t(k) + 2] - dilation[size_t(k)] * (kernel[size_t(k)] - 1) - 1 +
+                   (ceil_mode ? strides[size_t(k)] - 1 : 0) >= 0;
+      };
+      if (fits(H, 0) && fits(W, 1)) break;
+    }
+    Expr call = is_max ? op::nn::max_pool2d(x.expr, kernel, strides, padding, dilation, ceil_mode, include_pad)
+                       : op::nn::avg_pool2d(x.expr, kernel, strides, padding, dilation, ceil_mode, include_pad);
+    emit(call, x.bound, x.nonneg);
+  }
+
+  void softmax() {
+    GraphValue x = operand(1, 5);
+    int64_t r = int64_t(x.shape.size());
+    emit(op::nn::softmax(x.expr, uniform(-r, r - 1)), 1, true);
+  }
+
+  // Over the last axis (written -1 or positively), the last two, or another one.
+  void layer_norm() {
+    GraphValue x = operand(1, 5, /*allow_empty=*/false);
+    int64_t r = int64_t(x.shape.size());
+    Ints axes = {-1};
+    if (chance(0.2)) axes = {r - 1};
+    if (r >= 2 && chance(0.2)) axes = chance(0.5) ? Ints{-2, -1} : Ints{r - 2, r - 1};
+    Ints norm_shape;
+    for (int64_t a : axes) norm_shape.push_back(x.shape[size_t(a < 0 ? a + r : a)]);
+    GraphValue g = fresh(norm_shape, 0.8), b = fresh(norm_shape, 0.8);
+    double inner = double(numel(norm_shape));
+    emit(op::nn::layer_norm(x.expr, g.expr, b.expr, axes, pick(std::vector<double>{1e-5, 1e-3}), chance(0.85),
+                            chance(0.85)),
+         2 * std::sqrt(inner) + 2);
+  }
+
+  // 1-d to 4-d operands with broadcast batch dimensions; the weight a constant or a parameter,
+  // sometimes transposed by permute_dims; then optionally a bias of any shape and an activation.
+  void matmul() {
+    GraphValue a;
+    bool reuse = chance(0.6);
+    if (reuse) {
+      std::vector<GraphValue> ok;
+      for (const auto& v : values())
+        if (v.dtype == F32 && !v.symbolic && !v.shape.empty() && v.shape.size() <= 4 && numel(v.shape) > 0)
+          ok.push_back(v);
+      if (ok.empty()) reuse = false;
+      else a = chance(0.6) ? ok.back() : pick(ok);
+    }
+    if (!reuse) a = fresh(shape(int(pick(Ints{1, 2, 2, 3, 3, 4}))), 0.1);
+    const Ints& as = a.shape;
+    const int64_t K = as.back(), N = dim();
+    int rb = int(pick(Ints{1, 2, 2, 2, 3, 4}));
+    Ints bs;
+    if (rb == 1) {
+      bs = {K};
+    } else {
+      // b's batch dimensions: broadcast-compatible with a's, right-aligned.
+      size_t a_batch = as.size() >= 2 ? as.size() - 2 : 0;
+      for (int k = 0; k < rb - 2; ++k) {
+        int64_t from_a = (size_t(k) + a_batch >= size_t(rb - 2)) ? as[a_batch - size_t(rb - 2 - k)] : -1;
+        bs.push_back(from_a <= 1 ? pick(Ints{1, 2, 3}) : (chance(0.3) ? 1 : from_a));
+      }
+      bs.push_back(K);
+      bs.push_back(N);
+    }
+    GraphValue b;
+    double wscale = 1.0 / std::sqrt(double(K));
+    if (rb >= 2 && chance(0.35)) {
+      // The weight stored transposed (last two axes swapped) and permuted back.
+      Ints src = bs;
+      std::swap(src[src.size() - 1], src[src.size() - 2]);
+      GraphValue s = fresh(src, 0.6, wscale);
+      std::optional<Ints> axes;
+      if (rb > 2 || chance(0.5)) {
+        axes = Ints();
+        for (int k = 0; k < rb; ++k) axes->push_back(k);
+        std::swap((*axes)[size_t(rb - 1)], (*axes)[size_t(rb - 2)]);
+      }
+      b = emit(op::permute_dims(s.expr, axes), wscale);
+    } else {
+      b = fresh(bs, 0.6, wscale);
+    }
+    GraphValue m = emit(op::matmul(a.expr, b.expr), a.bound * std::sqrt(double(K)));
+    if (chance(0.5) && !m.shape.empty()) {
+      const Ints& ms = m.shape;
+      std::vector<Ints> options = {{ms.back()}, {1, ms.back()}, ms, {}};
+      if (ms.size() >= 2) options.push_back({ms[ms.size() - 2], 1});
+      if (ms.size() >= 2) options.push_back({1, 1, ms.back()});
+      GraphValue bias = fresh(pick(options), 0.7);
+      m = emit(chance(0.8) ? op::add(m.expr, bias.expr) : op::add(bias.expr, m.expr), m.bound + 1);
+    }
+    if (chance(0.5)) activation(m);
+  }
+
+  // float64 / int32 tensors: the host's.
+  GraphValue other_dtype() {
+    DataType dt = chance(0.5) ? DataType::Float(64) : DataType::Int(32);
+    Ints s = shape(int(uniform(1, 3)));
+    GraphValue x = param(s, dt), y = param(s, dt);
+    GraphValue v = emit(chance(0.5) ? op::add(x.expr, y.expr) : op::multiply(x.expr, y.expr), 2);
+    if (chance(0.5)) v = emit(dt == DataType::Int(32) ? op::abs(v.expr) : op::nn::relu(v.expr), 2);
+    return v;
+  }
+
+  // A symbolic batch dimension: shapes unknown at compile time stay on the host.
+  Case symbolic_case() {
+    Ints s = {uniform(1, 4), pick(Ints{3, 8, 16})};
+    GraphValue x = symbolic_param(s, 0);
+    GraphValue v = emit(op::add(x.expr, constant({s[1]}).expr), 2);
+    switch (uniform(0, 3)) {
+      case 0: v = emit(op::nn::relu(v.expr), 2, true); break;
+      case 1: v = emit(op::nn::softmax(v.expr), 1, true); break;
+      case 2: v = emit(op::matmul(v.expr, constant({s[1], 5}, 0.3).expr), 2); break;
+      default: v = emit(op::multiply(v.expr, v.expr), 4); break;
+    }
+    return finish({v});
+  }
+};
+
+TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
+  testing::DifferentialStats stats;
+  for (uint32_t seed = 1; seed <= 320 && stats.failures < 10; ++seed) {
+    DnnlGraph gen(seed);
+    RandomGraph::Case c;
+    try {
+      c = gen.generate();
+    } catch (const Error& e) {
+      ADD_FAILURE() << "seed " << seed << ": the generator built an invalid graph: " << e.what();
+      ++stats.failures;
+      continue;
+    }
+    bool merge = gen.chance(0.7);
+    int64_t winograd = gen.pick(std::vector<int64_t>{1, 1, 0, 2, 4});
+    std::vector<codegen::Target> targets = {codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
+    // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
+    // oneDNN's reference kernel (what the check offloads runs on a fast path).
+    auto lines = verbose_exec_lines([&] {
+      testing::check_backend_against_host("dnnl", c, merge, targets, "seed " + std::to_string(seed), stats);
+    });
+    for (const auto& line : lines)
+      if (is_reference_kernel(line)) {
+        ADD_FAILURE() << "seed " << seed << " ran oneDNN's reference kernel: " << line;
+        ++stats.failures;
+      }
+  }
+  std::cout << stats.summary() << "\n";
+  // The graphs reach the whole table, and most give the backend something.
+  EXPECT_GE(stats.offloading_cases, stats.cases * 3 / 4) << stats.summary();
+  for (const char* name : {"dnnl.relu", "dnnl.gelu", "dnnl.sigmoid", "dnnl.tanh", "dnnl.exp", "dnnl.sqrt",
+                           "dnnl.abs", "dnnl.clip", "dnnl.add", "dnnl.multiply", "dnnl.max_pool2d",
+                           "dnnl.avg_pool2d", "dnnl.adaptive_avg_pool2d", "dnnl.softmax", "dnnl.layer_norm",
+                           "dnnl.matmul", "dnnl.matmul_bias", "dnnl.conv2d", "dnnl.conv2d_bias",
+                           "dnnl.conv2d_bias_add_relu"})
+    EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
+}
+
+}  // namespace
+}  // namespace partita::backend::dnnl

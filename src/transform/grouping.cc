@@ -1,0 +1,1135 @@
+// The grouping machinery (see grouping.h).
+#include "grouping.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "partita/ir/analysis.h"
+#include "partita/ir/functor.h"
+#include "partita/ir/structural_equal.h"
+#include "partita/ir/substitute.h"
+#include "partita/support/error.h"
+
+namespace partita::transform::detail {
+
+// ---- GroupGraph -------------------------------------------------------------------------------
+
+void GroupGraph::reset(std::vector<int>& offsets, std::vector<int>& edges) {
+  offsets_.swap(offsets);
+  edges_.swap(edges);
+  int n = int(offsets_.size()) - 1;
+  parent_.resize(n);
+  min_pos_.resize(n);
+  max_pos_.resize(n);
+  head_.resize(n);
+  tail_.resize(n);
+  next_.assign(n, -1);
+  // Marks are search epochs; the epoch keeps counting, so stale marks never match.
+  mark_.resize(n, 0);
+  visited_.resize(n, 0);
+  for (int i = 0; i < n; ++i) {
+    parent_[i] = head_[i] = tail_[i] = i;
+    min_pos_[i] = max_pos_[i] = i;
+  }
+}
+
+int GroupGraph::find(int x) {
+  while (parent_[x] != x) {
+    parent_[x] = parent_[parent_[x]];
+    x = parent_[x];
+  }
+  return x;
+}
+
+int GroupGraph::unite(int a, int b) {
+  a = find(a);
+  b = find(b);
+  if (a == b) return a;
+  parent_[b] = a;
+  next_[tail_[a]] = head_[b];
+  tail_[a] = tail_[b];
+  min_pos_[a] = std::min(min_pos_[a], min_pos_[b]);
+  max_pos_[a] = std::max(max_pos_[a], max_pos_[b]);
+  return a;
+}
+
+// Walks back from the groups on stack_ through their members' inputs, skipping groups that end
+// before position `lo` (they cannot be reached from later ones): true when a group `target`
+// accepts is reached, or when the walk exceeds the budget ("maybe": callers then keep groups
+// apart, which is always safe).
+template <class Target>
+bool GroupGraph::reaches(int lo, uint32_t seen, Target&& target) {
+  size_t budget = kSearchBudget;
+  while (!stack_.empty()) {
+    int g = stack_.back();
+    stack_.pop_back();
+    for (int m = head_[g]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        if (--budget == 0) return true;
+        int r = find(edges_[e]);
+        if (target(r)) return true;
+        if (r == g || visited_[r] == seen || max_pos_[r] < lo) continue;
+        visited_[r] = seen;
+        stack_.push_back(r);
+      }
+    }
+  }
+  return false;
+}
+
+bool GroupGraph::is_ancestor(int anc_root, int node) {
+  anc_root = find(anc_root);
+  int start = find(node);
+  if (start == anc_root) return false;
+  visited_[start] = ++epoch_;
+  stack_.assign(1, start);
+  return reaches(min_pos_[anc_root], epoch_, [&](int r) { return r == anc_root; });
+}
+
+bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>& composite) {
+  bool whole = true;  // an earlier match may only be absorbed whole
+  for (int j : matched) {
+    int r = find(j);
+    if (!composite[r]) continue;
+    for_each_member(r, [&](int mem) {
+      whole = whole && std::find(matched.begin(), matched.end(), mem) != matched.end();
+    });
+  }
+  if (!whole || merge_creates_cycle(matched)) return false;
+  int root = matched.front();
+  for (int j : matched) {
+    composite[find(j)] = 0;
+    root = unite(root, j);
+  }
+  composite[find(root)] = 1;
+  return true;
+}
+
+bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
+  ++epoch_;
+  uint32_t in_set = epoch_;
+  int lo = size();
+  std::vector<int>& roots = roots_;
+  roots.clear();
+  for (int n : nodes) {
+    int r = find(n);
+    if (mark_[r] == in_set) continue;
+    mark_[r] = in_set;
+    roots.push_back(r);
+    lo = std::min(lo, min_pos_[r]);
+  }
+  // A cycle appears iff a group outside the set both depends on the set and feeds it: search
+  // backwards from every outside input of the set for a member of the set.
+  ++epoch_;
+  uint32_t seen = epoch_;
+  std::vector<int>& stack = stack_;
+  stack.clear();
+  for (int r : roots) {
+    for (int m = head_[r]; m >= 0; m = next_[m]) {
+      for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
+        int in = edges_[e];
+        int ir = find(in);
+        if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
+        visited_[ir] = seen;
+        stack.push_back(ir);
+      }
+    }
+  }
+  return reaches(lo, seen, [&](int r) { return mark_[r] == in_set; });
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
+  if (auto* v = value.as<VarNode>()) {
+    out.push_back(v);
+    return;
+  }
+  // Calls, tuples and get-items (the common case) without the generic visitor's overhead.
+  if (auto* c = value.as<CallNode>()) {
+    for (const auto& a : c->args) used_vars(a, out);
+    if (c->op.as<VarNode>()) out.push_back(c->op.as<VarNode>());
+    return;
+  }
+  if (auto* t = value.as<TupleNode>()) {
+    for (const auto& f : t->fields) used_vars(f, out);
+    return;
+  }
+  if (auto* g = value.as<TupleGetItemNode>()) {
+    used_vars(g->tuple, out);
+    return;
+  }
+  if (value.as<ConstantNode>() || value.as<ShapeExprNode>() || value.as<PrimValueNode>() ||
+      value.as<OpNode>() || value.as<GlobalVarNode>() || value.as<StringImmNode>() ||
+      value.as<DataTypeImmNode>() || value.as<ExternFuncNode>())
+    return;
+  post_order_visit(value, [&](const Expr& x) {
+    if (auto* v = x.as<VarNode>()) out.push_back(v);
+  });
+}
+
+
+const FunctionNode* as_plain_function(const Expr& func) {
+  auto* f = func.as<FunctionNode>();
+  bool special = f && (f->attrs.count("Primitive") || f->attrs.count("Composite") ||
+                       f->attrs.count("Codegen"));
+  return special ? nullptr : f;
+}
+
+std::string numbered(const char* hint, int& count) {
+  std::string name(hint);
+  if (count > 0) name += std::to_string(count);
+  ++count;
+  return name;
+}
+
+namespace {
+
+inline bool is_inlinable(const Expr& e) {
+  if (auto* t = e.as<TupleNode>())
+    return std::all_of(t->fields.begin(), t->fields.end(),
+                       [](const Expr& f) { return is_inlinable(f); });
+  if (auto* p = e.as<PrimValueNode>()) return prim_vars_of(p->value).empty();
+  if (auto* s = e.as<ShapeExprNode>())
+    return std::all_of(s->values.begin(), s->values.end(),
+                       [](const PrimExpr& v) { return prim_vars_of(v).empty(); });
+  return e.as<StringImmNode>() || e.as<DataTypeImmNode>() || e.as<GlobalVarNode>() ||
+         e.as<OpNode>() || e.as<ExternFuncNode>();
+}
+
+// One group's function being made. Most groups are small composites whose function already
+// exists (found by fingerprint), so parameters and the name are only made when it is built.
+struct Creator {
+  std::vector<int> bindings;
+  std::vector<Expr> arguments;
+  std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
+  PtrMap<char> argument_set;
+  std::vector<const VarNode*> outputs;
+  PtrMap<int> output_at;
+  int n_param_for_const = 0;
+  Function func;
+  bool has_outputs = false;
+  std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
+
+  /// Empty again, keeping the vectors' storage (one Creator serves group after group).
+  void reset() {
+    bindings.clear();
+    arguments.clear();
+    const_param_no.clear();
+    argument_set.clear();
+    outputs.clear();
+    output_at.clear();
+    n_param_for_const = 0;
+    func = Function();
+    has_outputs = false;
+    fingerprint.clear();
+  }
+  int output_index(const VarNode* v) const {
+    const int* i = output_at.find(v);
+    return i ? *i : -1;
+  }
+  void append_output(const VarNode* v) {
+    if (output_at.emplace(v, int(outputs.size())).second) outputs.push_back(v);
+  }
+  // `defined_here`: `e` is a variable bound earlier in this group.
+  void check_def(const Expr& e, bool defined_here, bool lift_constants) {
+    if (argument_set.contains(e.get())) return;
+    auto* var = e.as<VarNode>();
+    if (var && defined_here) return;
+    if (!lift_constants && e.as<ConstantNode>()) return;
+    // The counter advances for every non-variable candidate, inlinable or not (names depend on it).
+    int no = var ? -1 : n_param_for_const++;
+    if (is_inlinable(e)) return;
+    arguments.push_back(e);
+    const_param_no.push_back(no);
+    argument_set.emplace(e.get(), 1);
+  }
+  std::vector<Var> make_params() const {
+    std::vector<Var> params;
+    params.reserve(arguments.size());
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      const Expr& a = arguments[k];
+      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint
+                                                : "param_" + std::to_string(const_param_no[k]);
+      params.push_back(make<VarNode>(std::move(pname), a->struct_info_));
+    }
+    return params;
+  }
+};
+
+// c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
+/// The `count`-th name NameSupply gives for `hint` when nothing else it names can collide with
+
+inline void append_name_part(std::string& name, const CallNode& call) {
+  if (auto* op = call.op.as<OpNode>()) {
+    if (op->name.empty()) return;
+    name += '_';
+    name += op->name;
+  } else if (auto* gv = call.op.as<GlobalVarNode>()) {
+    const std::string& n = gv->name_hint;
+    size_t skip = n.rfind("fused_", 0) == 0 ? 6 : 0;
+    if (n.size() == skip) return;
+    name += '_';
+    name.append(n, skip, std::string::npos);
+  }
+}
+
+/// Scratch of order_units, kept between calls so that it allocates once.
+struct UnitOrderScratch {
+  std::vector<char> state;  // per unit: 0 new, 1 open, 2 done
+  std::vector<std::pair<int, int>> stack;  // (unit, next dependency to visit)
+};
+
+/// Puts the units of a block (groups and ungrouped bindings; position i of the block belongs to
+/// unit(i), of those numbered below `offsets.size() - 1`) in an order where each follows the
+/// units it depends on (`edges[offsets[u] .. offsets[u + 1])` for unit u), visiting them in order
+/// of first appearance as TVM's TopoSortByGroupDep does. Iterative, so long chains do not
+/// overflow the stack. A cycle is an internal error (grouping never makes one).
+template <class Unit>
+void order_units(const std::vector<int>& offsets, const std::vector<int>& edges, int positions,
+                 Unit&& unit, std::vector<int>& order, UnitOrderScratch& scratch) {
+  int units = int(offsets.size()) - 1;
+  order.clear();
+  order.reserve(units);
+  std::vector<char>& state = scratch.state;
+  state.assign(units, 0);
+  auto& stack = scratch.stack;
+  stack.clear();
+  for (int i = 0; i < positions; ++i) {
+    int u0 = unit(i);
+    if (state[u0]) continue;
+    stack.push_back({u0, 0});
+    state[u0] = 1;
+    while (!stack.empty()) {
+      auto& [u, k] = stack.back();
+      if (offsets[u] + k < offsets[u + 1]) {
+        int d = edges[offsets[u] + k++];
+        if (state[d] == 1) throw_error("InternalError", "fusion groups form a cycle");
+        if (state[d] == 0) {
+          state[d] = 1;
+          stack.push_back({d, 0});
+        }
+        continue;
+      }
+      state[u] = 2;
+      order.push_back(u);
+      stack.pop_back();
+    }
+  }
+}
+
+
+}  // namespace
+
+// ---- FunctionSlots ----------------------------------------------------------------------------
+
+FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
+  auto* seq = func->body.as<SeqExprNode>();
+  if (!seq) return;
+  size_t n = 0;
+  for (const auto& blk : seq->blocks) n += blk->bindings.size();
+  slots.reserve(n + n / 2);
+  ins.reserve(2 * n);
+  var_slot.reserve(n + n / 2);
+  for (const auto& blk : seq->blocks) {
+    Block& block = blocks.emplace_back();
+    block.is_dataflow = blk->is_dataflow;
+    block.order.reserve(blk->bindings.size());
+    for (const auto& b : blk->bindings) {
+      Slot slot = make_slot(*b);  // inputs: the bindings before this one (a use before is none)
+      int s = int(slots.size());
+      slots.push_back(slot);
+      block.order.push_back(s);
+      if (auto [at, fresh] = var_slot.emplace(slot.var, s); !fresh)
+        *at = s;  // bound again: the last
+    }
+  }
+}
+
+int FunctionSlots::resolve(int s) {
+  int r = s;
+  while (slots[r].rep >= 0) r = slots[r].rep;
+  while (slots[s].rep >= 0 && slots[s].rep != r) {  // shorten the chain for the next time
+    int next = slots[s].rep;
+    slots[s].rep = r;
+    s = next;
+  }
+  return r;
+}
+
+Expr FunctionSlots::current(const Expr& e) {
+  // Operands (variables, and calls, tuples and get-items of them) are rebuilt here, keeping
+  // their struct info: replacing a variable by the one standing for it changes none.
+  auto list = [&](const std::vector<Expr>& xs, std::vector<Expr>& out) {
+    for (size_t k = 0; k < xs.size(); ++k) {
+      Expr y = current(xs[k]);
+      if (out.empty() && y == xs[k]) continue;
+      if (out.empty()) out.assign(xs.begin(), xs.begin() + std::ptrdiff_t(k));
+      out.push_back(std::move(y));
+    }
+    return !out.empty();
+  };
+  switch (e->kind()) {
+    case NodeKind::Var:
+    case NodeKind::DataflowVar: {
+      const int* s = var_slot.find(e.get());
+      if (!s) return e;
+      int r = resolve(*s);
+      return r == *s ? e : Expr(Var(slots[r].var));
+    }
+    case NodeKind::Call: {
+      auto* c = e.as<CallNode>();
+      Expr op = current(c->op);
+      std::vector<Expr> args;
+      if (!list(c->args, args) && op == c->op) return e;
+      auto* n = copy_node(Ref<CallNode>(c));
+      n->op = op;
+      if (!args.empty()) n->args = std::move(args);
+      return Ref<CallNode>(n);
+    }
+    case NodeKind::Tuple: {
+      std::vector<Expr> fields;
+      if (!list(e.as<TupleNode>()->fields, fields)) return e;
+      auto* n = copy_node(Ref<TupleNode>(e.as<TupleNode>()));
+      n->fields = std::move(fields);
+      return Ref<TupleNode>(n);
+    }
+    case NodeKind::TupleGetItem: {
+      auto* g = e.as<TupleGetItemNode>();
+      Expr tuple = current(g->tuple);
+      if (tuple == g->tuple) return e;
+      auto* n = copy_node(Ref<TupleGetItemNode>(g));
+      n->tuple = tuple;
+      return Ref<TupleGetItemNode>(n);
+    }
+    case NodeKind::Function:
+    case NodeKind::SeqExpr:
+    case NodeKind::If: {  // nested scopes: the substitution utility
+      std::vector<const VarNode*> vs;
+      used_vars(e, vs);
+      PtrMap<Expr> remap;
+      for (auto* v : vs)
+        if (Expr now = current(Expr(Var(v))); !(now.get() == v)) remap.emplace(v, now);
+      return remap.empty() ? e : Substitutor(std::move(remap))(e);
+    }
+    default: return e;  // leaves
+  }
+}
+
+void FunctionSlots::refresh(int s) {
+  Slot& slot = slots[s];
+  bool stale = false;
+  for (int k = slot.in_begin; k < slot.in_end; ++k) {
+    int r = resolve(ins[k]);
+    if (r == ins[k]) continue;
+    ins[k] = r;
+    stale = true;
+  }
+  if (!stale) return;
+  Expr old_value(slot.value);
+  Expr value = current(old_value);
+  if (value == old_value) return;
+  Binding b;
+  if (auto* mc = Binding(slot.binding).as<MatchCastNode>())
+    b = make<MatchCastNode>(mc->var, value, mc->struct_info);
+  else b = make<VarBindingNode>(Var(slot.var), value);
+  slot.binding = b.get();
+  slot.value = value.get();
+  made_.push_back(std::move(b));
+}
+
+Slot FunctionSlots::make_slot(const BindingNode& b) {
+  Slot slot;
+  slot.binding = &b;
+  slot.var = b.var.get();
+  const Expr& value = binding_value(b);
+  slot.value = value.get();
+  if (b.kind() == NodeKind::VarBinding) {
+    slot.is_var_binding = true;
+    if (auto* call = value.as<CallNode>()) {
+      slot.is_call = true;
+      slot.op = call->op.as<OpNode>();
+    }
+  }
+  scratch_.clear();
+  used_vars(value, scratch_);
+  slot.in_begin = int(ins.size());
+  for (auto* v : scratch_)
+    if (const int* at = var_slot.find(v)) ins.push_back(*at);
+  slot.in_end = int(ins.size());
+  return slot;
+}
+
+int FunctionSlots::add_slot(const Var& var, const Expr& value) {
+  Binding binding = make<VarBindingNode>(var, value);
+  Slot slot = make_slot(*binding);
+  made_.push_back(std::move(binding));
+  int s = int(slots.size());
+  var_slot.emplace(var.get(), s);
+  slots.push_back(slot);
+  return s;
+}
+
+void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>& pos,
+                                std::vector<int>& offsets, std::vector<int>& edges) {
+  int n = int(order.size());
+  pos.assign(slots.size(), -1);
+  for (int i = 0; i < n; ++i) pos[order[i]] = i;
+  offsets.assign(1, 0);
+  edges.clear();
+  for (int i = 0; i < n; ++i) {
+    refresh(order[i]);
+    const Slot& s = slots[order[i]];
+    for (int k = s.in_begin; k < s.in_end; ++k) {
+      int j = pos[ins[k]];
+      if (j < 0) continue;  // bound in another block
+      PARTITA_ICHECK(j < i);
+      if (int(edges.size()) == offsets.back() || edges.back() != j) edges.push_back(j);
+    }
+    offsets.push_back(int(edges.size()));
+  }
+}
+
+void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges,
+                 std::vector<int>& off, std::vector<int>& users) {
+  int n = int(offsets.size()) - 1;
+  off.assign(n + 1, 0);
+  std::vector<int> last(n, -1);  // the last user counted per node
+  for (int i = 0; i < n; ++i)
+    for (int e = offsets[i]; e < offsets[i + 1]; ++e)
+      if (int j = edges[e]; last[j] != i) {
+        last[j] = i;
+        ++off[j + 1];
+      }
+  for (int j = 0; j < n; ++j) off[j + 1] += off[j];
+  users.resize(off[n]);
+  std::vector<int> fill(off.begin(), off.end() - 1);
+  for (int i = 0; i < n; ++i)
+    for (int e = offsets[i]; e < offsets[i + 1]; ++e)
+      if (int j = edges[e]; fill[j] == off[j] || users[fill[j] - 1] != i) users[fill[j]++] = i;
+}
+
+Function FunctionSlots::rebuild() {
+  if (!changed) return func_;
+  auto* seq = func_->body.as<SeqExprNode>();
+  std::vector<BindingBlock> out;
+  bool any = false;
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    const BindingBlock& old = seq->blocks[b];
+    std::vector<Binding> bindings;
+    bindings.reserve(blocks[b].order.size());
+    bool same = blocks[b].order.size() == old->bindings.size();
+    for (int s : blocks[b].order) {
+      refresh(s);
+      bindings.emplace_back(slots[s].binding);
+      same = same && bindings.back().get() == old->bindings[bindings.size() - 1].get();
+    }
+    out.push_back(
+        same ? old : BindingBlock(make<BindingBlockNode>(std::move(bindings), old->is_dataflow)));
+    any = any || !same;
+  }
+  Expr body = current(seq->body);
+  if (!any && body == seq->body) return func_;
+  auto* ns = copy_node(Ref<SeqExprNode>(seq));
+  ns->blocks = std::move(out);
+  ns->body = body;
+  auto* nf = copy_node(func_);
+  nf->body = Ref<SeqExprNode>(ns);
+  return Function(nf);
+}
+
+// ---- GroupFuser ------------------------------------------------------------------------------
+
+struct GroupFuser::Impl {
+  Impl(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
+
+  /// Adds binding `b` (position `index`) to group `c`; a group's bindings are added in block
+  /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
+  template <class DefinedHere>
+  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here) {
+    auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
+    auto* vb = b.as<VarBindingNode>();
+    if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) {
+      for (const auto& a : call->args) {
+        // A tuple argument with a field bound earlier in the group cannot become a parameter
+        // (that field exists only inside the function): its fields are checked one by one.
+        auto* tup = a.as<TupleNode>();
+        bool inner = false;
+        for (size_t k = 0; tup && k < tup->fields.size() && !inner; ++k) inner = defined_here(tup->fields[k]);
+        if (!inner) {
+          check(a);
+          continue;
+        }
+        for (const auto& f : tup->fields) check(f);
+      }
+    } else if (auto* tgi = vb ? vb->value.as<TupleGetItemNode>() : nullptr) {
+      check(tgi->tuple);
+    } else {
+      std::vector<const VarNode*> vs;
+      used_vars(binding_value(*b), vs);
+      for (auto* v : vs) check(Var(v));
+    }
+    if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
+    c.bindings.push_back(index);
+  }
+
+  // A cheap key for de-duplication, equal for structurally equal functions: the struct info of
+  // the parameters and result, the attributes and the called operators. Hashing whole functions
+  // dominated partitioning; candidates with equal keys are still compared structurally.
+  static size_t dedup_key(const Function& func) {
+    size_t h = structural_hash(func->ret_struct_info) * 31 + func->params.size();
+    for (const auto& p : func->params) h = h * 1000003 ^ structural_hash(p->struct_info_);
+    for (const auto& [k, v] : func->attrs) h = h * 31 ^ std::hash<std::string>()(k);
+    if (auto* seq = func->body.as<SeqExprNode>()) {
+      for (const auto& blk : seq->blocks) {
+        h = h * 31 + blk->bindings.size();
+        for (const auto& b : blk->bindings) {
+          auto* vb = b.as<VarBindingNode>();
+          auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+          h = h * 31 ^ size_t(vb && !call ? vb->value->kind() : b->kind());
+          if (!call) continue;
+          h = h * 31 + call->args.size();
+          if (auto* op = call->op.as<OpNode>()) h = h * 31 ^ std::hash<std::string>()(op->name);
+          if (auto* gv = call->op.as<GlobalVarNode>())
+            h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
+        }
+      }
+    }
+    return h;
+  }
+
+  GlobalVar add_function(const Function& func, const std::string& hint) {
+    if (!dedup_seeded_) {
+      dedup_seeded_ = true;
+      for (const auto& [name, entry] : mod_->functions) {
+        auto* f = entry.second.as<FunctionNode>();
+        if (f && f->attrs.count("Primitive")) dedup_.emplace(dedup_key(Function(f)), entry.first);
+      }
+    }
+    size_t h = dedup_key(func);
+    auto range = dedup_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+      if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
+        return it->second;
+    std::string name = names_.fresh(hint);
+    while (mod_.contains(name)) name = names_.fresh(hint);
+    GlobalVar gv = make<GlobalVarNode>(name);
+    gv->struct_info_ = func->struct_info_;
+    mod_.add(gv, func);
+    dedup_.emplace(h, gv);
+    return gv;
+  }
+
+  // "fused" + "_" + the operator (or function) name of each call of the group.
+  static std::string group_name(const Creator& c, const std::vector<Binding>& bindings) {
+    std::string name = "fused";
+    for (int i : c.bindings) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) append_name_part(name, *call);
+    }
+    return name;
+  }
+
+  // Both tensor struct infos have constant (IntImm) shapes or none.
+  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a,
+                                         const TensorStructInfoNode& b) {
+    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value())
+      return false;
+    if (!a.shape) return true;
+    if (a.shape->size() != b.shape->size()) return false;
+    for (size_t k = 0; k < a.shape->size(); ++k) {
+      auto* x = (*a.shape)[k].as<IntImmNode>();
+      auto* y = (*b.shape)[k].as<IntImmNode>();
+      if (x->value != y->value || !(x->dtype == y->dtype)) return false;
+    }
+    return true;
+  }
+
+  // Hash and equality of call attributes with structural_equal's rules (doubles: NaN equals NaN).
+  static size_t attr_value_hash(const AttrValue& v) {
+    size_t h = v.index() * 0x9e3779b97f4a7c15ULL;
+    if (auto* b = std::get_if<bool>(&v)) return h ^ size_t(*b);
+    if (auto* i = std::get_if<int64_t>(&v)) return h ^ std::hash<int64_t>()(*i);
+    if (auto* d = std::get_if<double>(&v))
+      return h ^ (*d == 0 || std::isnan(*d) ? 0 : std::hash<double>()(*d));
+    if (auto* s = std::get_if<std::string>(&v)) return h ^ std::hash<std::string>()(*s);
+    if (auto* t = std::get_if<DataType>(&v))
+      return h ^ (size_t(t->code()) * 131 + size_t(t->bits()) * 17 + size_t(t->lanes()));
+    if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
+      for (int64_t x : *xs) h = (h ^ size_t(x)) * 0x100000001b3ULL;
+    return h;
+  }
+  // The values only: hashing every key and type key was most of the cost, and equal attributes
+  // still hash equal.
+  static size_t attrs_hash(const AttrsNode& a) {
+    size_t h = a.values.size();
+    for (const auto& kv : a.values) h = (h * 1000003) ^ attr_value_hash(kv.second);
+    return h;
+  }
+  static bool same_attr_value(const AttrValue& a, const AttrValue& b) {
+    if (a.index() != b.index()) return false;
+    if (auto* x = std::get_if<double>(&a)) {
+      double y = std::get<double>(b);
+      return *x == y || (std::isnan(*x) && std::isnan(y));
+    }
+    return a == b;
+  }
+  static bool same_attrs(const AttrsNode& a, const AttrsNode& b) {
+    if (a.type_key != b.type_key || a.values.size() != b.values.size()) return false;
+    for (size_t k = 0; k < a.values.size(); ++k)
+      if (a.values[k].first != b.values[k].first ||
+          !same_attr_value(a.values[k].second, b.values[k].second))
+        return false;
+    return true;
+  }
+
+  // An id per structurally distinct object (free variables compared by identity), cached by
+  // address; the interned objects are kept alive so addresses are never reused.
+  int64_t intern(const ObjectRef& x) {
+    if (!x) return -1;
+    // Tensor struct info with a constant shape (the common case) by an exact key: no generic
+    // structural hashing.
+    if (auto* t = x.as<TensorStructInfoNode>()) {
+      // Many calls share a struct info object (a group function's result, a parameter's): a
+      // small cache by address skips reading the shape. Entries keep their object alive, so an
+      // address cannot come back as another object while cached.
+      auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) & (kSinfoCache - 1)];
+      if (cached.first.get() == t) return cached.second;
+      bool exact = true;
+      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 +
+                 size_t(t->dtype.lanes()) + size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
+      if (t->shape) {
+        for (const auto& d : *t->shape) {
+          auto* imm = d.as<IntImmNode>();
+          if (!imm) {
+            exact = false;
+            break;
+          }
+          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
+        }
+      }
+      if (exact) {
+        // Only representatives are kept alive (nearly every binding has its own object).
+        int64_t id = intern_by(x, h, [&](const ObjectRef& rep) {
+          auto* r = rep.as<TensorStructInfoNode>();
+          return r && same_constant_tensor_sinfo(*r, *t);
+        });
+        cached = {x, int(id)};
+        return id;
+      }
+    }
+    // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
+    // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
+    if (auto* a = x.as<AttrsNode>())
+      return intern_by(x, attrs_hash(*a) ^ 0x5bd1e995, [&](const ObjectRef& rep) {
+        auto* r = rep.as<AttrsNode>();
+        return r && same_attrs(*r, *a);
+      });
+    if (const int* id = intern_cache_.find(x.get())) return *id;
+    int64_t id = intern_by(x, structural_hash(x), [&](const ObjectRef& rep) {
+      return structural_equal(rep, x, /*map_free_vars=*/false);
+    });
+    intern_keep_.push_back(x);
+    intern_cache_.emplace(x.get(), int(id));
+    return id;
+  }
+
+  // The id of the representative with hash `h` that `same` accepts, else `x` becomes one.
+  template <class Same>
+  int64_t intern_by(const ObjectRef& x, size_t h, Same&& same) {
+    auto& bucket = intern_buckets_[h];
+    for (const auto& [rep, id] : bucket)
+      if (same(rep)) return id;
+    bucket.emplace_back(x, int(intern_count_++));
+    return bucket.back().second;
+  }
+
+  // A description of the function `create_function` would build, equal only for structurally
+  // equal functions: lets a group reuse an earlier identical function without building it.
+  // Empty when the group holds something it does not describe (the function is then built and
+  // compared as before).
+  // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
+  bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
+                      const DictAttrs& attrs, std::vector<int64_t>& fp) {
+    fp.clear();
+    int64_t attrs_id = -1;
+    for (size_t k = 0; k < fattrs_seen_.size(); ++k)
+      if (fattrs_seen_[k] == attrs) attrs_id = int64_t(k);
+    if (attrs_id < 0) {
+      attrs_id = int64_t(fattrs_seen_.size());
+      fattrs_seen_.push_back(attrs);
+    }
+    // Composites are small: positions are found by scanning (no table to allocate).
+    if (c.bindings.size() > 64 || c.arguments.size() > 64) return false;
+    // Written through a pointer into storage sized for the longest description (this runs once
+    // per group; growing the vector element by element cost more than the rest).
+    size_t bound = 4 + c.arguments.size() + c.outputs.size();
+    for (int i : c.bindings) {
+      auto* vb = bindings[i].as<VarBindingNode>();
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      bound += 12 + (call ? call->sinfo_args.size() + 3 * call->args.size() : 0);
+    }
+    fp.resize(bound);
+    int64_t* w = fp.data();
+    auto put = [&w](int64_t x) { *w++ = x; };
+    put(attrs_id);
+    put(int64_t(c.arguments.size()));
+    std::vector<const Object*>& locals = locals_;
+    locals.clear();
+    auto index_in = [](const auto& xs, const Object* p) -> int {
+      for (size_t k = 0; k < xs.size(); ++k)
+        if (xs[k].get() == p) return int(k);
+      return -1;
+    };
+    auto local_index = [&](const Object* p) -> int {
+      for (size_t k = 0; k < locals.size(); ++k)
+        if (locals[k] == p) return int(k);
+      return -1;
+    };
+    for (size_t k = 0; k < c.arguments.size(); ++k) put(intern(c.arguments[k]->struct_info_));
+    put(int64_t(c.bindings.size()));
+    enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
+    auto arg_token = [&](const Expr& a) -> bool {
+      if (int k = index_in(c.arguments, a.get()); k >= 0) {
+        put(kParam);
+        put(k);
+        return true;
+      }
+      if (a.as<VarNode>()) {
+        int l = local_index(a.get());
+        if (l < 0) return false;
+        put(kLocal);
+        put(l);
+        return true;
+      }
+      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() ||
+          a.as<OpNode>() || a.as<GlobalVarNode>() || a.as<StringImmNode>() ||
+          a.as<DataTypeImmNode>() || a.as<ExternFuncNode>()) {
+        put(kLeaf);
+        put(int64_t(a->kind()));
+        put(intern(a));
+        return true;
+      }
+      return false;
+    };
+    for (size_t li = 0; li < c.bindings.size(); ++li) {
+      const Binding& b = bindings[c.bindings[li]];
+      auto* vb = b.as<VarBindingNode>();
+      if (!vb) return false;
+      put(c.output_index(b->var.get()));
+      put(int64_t(b->var->kind()));
+      put(intern(b->var->struct_info_));
+      if (auto* call = vb->value.as<CallNode>()) {
+        if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
+        put(kCall);
+        put(intern(call->op));
+        put(intern(call->attrs));
+        put(int64_t(call->sinfo_args.size()));
+        for (const auto& si : call->sinfo_args) put(intern(si));
+        put(int64_t(call->args.size()));
+        for (const auto& a : call->args)
+          if (!arg_token(a)) return false;
+      } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
+        put(kGetItem);
+        put(g->index);
+        if (!arg_token(g->tuple)) return false;
+      } else {
+        return false;
+      }
+      locals.push_back(b->var.get());
+    }
+    put(int64_t(c.outputs.size()));
+    for (auto* o : c.outputs) {
+      int l = local_index(o);
+      if (l < 0) return false;
+      put(l);
+    }
+    fp.resize(size_t(w - fp.data()));
+    return true;
+  }
+
+  struct FingerprintHash {
+    size_t operator()(const std::vector<int64_t>& v) const {
+      size_t h = v.size();
+      for (int64_t x : v) h = (h ^ size_t(x)) * 0x100000001b3ULL;
+      return h;
+    }
+  };
+
+ public:
+  /// Once every binding and output of `c` is known: notes whether the group is used at all and
+  /// takes its fingerprint.
+  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    if (c.outputs.empty()) return;  // dead code: nothing of the group is used
+    c.has_outputs = true;
+    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
+    // layers: a known fingerprint skips building and comparing the function.
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
+    // Built (or found already made) when the group is emitted, in order.
+  }
+
+  void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+    // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
+    NameSupply local;
+    PtrMap<Expr> remap(c.arguments.size() + c.outputs.size());
+    std::vector<Var> params = c.make_params();
+    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), params[k]);
+    std::vector<Expr> outputs(c.outputs.size());
+    for (int i : c.bindings) {
+      const Var& var = bindings[i]->var;
+      int idx = c.output_index(var.get());
+      if (idx < 0) continue;
+      outputs[idx] = make<VarNode>(local.fresh("gv"), var->struct_info_);
+      remap.emplace(var.get(), outputs[idx]);
+    }
+    Substitutor subst(std::move(remap), mod_);
+    std::vector<Binding> out;
+    for (int i : c.bindings) {
+      const Binding& b = bindings[i];
+      Var var = subst.visit_var_def(b->var);
+      Expr value = subst(binding_value(*b));
+      if (auto* mc = b.as<MatchCastNode>())
+        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+      else out.push_back(make<VarBindingNode>(var, value));
+    }
+    Expr body;
+    if (outputs.size() == 1) {
+      body = outputs[0];
+    } else {
+      std::vector<StructInfo> fs;
+      for (const auto& o : outputs) fs.push_back(o->struct_info_);
+      body = make<TupleNode>(outputs);
+      body->struct_info_ = tuple_sinfo(fs);
+    }
+    Expr seq = make<SeqExprNode>(
+        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
+    seq->struct_info_ = body->struct_info_;
+    DictAttrs fattrs = attrs;
+    fattrs["Primitive"] = int64_t(1);
+    Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
+    f->struct_info_ = func_struct_info_of(*f);
+    c.func = f;
+  }
+
+  // True when `s` mentions no symbolic variable: a call's result is then the callee's declared
+  // result whatever the (already matching) arguments are.
+  static bool is_static_sinfo(const StructInfo& s) {
+    if (!s) return false;
+    if (auto* t = s.as<TensorStructInfoNode>()) {
+      if (!t->shape) return true;
+      for (const auto& d : *t->shape)
+        if (!d.as<IntImmNode>()) return false;
+      return true;
+    }
+    if (auto* u = s.as<TupleStructInfoNode>()) {
+      for (const auto& f : u->fields)
+        if (!is_static_sinfo(f)) return false;
+      return true;
+    }
+    return s.as<ObjectStructInfoNode>() != nullptr;
+  }
+
+  // The struct info of a call of the group function `gv` (made from `c`). The arguments carry
+  // exactly the parameters' struct info (parameters are made from them, shared functions are
+  // structurally equal), so for static signatures the derivation is done once per function.
+  StructInfo call_ret_sinfo(const GlobalVar& gv, const Creator& c, const CallNode& call) {
+    if (const StructInfo* hit = ret_sinfo_cache_.find(gv.get())) return *hit;
+    StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
+    auto finfo = fsinfo.as_ref<FuncStructInfoNode>();
+    StructInfo ret = derive_call_ret_struct_info(finfo, call);
+    bool cacheable = finfo->params.has_value() && is_static_sinfo(finfo->ret);
+    if (cacheable)
+      for (const auto& p : *finfo->params) cacheable = cacheable && is_static_sinfo(p);
+    if (cacheable) ret_sinfo_cache_.emplace(gv.get(), ret);
+    return ret;
+  }
+
+  /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
+  /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
+  Var emit_var(const Var& like, const Expr& value) {
+    Var v = like.as<DataflowVarNode>()
+                ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
+                : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
+    return v;
+  }
+
+  /// The function group `c` calls: the one an earlier group with the same fingerprint became,
+  /// else built and added (or found structurally equal to one already in the module).
+  GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings,
+                           const DictAttrs& attrs) {
+    GlobalVar gv;
+    if (!c.fingerprint.empty()) {
+      auto it = by_fingerprint_.find(c.fingerprint);
+      if (it != by_fingerprint_.end()) gv = it->second;
+    }
+    if (!gv.defined()) {
+      if (!c.func) build_function(c, bindings, attrs);
+      gv = add_function(c.func, group_name(c, bindings));
+      if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
+    }
+    return gv;
+  }
+
+  // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
+  // keeping the pairs' order within a key.
+  template <class V>
+  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off,
+              std::vector<V>& out) {
+    off.assign(keys + 1, 0);
+    for (const auto& kv : pairs) ++off[kv.first + 1];
+    for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
+    out.resize(pairs.size());
+    fill_.assign(off.begin(), off.end() - 1);
+    for (const auto& kv : pairs) out[fill_[kv.first]++] = kv.second;
+  }
+
+  // True when `e` is a variable bound earlier in group u than member i (the slots of i's
+  // operands are the current ones).
+  bool defined_before(const FunctionSlots& fn, int i, int u, const Expr& e,
+                      const std::vector<int>& group_of) const {
+    auto* v = e.as<VarNode>();
+    if (!v) return false;
+    const Slot& ms = fn.slots[cur_slot_[i]];
+    for (int k = ms.in_begin; k < ms.in_end; ++k) {
+      int p = fn.ins[k];
+      if (fn.slots[p].var != v) continue;
+      int j = pos_[p];
+      return j >= 0 && j < i && group_of[j] == u;
+    }
+    return false;
+  }
+
+  void fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& bg) {
+    std::vector<int>& order0 = fn.blocks[b].order;
+    int n = int(order0.size()), G = bg.count;
+    PARTITA_ICHECK(int(bg.group_of.size()) == n);
+    const std::vector<int>& group_of = bg.group_of;
+    // The bindings are described as they were when the groups were made (TVM names parameters
+    // after the variables the grouped bindings use, before an earlier block's groups replace
+    // them): no refresh here.
+    pos_.assign(fn.slots.size(), -1);
+    cur_slot_ = order0;
+    for (int i = 0; i < n; ++i) pos_[order0[i]] = i;
+    // The members of each group in block order.
+    cur_.resize(n);
+    pairs_.clear();
+    for (int i = 0; i < n; ++i)
+      if (group_of[i] >= 0) pairs_.emplace_back(group_of[i], i);
+    bucket(pairs_, G, mem_off_, members_);
+    // Dependencies between units (groups, and the other bindings), and the uses that make a
+    // member's variable an output of its group, in the order met.
+    auto unit = [&](int i) { return group_of[i] >= 0 ? group_of[i] : G + i; };
+    pairs_.clear();  // (unit, producer unit)
+    uses_.clear();   // (group, variable used outside it)
+    for (int i = 0; i < n; ++i) {
+      int u = unit(i), last = -1;
+      const Slot& s = fn.slots[order0[i]];
+      for (int k = s.in_begin; k < s.in_end; ++k) {
+        int j = pos_[fn.ins[k]];
+        if (j < 0) continue;  // bound in another block
+        int prod = unit(j);
+        if (prod == u) continue;
+        if (prod != last) pairs_.emplace_back(u, prod);
+        last = prod;
+        if (group_of[j] >= 0) uses_.emplace_back(group_of[j], fn.slots[fn.ins[k]].var);
+      }
+    }
+    bucket(pairs_, G + n, dep_off_, dep_edges_);
+    bucket(uses_, G, use_off_, use_vars_);
+    order_units(dep_off_, dep_edges_, n, unit, units_, topo_scratch_);
+
+    // Emission. One Creator serves every group: its bindings in block order (non-DataflowVar
+    // ones are outputs), then the outputs the uses found.
+    std::vector<int>& order = order_;
+    order.clear();
+    Creator& c = creator_;
+    for (int u : units_) {
+      if (u >= G) {
+        order.push_back(order0[u - G]);
+        continue;
+      }
+      const DictAttrs& attrs = bg.attrs_of(u);
+      c.reset();
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+        int i = members_[m];
+        cur_[i] = Binding(fn.slots[order0[i]].binding);
+        append_binding(c, cur_[i], i,
+                       [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
+      }
+      for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
+      create_function(c, cur_, attrs);
+      if (c.has_outputs) emit_group(fn, u, c, attrs);
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
+    }
+    order0.swap(order);  // the old order's storage serves the next block
+    fn.changed = true;
+  }
+
+  // The call of group u's function (and get-items of its outputs) as new slots; the members'
+  // variables that are outputs now stand for them.
+  void emit_group(FunctionSlots& fn, int u, Creator& c, const DictAttrs& attrs) {
+    GlobalVar gv = group_function(c, cur_, attrs);
+    std::vector<Expr> args;
+    args.reserve(c.arguments.size());
+    for (const auto& a : c.arguments) args.push_back(fn.current(a));
+    Call call = make<CallNode>(gv, std::move(args));
+    call->struct_info_ = call_ret_sinfo(gv, c, *call);
+    Var nv = emit_var(cur_[c.bindings.back()]->var, call);
+    int cs = fn.add_slot(nv, call);
+    order_.push_back(cs);
+    if (c.outputs.size() == 1) {
+      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
+        if (cur_[members_[m]]->var.get() == c.outputs[0]) fn.slots[cur_slot_[members_[m]]].rep = cs;
+      return;
+    }
+    auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
+    for (int i : c.bindings) {
+      const Var& var = cur_[i]->var;
+      int idx = c.output_index(var.get());
+      if (idx < 0) continue;
+      Expr item = make<TupleGetItemNode>(nv, idx);
+      item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+      int ts = fn.add_slot(emit_var(var, item), item);
+      order_.push_back(ts);
+      fn.slots[cur_slot_[i]].rep = ts;
+    }
+  }
+
+  IRModule mod_;
+  bool lift_constants_;
+  NameSupply names_;  // function names (all start with "fused")
+  int n_lv_ = 0, n_gv_ = 0;
+  bool dedup_seeded_ = false;
+  std::unordered_multimap<size_t, GlobalVar> dedup_;
+  // Fingerprint -> the function a group with that fingerprint became (added or found equal).
+  std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;
+  PtrMap<int> intern_cache_;
+  PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
+  std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
+  std::vector<ObjectRef> intern_keep_;
+  size_t intern_count_ = 0;
+  static constexpr size_t kSinfoCache = 256;
+  std::vector<std::pair<ObjectRef, int>> sinfo_cache_ =
+      std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
+  std::vector<DictAttrs> fattrs_seen_;
+  std::vector<const Object*> locals_;  // fingerprint_of's scratch
+  // fuse_block's working arrays, reused from block to block.
+  Creator creator_;
+  UnitOrderScratch topo_scratch_;
+  std::vector<int> pos_, cur_slot_, fill_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
+      units_, order_;
+  std::vector<Binding> cur_;
+  std::vector<std::pair<int, int>> pairs_;
+  std::vector<std::pair<int, const VarNode*>> uses_;
+  std::vector<const VarNode*> use_vars_;
+};
+
+GroupFuser::GroupFuser(IRModule mod, bool lift_constants)
+    : impl_(std::make_unique<Impl>(std::move(mod), lift_constants)) {}
+GroupFuser::~GroupFuser() = default;
+IRModule& GroupFuser::mod() { return impl_->mod_; }
+void GroupFuser::fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& groups) {
+  if (groups.count > 0) impl_->fuse_block(fn, b, groups);
+}
+
+}  // namespace partita::transform::detail

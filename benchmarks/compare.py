@@ -1,27 +1,35 @@
 #!/usr/bin/env python3
-"""Real-model comparison: Partita (host VM only, oneDNN, oneDNN + OpenBLAS) against ONNX Runtime
-(onnxruntime-node) and PyTorch, all with 2 threads, measured in one run.
+"""The model zoo on Partita against ONNX Runtime and PyTorch, all with 2 threads, in one run.
 
-    bash scripts/setup.sh                                   # builds build/ (Partita)
-    apt-get install -y python3-torch python3-torchvision    # PyTorch (Debian)
-    (cd benchmarks/ort && ONNXRUNTIME_NODE_INSTALL=skip npm install)
-    /usr/bin/python3 benchmarks/models/export.py            # models into benchmarks/models/cache
-    /usr/bin/python3 benchmarks/compare.py [--models resnet18,...] [--engines ...]
+    bash scripts/setup.sh                                      # builds build/ (Partita)
+    apt-get install -y python3-torch python3-torchvision       # PyTorch (Debian)
+    /usr/bin/python3 -m venv --system-site-packages benchmarks/.venv   # ONNX Runtime from PyPI,
+    benchmarks/.venv/bin/pip install onnxruntime                       # for benchmarks only
+    /usr/bin/python3 benchmarks/models/export.py               # the zoo into benchmarks/models/cache
+    /usr/bin/python3 benchmarks/compare.py [--models resnet18,...] [--engines ...] [--opset 17]
                                            [--warmup 3] [--repeat 10] [--rounds 3]
-                                           [--env KEY=VAL ...]
+                                           [--env KEY=VAL ...] [--json FILE]
 
 Every engine runs each model in its own child process (one after another, never concurrently),
 so thread pools and OpenMP runtimes do not interfere and environment variables (--env, applied
-to every child) take effect. Each child runs `warmup` untimed iterations, then `repeat` timed
-ones; `rounds` passes over the engines interleave them so that load from other processes is
-shared out fairly, and their latencies are pooled. The table shows the median, the ratio to ONNX Runtime's median (< 1 is faster than ONNX
-Runtime; with both onnxruntime engines in the run, to the faster of the two), and the output's error relative to PyTorch's reference saved by export.py:
-max |out - ref| / max |ref|. The Partita children also report import / partition / build
-times (no C compiler is involved for the dnnl and cblas backends).
+to every child) take effect. ONNX Runtime's child runs in the virtual environment's Python
+(--ort-python, default benchmarks/.venv/bin/python: its pip-installed protobuf must not shadow
+Debian's for the other children), the others in this script's. Each child runs `warmup` untimed
+iterations, then `repeat` timed ones; `rounds` passes over the engines interleave them, so
+that load from other processes is shared out fairly, and their latencies are pooled.
+
+The table shows each engine's median latency and its ratio to ONNX Runtime's (< 1 is faster;
+with both onnxruntime engines in the run, to the faster of the two) with the output's error
+relative to PyTorch's reference saved by export.py (max |out - ref| / max |ref|), then the
+geometric mean of every engine's ratios over the models, and Partita's compile times (import +
+partition + build; no C compiler is involved for the dnnl and cblas backends). The header says
+on which CPU it ran.
 """
 import argparse
 import json
+import math
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -32,15 +40,16 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CACHE = os.path.join(HERE, "models", "cache")
-ORT_RUNNER = os.path.join(HERE, "ort", "run.js")
-MODELS = ["resnet18", "resnet50", "mobilenet_v2", "transformer", "mlp"]
+sys.path.insert(0, os.path.join(HERE, "models"))
+import export  # noqa: E402  (benchmarks/models/export.py: the zoo, its files and inputs)
+
+CACHE = export.DEFAULT_OUT
+DEFAULT_ORT_PYTHON = os.path.join(HERE, ".venv", "bin", "python")
 # partita-<backends>: the backends joined by "+" in priority order (each is partitioned in turn,
 # so the first gets the first pick): partita-cblas+dnnl gives matmuls to OpenBLAS and the rest
-# to oneDNN; partita-dnnl+cblas would leave OpenBLAS nothing, as oneDNN matches every matmul.
-ENGINES = ["partita-host", "partita-dnnl", "partita-cblas+dnnl", "onnxruntime", "onnxruntime-nospin", "pytorch"]
-# Not in the default set: OpenBLAS alone.
-EXTRA_ENGINES = ["partita-cblas"]
+# to oneDNN, which is partition_for_dnnl(partition_for_cblas(mod)).
+ENGINES = ["partita-dnnl", "partita-cblas+dnnl", "onnxruntime", "pytorch"]
+EXTRA_ENGINES = ["partita-host", "partita-cblas", "partita-dnnl+cblas", "onnxruntime-nospin"]
 THREADS = 2
 
 
@@ -64,13 +73,30 @@ def timed_runs(fn, warmup, repeat):
     return out, lat
 
 
+def cpu_description():
+    """"Intel(R) Xeon(R) Processor, 2 CPUs, AVX2 + AVX-512 + AMX" from /proc/cpuinfo."""
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    isa = [name for flag, name in (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("amx_tile", "AMX"))
+           if flag in flags]
+    return "%s, %d CPUs%s" % (model, os.cpu_count() or 0, ", " + " + ".join(isa) if isa else "")
+
+
 # ---- children -------------------------------------------------------------------------------
 
-def worker_partita(engine, model, x, warmup, repeat):
+def worker_partita(engine, model_path, inputs, warmup, repeat):
     import partita
     from partita import relax
-    from partita.relax.backend.cpu.cblas import partition_for_cblas
-    from partita.relax.backend.cpu.dnnl import partition_for_dnnl
+    import partita.relax.backend.cpu as cpu_backends
     from partita.relax.frontend.onnx import from_onnx
 
     times = {}
@@ -82,45 +108,63 @@ def worker_partita(engine, model, x, warmup, repeat):
         times[stage + "_cpu_ms"] = (cpu - clock[1]) * 1e3
         clock[:] = [wall, cpu]
 
-    mod = from_onnx(os.path.join(CACHE, model + ".onnx"))
+    mod = from_onnx(model_path)
     lap("import")
     targets = []
-    partitioners = {"dnnl": partition_for_dnnl, "cblas": partition_for_cblas}
     for backend in engine[len("partita-"):].split("+"):
         if backend == "host":
             continue
-        mod = partitioners[backend](mod)
+        # The backend's own wrapper, TVM's partition_for_<name> (dnnl, cblas).
+        mod = getattr(getattr(cpu_backends, backend), "partition_for_" + backend)(mod)
         targets.append(partita.target.Target(backend, {"num_threads": THREADS}))
     lap("partition")
     ex = relax.build(mod, targets or None)
     lap("build")
-    vm = relax.VirtualMachine(ex, partita.cpu())
-    main = vm["main"]
+    main = relax.VirtualMachine(ex, partita.cpu())["main"]
     lap("load")
     text = mod.script()
     times["partitions"] = {k: text.count('"Codegen": "%s"' % k) for k in ("dnnl", "cblas")}
-    out, lat = timed_runs(lambda: main(x), warmup, repeat)
+    out, lat = timed_runs(lambda: main(*inputs), warmup, repeat)
     return np.asarray(out), lat, times
 
 
-def worker_pytorch(model, x, warmup, repeat):
+def worker_onnxruntime(engine, model_path, names, inputs, warmup, repeat):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = THREADS
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Without spinning, ONNX Runtime's threads sleep between operators (its analogue of
+    # OMP_WAIT_POLICY=passive).
+    so.add_session_config_entry("session.intra_op.allow_spinning",
+                                "0" if engine == "onnxruntime-nospin" else "1")
+    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
+    feed = dict(zip(names, inputs))
+    out, lat = timed_runs(lambda: sess.run(None, feed)[0], warmup, repeat)
+    return np.asarray(out), lat, {"onnxruntime": ort.__version__}
+
+
+def worker_pytorch(model, inputs, warmup, repeat):
     import torch
-    sys.path.insert(0, os.path.join(HERE, "models"))
-    from export import build
     torch.set_num_threads(THREADS)
-    net, _ = build(model)  # same seeds as the exported model: same weights
-    xt = torch.from_numpy(x)
+    net, _, _ = export.build_with_inputs(model)  # same seeds as the exported model: same weights
+    xs = [torch.from_numpy(x) for x in inputs]
     with torch.inference_mode():
-        out, lat = timed_runs(lambda: net(xt), warmup, repeat)
+        out, lat = timed_runs(lambda: net(*xs), warmup, repeat)
     return out.numpy(), lat, {"torch": torch.__version__}
 
 
 def run_worker(args):
-    x = np.load(os.path.join(CACHE, args.model + ".input.npy"))
+    named = export.load_inputs(args.model, CACHE)
+    names, inputs = [n for n, _ in named], [x for _, x in named]
+    path = export.model_file(args.model, args.opset, CACHE)
     if args.worker == "pytorch":
-        out, lat, info = worker_pytorch(args.model, x, args.warmup, args.repeat)
+        out, lat, info = worker_pytorch(args.model, inputs, args.warmup, args.repeat)
+    elif args.worker.startswith("onnxruntime"):
+        out, lat, info = worker_onnxruntime(args.worker, path, names, inputs, args.warmup, args.repeat)
     else:
-        out, lat, info = worker_partita(args.worker, args.model, x, args.warmup, args.repeat)
+        out, lat, info = worker_partita(args.worker, path, inputs, args.warmup, args.repeat)
     np.save(args.out_file, out)
     print(json.dumps({"latencies_ms": lat, "info": info}))
 
@@ -140,23 +184,14 @@ def child_env(extra):
 
 def measure(engine, model, args, env, tmp):
     out_file = os.path.join(tmp, "%s.%s.npy" % (model, engine))
-    if engine.startswith("onnxruntime"):
-        out_dir = os.path.join(tmp, "ort-" + model)
-        os.makedirs(out_dir, exist_ok=True)
-        cmd = ["node", ORT_RUNNER, os.path.join(CACHE, model + ".onnx"),
-               "--input", "input=" + os.path.join(CACHE, model + ".input.npy"),
-               "--threads", str(THREADS), "--warmup", str(args.warmup),
-               "--repeat", str(args.repeat), "--out", out_dir] + (
-                   ["--no-spin"] if engine == "onnxruntime-nospin" else [])
-        out_file = os.path.join(out_dir, "0.npy")
-    else:
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--model", model,
-               "--warmup", str(args.warmup), "--repeat", str(args.repeat),
-               "--out-file", out_file]
+    python = args.ort_python if engine.startswith("onnxruntime") else sys.executable
+    cmd = [python, os.path.abspath(__file__), "--worker", engine, "--model", model,
+           "--opset", str(args.opset), "--warmup", str(args.warmup), "--repeat", str(args.repeat),
+           "--out-file", out_file]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if proc.returncode != 0:
         lines = [l for l in (proc.stderr or proc.stdout).strip().splitlines() if l.strip()]
-        return {"error": lines[-1] if lines else "exit %d" % proc.returncode}
+        return {"error": (lines[-1] if lines else "exit %d" % proc.returncode)[:300]}
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res["median_ms"] = statistics.median(res["latencies_ms"])
     res["output"] = np.load(out_file)
@@ -166,11 +201,18 @@ def measure(engine, model, args, env, tmp):
     return res
 
 
+def ort_median(results, model):
+    orts = [results.get((model, e), {}).get("median_ms") for e in ("onnxruntime", "onnxruntime-nospin")]
+    orts = [m for m in orts if m is not None]
+    return min(orts) if orts else None
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="Partita vs ONNX Runtime vs PyTorch on real models")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap = argparse.ArgumentParser(description="Partita vs ONNX Runtime vs PyTorch on the model zoo")
+    ap.add_argument("--models", default=",".join(export.ZOO))
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help="from %s" % ", ".join(ENGINES + EXTRA_ENGINES))
+    ap.add_argument("--opset", type=int, default=export.OPSETS[0], help="which export of the models")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10, help="timed runs per engine and round")
     ap.add_argument("--rounds", type=int, default=3,
@@ -178,6 +220,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=900, help="seconds per child")
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VAL",
                     help="environment variable for every child (repeatable)")
+    ap.add_argument("--ort-python", default=os.environ.get("ORT_PYTHON", DEFAULT_ORT_PYTHON),
+                    help="the Python with onnxruntime installed (default: %(default)s)")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--table-from", metavar="JSON", help="print the table of an earlier --json")
     # child mode
@@ -187,24 +231,35 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.worker:
         return run_worker(args)
+    models, engines = args.models.split(","), args.engines.split(",")
     if args.table_from:
         with open(args.table_from) as f:
             data = json.load(f)
-        results = {tuple(k.split("/", 1)): v for k, v in data.items()}
-        print_table(results, args.models.split(","), args.engines.split(","))
+        results = {tuple(k.split("/", 1)): v for k, v in data["results"].items()}
+        print_table(results, models, engines)
         return 0
+    unknown = [e for e in engines if e not in ENGINES + EXTRA_ENGINES]
+    if unknown:
+        ap.error("unknown engines %s (known: %s)" % (", ".join(unknown), ", ".join(ENGINES + EXTRA_ENGINES)))
+    if any(e.startswith("onnxruntime") for e in engines) and not os.path.exists(args.ort_python):
+        ap.error("%s not found: make the environment with\n  /usr/bin/python3 -m venv "
+                 "--system-site-packages benchmarks/.venv && benchmarks/.venv/bin/pip install "
+                 "onnxruntime" % args.ort_python)
 
     env = child_env(dict(kv.split("=", 1) for kv in args.env))
-    engines = args.engines.split(",")
-    print("date: %s" % time.strftime("%Y-%m-%d %H:%M:%S %Z"))
-    print("load: %s" % open("/proc/loadavg").read().strip())
+    header = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cpu": cpu_description(),
+              "command": " ".join([os.path.relpath(__file__, ROOT)] + (argv if argv is not None else sys.argv[1:])),
+              "load": open("/proc/loadavg").read().strip()}
+    print("date: %s" % header["date"])
+    print("cpu:  %s" % header["cpu"])
+    print("load: %s" % header["load"])
     print("env:  %s" % (" ".join(args.env) or "(none added)"))
-    print("warmup %d, repeat %d, rounds %d, %d threads" % (args.warmup, args.repeat, args.rounds, THREADS))
-    results = {}
-    failures = []
+    print("opset %d, warmup %d, repeat %d, rounds %d, %d threads" % (
+        args.opset, args.warmup, args.repeat, args.rounds, THREADS))
+    results, failures = {}, []
     with tempfile.TemporaryDirectory() as tmp:
-        for model in args.models.split(","):
-            path = os.path.join(CACHE, model + ".onnx")
+        for model in models:
+            path = export.model_file(model, args.opset, CACHE)
             if not os.path.exists(path):
                 failures.append((model, "-", "missing %s: run benchmarks/models/export.py" % path))
                 continue
@@ -230,11 +285,11 @@ def main(argv=None):
                         res["median_ms"] = statistics.median(res["latencies_ms"])
                         res["rel_err"] = max(res["rel_err"], prev["rel_err"])
                     results[(model, engine)] = res
-                    print("  %-13s %-19s round %d: %s (%.0f s)" % (
+                    print("  %-26s %-19s round %d: %s (%.0f s)" % (
                         model, engine, rnd + 1, "%.2f ms" % res["median_ms"] if "median_ms" in res
-                        else "FAILED", time.perf_counter() - t0), file=sys.stderr)
+                        else "FAILED", time.perf_counter() - t0), file=sys.stderr, flush=True)
     print("load after: %s" % open("/proc/loadavg").read().strip())
-    print_table(results, args.models.split(","), engines)
+    print_table(results, models, engines)
     for (model, engine), res in results.items():
         for w in res.get("warnings", []):
             print("warning (%s, %s): %s" % (model, engine, w))
@@ -244,22 +299,23 @@ def main(argv=None):
             print("  %s / %s: %s" % (model, engine, err))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"%s/%s" % k: {kk: vv for kk, vv in v.items()} for k, v in results.items()},
-                      f, indent=1)
+            json.dump({"header": header,
+                       "results": {"%s/%s" % k: v for k, v in results.items()}}, f, indent=1)
     return 1 if failures else 0
 
 
+def geometric_mean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
 def print_table(results, models, engines):
-    print("\nmedian latency in ms (ratio to ONNX Runtime's faster configuration in this run; "
-          "max rel. error vs PyTorch reference)")
-    head = "| model | " + " | ".join(engines) + " |"
-    print(head)
+    print("\nmedian latency in ms (ratio to ONNX Runtime's in this run; max rel. error vs the "
+          "PyTorch reference)")
+    print("| model | " + " | ".join(engines) + " |")
     print("|" + "---|" * (len(engines) + 1))
+    ratios = {e: [] for e in engines}
     for model in models:
-        orts = [results.get((model, e), {}).get("median_ms")
-                for e in ("onnxruntime", "onnxruntime-nospin")]
-        orts = [m for m in orts if m is not None]
-        ort = min(orts) if orts else None
+        ort = ort_median(results, model)
         cells = []
         for engine in engines:
             res = results.get((model, engine))
@@ -268,20 +324,30 @@ def print_table(results, models, engines):
             elif "error" in res:
                 cells.append("FAILED")
             else:
-                ratio = " (%.2fx)" % (res["median_ms"] / ort) if ort else ""
+                ratio = ""
+                if ort:
+                    ratios[engine].append(res["median_ms"] / ort)
+                    ratio = " (%.2fx)" % ratios[engine][-1]
                 cells.append("%.2f%s; %.1e" % (res["median_ms"], ratio, res["rel_err"]))
         print("| %s | %s |" % (model, " | ".join(cells)))
-    print("\ncompile times in ms, wall (CPU): import / partition / build / VM load; partitions")
-    for (model, engine), res in results.items():
-        info = res.get("info", {})
-        if "import_ms" in info:
-            stages = ("import", "partition", "build", "load")
-            cells = ["%.0f (%.0f)" % (info[s + "_ms"], info.get(s + "_cpu_ms", float("nan")))
-                     for s in stages]
-            total = sum(info[s + "_ms"] for s in stages[:3])
-            total_cpu = sum(info.get(s + "_cpu_ms", float("nan")) for s in stages[:3])
-            print("  %-13s %-19s %s  total %.0f (%.0f)  partitions %s" % (
-                model, engine, " / ".join(cells), total, total_cpu, info["partitions"]))
+    print("| geometric mean of the ratios | %s |" % " | ".join(
+        "%.2fx (%d models)" % (geometric_mean(ratios[e]), len(ratios[e])) if ratios[e] else "-"
+        for e in engines))
+    compile_rows = [(m, e, r["info"]) for (m, e), r in results.items() if "import_ms" in r.get("info", {})]
+    if not compile_rows:
+        return
+    print("\nPartita's compile time in ms, wall (CPU): import + partition + build = total; VM load; "
+          "partitions")
+    print("| model | engine | import | partition | build | total | load | partitions |")
+    print("|---|---|---|---|---|---|---|---|")
+    for model, engine, info in sorted(compile_rows, key=lambda r: (models.index(r[0]) if r[0] in models else 0, r[1])):
+        cell = lambda s: "%.0f (%.0f)" % (info[s + "_ms"], info.get(s + "_cpu_ms", float("nan")))
+        total = sum(info[s + "_ms"] for s in ("import", "partition", "build"))
+        total_cpu = sum(info.get(s + "_cpu_ms", float("nan")) for s in ("import", "partition", "build"))
+        parts = ", ".join("%s %d" % kv for kv in info["partitions"].items() if kv[1])
+        print("| %s | %s | %s | %s | %s | %.0f (%.0f) | %s | %s |" % (
+            model, engine, cell("import"), cell("partition"), cell("build"), total, total_cpu,
+            cell("load"), parts or "-"))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,14 @@ StructInfo infer_compare(const CallNode& call) {
   return broadcast_result(call, *a, *b, DataType::Bool());
 }
 
+StructInfo infer_logical(const CallNode& call) {
+  TensorStructInfo a = as_tensor(call, 0), b = as_tensor(call, 1);
+  for (const auto& t : {a, b})
+    if (!t->dtype.is_void() && !t->dtype.is_bool())
+      fail(call, "TypeError", "operands must have dtype bool, but got " + t->dtype.str());
+  return broadcast_result(call, *a, *b, DataType::Bool());
+}
+
 StructInfo infer_where(const CallNode& call) {
   const TensorStructInfoNode& c = tensor_arg(call, 0);
   TensorStructInfo a = as_tensor(call, 1), b = as_tensor(call, 2);
@@ -72,8 +80,10 @@ void register_binary_ops() {
   // multiply only (maximum, minimum, equal are commutative too, but a pattern written for
   // maximum(c, x) must not match maximum(x, c) if partitions are to be TVM's).
   for (const char* n : {"add", "multiply"}) add_binary(n, infer_arith, true);
-  for (const char* n : {"maximum", "minimum", "subtract", "divide", "floor_divide", "power"})
+  // floor_mod: the sign of the divisor (Python's %); mod: the sign of the dividend (C's fmod).
+  for (const char* n : {"maximum", "minimum", "subtract", "divide", "floor_divide", "power", "floor_mod", "mod"})
     add_binary(n, infer_arith, false);
+  for (const char* n : {"logical_and", "logical_or", "logical_xor"}) add_binary(n, infer_logical, false);
   for (const char* n : {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
     add_binary(n, infer_compare, false);
   OpDef where;

@@ -78,6 +78,12 @@ void register_nn_ops();
 void register_nn_conv_pool_ops();
 void register_nn_norm_ops();
 void register_creation_ops();
+void register_search_ops();
+void register_scatter_gather_ops();
+void register_flip_tile_ops();
+void register_triangular_cumsum_ops();
+void register_nn_conv_transpose_ops();
+void register_image_ops();
 void register_device_ops();
 
 /// `infer` followed by TVM's device rule: tensors in the result that have no vdevice take the

@@ -1,4 +1,4 @@
-// Reductions over axes (sum, mean, max, min, variance) with keepdims.
+// Reductions over axes (sum, mean, max, min, variance, prod) with keepdims.
 #include <set>
 
 #include "cost_utils.h"
@@ -35,7 +35,7 @@ StructInfo infer_reduce(const CallNode& call) {
 }  // namespace
 
 void register_reduction_ops() {
-  for (const char* n : {"sum", "mean", "max", "min", "variance"}) {
+  for (const char* n : {"sum", "mean", "max", "min", "variance", "prod"}) {
     OpDef def;
     def.name = std::string("relax.") + n;
     def.attrs_type_key = "relax.attrs.StatisticalAttrs";

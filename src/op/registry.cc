@@ -82,6 +82,12 @@ void ensure_init() {
     detail::register_nn_conv_pool_ops();
     detail::register_nn_norm_ops();
     detail::register_creation_ops();
+    detail::register_search_ops();
+    detail::register_scatter_gather_ops();
+    detail::register_flip_tile_ops();
+    detail::register_triangular_cumsum_ops();
+    detail::register_nn_conv_transpose_ops();
+    detail::register_image_ops();
     detail::register_device_ops();
     g_initializing = false;
   });

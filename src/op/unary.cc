@@ -42,9 +42,30 @@ StructInfo infer_clip(const CallNode& call) {
 
 }  // namespace
 
+/// A predicate on each element (isnan, logical_not): the input's shape, dtype bool.
+void add_predicate(const std::string& name, bool float_only, bool bool_only) {
+  OpDef def;
+  def.name = "relax." + name;
+  def.args = {{"x"}};
+  def.infer = [float_only, bool_only](const CallNode& call) {
+    const TensorStructInfoNode& x = tensor_arg(call, 0);
+    if (float_only && !x.dtype.is_void() && !x.dtype.is_float())
+      fail(call, "TypeError", "requires a float tensor, but the input has dtype " + x.dtype.str());
+    if (bool_only && !x.dtype.is_void() && !x.dtype.is_bool())
+      fail(call, "TypeError", "requires a bool tensor, but the input has dtype " + x.dtype.str());
+    return tensor_result(x.shape, DataType::Bool(), x.ndim);
+  };
+  def.fusion_kind = FusionKind::ElementWise;
+  add_op(std::move(def));
+}
+
 void register_unary_ops() {
-  for (const char* n : {"negative", "abs"}) add_unary(n, false, "x");
-  for (const char* n : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf"}) add_unary(n, true, "x");
+  for (const char* n : {"negative", "abs", "floor", "ceil", "round", "trunc", "sign"}) add_unary(n, false, "x");
+  for (const char* n : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "sin", "cos", "tan", "asin",
+                        "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"})
+    add_unary(n, true, "x");
+  for (const char* n : {"isnan", "isinf", "isfinite"}) add_predicate(n, true, false);
+  add_predicate("logical_not", false, true);
 
   OpDef astype;
   astype.name = "relax.astype";

@@ -4,6 +4,7 @@
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/basic.h"
+#include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
 #include "partita/transform/place_device_copies.h"
@@ -139,6 +140,9 @@ static void bind_passes(py::module_& m) {
   m.def("ConvertToDataflow", &transform::ConvertToDataflow, py::arg("min_size") = 2);
   m.def("DeadCodeElimination", &transform::DeadCodeElimination,
         py::arg("entry_functions") = std::vector<std::string>());
+  m.def("FoldConstant", &transform::FoldConstant);
+  m.def("FoldBatchnormToConv2D", &transform::FoldBatchnormToConv2D);
+  m.def("FoldForInference", &transform::FoldForInference);
   // The code generator's registered check and fusion kinds are found by its name.
   m.def("FuseOpsByKind", [](std::string codegen, std::vector<std::string> entry_functions) {
     transform::FuseOpsByKindOptions options;

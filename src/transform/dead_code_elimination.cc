@@ -44,6 +44,8 @@ class UnusedBindingRemover : public ExprMutator {
   std::unordered_set<const Object*> used_;
 };
 
+}  // namespace
+
 Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
     UsageCollector c;
@@ -54,8 +56,6 @@ Function remove_all_unused(Function f, const IRModule& mod) {
     f = nf;
   }
 }
-
-}  // namespace
 
 Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
   return create_module_pass(

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "partita/support/error.h"
+#include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/merge_composite_functions.h"
 
@@ -79,6 +80,9 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   }
   if (patterns.empty())
     throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
+  // Constants are folded first (batch_norm into convolutions, weight transposes, shape
+  // arithmetic), as every inference compiler does, so the patterns see what will run.
+  mod = FoldForInference()(std::move(mod));
   mod = fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, /*annotate_codegen=*/!merge);
   if (merge) mod = merge_composite_functions(std::move(mod));
   return mod;

@@ -27,4 +27,8 @@ Pass ConvertToDataflow(int min_size = 2);
 /// from the entry functions: `entry_functions` plus every public function ("global_symbol").
 Pass DeadCodeElimination(std::vector<std::string> entry_functions = {});
 
+/// The function-level half of DeadCodeElimination (TVM's RemoveAllUnused): removes bindings of
+/// `f` whose value is unused and pure, repeatedly. `mod` is the context for GlobalVar calls.
+Function remove_all_unused(Function f, const IRModule& mod);
+
 }  // namespace partita::transform

@@ -1,5 +1,7 @@
-// Element-wise ONNX operators: arithmetic and comparisons (folded on import-time int vectors),
-// unary math, activations as compositions of registered operators, Clip, Where, Cast.
+// Element-wise ONNX operators: arithmetic, Mod and comparisons (folded on import-time int
+// vectors), logical operators, unary math (trigonometric, rounding, IsNaN / IsInf), activations
+// as compositions of registered operators, Clip, Where, Cast, CastLike.
+#include <cctype>
 #include <cmath>
 
 #include "importer.h"
@@ -125,15 +127,74 @@ void register_elementwise(std::map<std::string, ConvertFn>& t) {
     return one(op::negative(ctx.input(0)));
   };
   unary(t, "Abs", op::abs);
+  for (const char* name : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+                           "Floor", "Ceil", "Round", "Sign"}) {
+    std::string op_name = "relax.";
+    for (const char* c = name; *c; ++c) op_name += char(std::tolower(static_cast<unsigned char>(*c)));
+    t[name] = [op_name](NodeContext& ctx) { return one(op::make_call(op_name, {ctx.input(0)})); };
+  }
+  t["Not"] = [](NodeContext& ctx) { return one(op::make_call("relax.logical_not", {ctx.input(0)})); };
+  for (auto [name, op_name] : {std::pair{"And", "relax.logical_and"}, {"Or", "relax.logical_or"}, {"Xor", "relax.logical_xor"}})
+    t[name] = [op_name = std::string(op_name)](NodeContext& ctx) {
+      return one(op::make_call(op_name, {ctx.input(0), ctx.input(1)}));
+    };
+  t["Mod"] = [](NodeContext& ctx) {
+    // fmod = 1: the sign of the dividend (C's fmod); 0 (integers only): the divisor's (Python's %).
+    const char* op_name = ctx.attr_int("fmod", 0) ? "relax.mod" : "relax.floor_mod";
+    if (!ctx.attr_int("fmod", 0) && ctx.dtype(0).is_float()) ctx.fail("fmod must be 1 for floating-point inputs");
+    return one(op::make_call(op_name, {ctx.input(0), ctx.input(1)}));
+  };
+  t["IsNaN"] = [](NodeContext& ctx) { return one(op::make_call("relax.isnan", {ctx.input(0)})); };
+  t["IsInf"] = [](NodeContext& ctx) {
+    bool neg = ctx.attr_int("detect_negative", 1) != 0, pos = ctx.attr_int("detect_positive", 1) != 0;
+    Expr x = ctx.input(0);
+    if (!neg && !pos) return one(op::zeros_like(x, DataType::Bool()));
+    Expr inf = op::make_call("relax.isinf", {x});
+    if (neg && pos) return one(inf);
+    Expr sign = ctx.emit(neg ? op::less(x, ctx.scalar(0, ctx.dtype(0))) : op::greater(x, ctx.scalar(0, ctx.dtype(0))));
+    return one(op::make_call("relax.logical_and", {ctx.emit(inf), sign}));
+  };
+  t["CastLike"] = [](NodeContext& ctx) -> std::vector<Value> {
+    DataType to = ctx.dtype(1);
+    if (ctx.dtype(0) == to) return {ctx.input_value(0)};
+    return one(op::astype(ctx.input(0), to));
+  };
+  t["Celu"] = [](NodeContext& ctx) {
+    // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+    DataType dt = ctx.dtype(0);
+    double alpha = ctx.attr_float("alpha", 1.0);
+    Expr x = ctx.input(0);
+    Expr e = ctx.emit(op::subtract(ctx.emit(op::exp(ctx.emit(op::divide(x, ctx.scalar(alpha, dt))))), ctx.scalar(1, dt)));
+    Expr neg = ctx.emit(op::minimum(ctx.emit(op::multiply(e, ctx.scalar(alpha, dt))), ctx.scalar(0, dt)));
+    return one(op::add(ctx.emit(op::maximum(x, ctx.scalar(0, dt))), neg));
+  };
+  t["Shrink"] = [](NodeContext& ctx) {
+    DataType dt = ctx.dtype(0);
+    double lambd = ctx.attr_float("lambd", 0.5), bias = ctx.attr_float("bias", 0.0);
+    Expr x = ctx.input(0);
+    Expr low = ctx.emit(op::less(x, ctx.scalar(-lambd, dt)));
+    Expr high = ctx.emit(op::greater(x, ctx.scalar(lambd, dt)));
+    Expr up = ctx.emit(op::add(x, ctx.scalar(bias, dt))), down = ctx.emit(op::subtract(x, ctx.scalar(bias, dt)));
+    Expr rest = ctx.emit(op::where(high, down, ctx.emit(op::zeros_like(x))));
+    return one(op::where(low, up, rest));
+  };
+  t["ThresholdedRelu"] = [](NodeContext& ctx) {
+    Expr x = ctx.input(0);
+    Expr keep = ctx.emit(op::greater(x, ctx.scalar(ctx.attr_float("alpha", 1.0), ctx.dtype(0))));
+    return one(op::where(keep, x, ctx.emit(op::zeros_like(x))));
+  };
   t["Reciprocal"] = [](NodeContext& ctx) { return one(op::divide(ctx.scalar(1, ctx.dtype(0)), ctx.input(0))); };
   t["Identity"] = [](NodeContext& ctx) -> std::vector<Value> {
     return {ctx.input_value(0)};
   };
   t["Dropout"] = [](NodeContext& ctx) -> std::vector<Value> {
     if (ctx.has_input(2)) {
+      // Training mode drops nothing at ratio 0 (what exporters leave for a dropout of p = 0).
       auto training = ctx.input_const(2);
-      if (!training || tensor_ints(*training).at(0) != 0)
-        ctx.fail("only inference (training_mode false) is supported", "NotImplementedError");
+      auto ratio = ctx.has_input(1) ? ctx.input_const(1) : std::nullopt;
+      bool identity = ratio && tensor_doubles(*ratio).at(0) == 0.0;
+      if (!training || (tensor_ints(*training).at(0) != 0 && !identity))
+        ctx.fail("only inference (training_mode false, or ratio 0) is supported", "NotImplementedError");
     }
     std::vector<Value> outs{ctx.input_value(0)};
     if (ctx.has_output(1)) outs.push_back(Value{op::ones_like(ctx.input(0), DataType::Bool()), std::nullopt});

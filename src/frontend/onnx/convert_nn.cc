@@ -1,5 +1,8 @@
-// Neural-network ONNX operators: MatMul, Gemm, Conv, pooling, normalizations, softmax.
+// Neural-network ONNX operators: MatMul, Gemm, Conv, ConvTranspose, pooling, Resize,
+// normalizations (batch, layer, instance, local response, mean-variance), softmax.
 // 1-D convolutions and pools run as 2-D ones over an inserted unit height.
+#include <cmath>
+
 #include "importer.h"
 
 namespace partita::frontend::onnx_detail {
@@ -127,9 +130,163 @@ std::vector<Value> global_pool(NodeContext& ctx, bool is_max) {
   return one(is_max ? op::max(ctx.input(0), axes, true) : op::mean(ctx.input(0), axes, true));
 }
 
+Expr call(const std::string& op, std::vector<Expr> args, std::vector<std::pair<std::string, AttrValue>> attrs = {}) {
+  return op::make_call(op, std::move(args), std::move(attrs));
+}
+
+/// Resize of a 4-D NCHW input over its spatial axes (N and C keep their size), by the output
+/// sizes (input 3) or the scales (input 2) when input * scale is whole. As in TVM, the
+/// coordinate transformation uses output size / input size as the scale.
+std::vector<Value> resize(NodeContext& ctx) {
+  const std::string mode = ctx.attr_string("mode", "nearest");
+  const std::string coord = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (coord == "tf_crop_and_resize") ctx.fail("coordinate_transformation_mode tf_crop_and_resize is not supported", "NotImplementedError");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") ctx.fail("unknown mode '" + mode + "'");
+  if (ctx.attr_int("antialias", 0) != 0) ctx.fail("antialias is not supported", "NotImplementedError");
+  std::vector<PrimExpr> in = ctx.shape(0);
+  if (in.size() != 4) ctx.fail("only 4-D (NCHW) inputs are supported", "NotImplementedError");
+  std::vector<PrimExpr> out;
+  if (ctx.has_input(3)) {
+    auto sizes = ctx.input_sym(3);
+    if (!sizes || sizes->values.size() != 4) ctx.fail("sizes (input 3) must be 4 values known at import", "NotImplementedError");
+    out = sizes->values;
+  } else {
+    if (!ctx.has_input(2)) ctx.fail("either scales or sizes must be given");
+    auto scales_t = ctx.input_const(2);
+    if (!scales_t) ctx.fail("scales (input 2) must be a constant known at import", "NotImplementedError");
+    std::vector<double> scales = tensor_doubles(*scales_t);
+    if (scales.size() != 4) ctx.fail("scales must have 4 values");
+    for (size_t k = 0; k < 4; ++k) {
+      if (scales[k] == 1.0) {
+        out.push_back(in[k]);
+        continue;
+      }
+      auto d = as_const_int(in[k]);
+      if (!d) ctx.fail("a scaled axis must have a static size", "NotImplementedError");
+      // ONNX maps coordinates with the scale itself; resize2d, as TVM's, with output / input.
+      // They agree when the scaled size is whole; otherwise refuse rather than differ.
+      const double scaled = double(*d) * scales[k];
+      if (std::abs(scaled - std::round(scaled)) > 1e-6 * std::max(1.0, scaled))
+        ctx.fail("scale " + std::to_string(scales[k]) + " of axis " + std::to_string(k) + " (size " +
+                     std::to_string(*d) + ") gives a non-integral output size " + std::to_string(scaled),
+                 "NotImplementedError");
+      out.push_back(int_imm(int64_t(std::llround(scaled))));
+    }
+  }
+  if (!prove_equal(out[0], in[0]) || !prove_equal(out[1], in[1]))
+    ctx.fail("only the spatial axes (2 and 3) may be resized", "NotImplementedError");
+  std::vector<std::pair<std::string, AttrValue>> attrs{
+      {"layout", std::string("NCHW")},
+      {"method", mode == "nearest" ? std::string("nearest_neighbor") : mode},
+      {"coordinate_transformation_mode", coord},
+      {"rounding_method", mode == "nearest" ? ctx.attr_string("nearest_mode", "round_prefer_floor") : std::string("")},
+      {"cubic_alpha", ctx.attr_float("cubic_coeff_a", -0.75)},
+      {"cubic_exclude", ctx.attr_int("exclude_outside", 0)},
+      {"extrapolation_value", ctx.attr_float("extrapolation_value", 0.0)}};
+  Expr size = make<ShapeExprNode>(std::vector<PrimExpr>{out[2], out[3]});
+  return one(call("relax.image.resize2d", {ctx.input(0), size}, std::move(attrs)));
+}
+
+/// ConvTranspose over 1-D (as 2-D with a unit height) and 2-D inputs; output_shape and auto_pad
+/// become explicit padding as the ONNX specification computes it.
+std::vector<Value> conv_transpose(NodeContext& ctx) {
+  Expr x = ctx.input(0), w = ctx.input(1);
+  auto xs = ctx.shape(0), ws = ctx.shape(1);
+  if (xs.size() != 3 && xs.size() != 4)
+    ctx.fail("only 1-D and 2-D inputs are supported (rank " + std::to_string(xs.size()) + ")", "NotImplementedError");
+  if (ws.size() != xs.size()) ctx.fail("weight rank differs from input rank");
+  const size_t n = xs.size() - 2;
+  IntList kernel, in_sizes;
+  for (size_t k = 0; k < n; ++k) {
+    auto kc = as_const_int(ws[k + 2]);
+    auto ic = as_const_int(xs[k + 2]);
+    if (!kc || !ic) ctx.fail("kernel and spatial sizes must be static", "NotImplementedError");
+    kernel.push_back(*kc);
+    in_sizes.push_back(*ic);
+  }
+  IntList strides = list_attr(ctx, "strides", n, 1), dil = list_attr(ctx, "dilations", n, 1);
+  IntList out_pad = list_attr(ctx, "output_padding", n, 0);
+  IntList pads = list_attr(ctx, "pads", 2 * n, 0);
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  auto output_shape = ctx.attr_ints("output_shape");
+  if (output_shape && output_shape->size() == n + 2) output_shape = IntList(output_shape->begin() + 2, output_shape->end());
+  if (output_shape && output_shape->size() != n) ctx.fail("output_shape must have one value per spatial axis");
+  if (auto_pad == "VALID") pads.assign(2 * n, 0);
+  if (output_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t k = 0; k < n; ++k) {
+      int64_t target = output_shape ? (*output_shape)[k] : in_sizes[k] * strides[k];
+      int64_t total = strides[k] * (in_sizes[k] - 1) + out_pad[k] + (kernel[k] - 1) * dil[k] + 1 - target;
+      int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2)
+      pads[k] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[k + n] = total - pads[k];
+      if (pads[k + n] < 0) {  // a larger output than the window covers: extra output padding
+        out_pad[k] += -pads[k + n];
+        pads[k + n] = 0;
+      }
+      if (pads[k] < 0) ctx.fail("output_shape needs negative leading padding", "NotImplementedError");
+    }
+  }
+  IntList strides2 = strides, dil2 = dil, out_pad2 = out_pad, pads2 = pads;
+  if (n == 1) {
+    x = ctx.emit(op::expand_dims(x, {2}));
+    w = ctx.emit(op::expand_dims(w, {2}));
+    strides2 = {1, strides[0]};
+    dil2 = {1, dil[0]};
+    out_pad2 = {0, out_pad[0]};
+    pads2 = {0, pads[0], 0, pads[1]};
+  }
+  Expr y = ctx.emit(call("relax.nn.conv2d_transpose", {x, w},
+                         {{"strides", strides2}, {"padding", pads2}, {"output_padding", out_pad2},
+                          {"dilation", dil2}, {"groups", ctx.attr_int("group", 1)}}));
+  if (ctx.has_input(2)) {
+    std::vector<PrimExpr> bshape{int_imm(1), int_imm(-1), int_imm(1), int_imm(1)};
+    y = ctx.emit(op::add(y, ctx.emit(op::reshape(ctx.input(2), bshape))));
+  }
+  if (n == 1) return one(op::squeeze(y, IntList{2}));
+  return one(y);
+}
+
+/// Local response normalization across channels: x / (bias + alpha / size * window sum of x^2)
+/// ^ beta, the window sum as an average pool over the channel axis of an (N, 1, C, H * W) view.
+std::vector<Value> lrn(NodeContext& ctx) {
+  std::vector<PrimExpr> s = ctx.shape(0);
+  if (s.size() < 3) ctx.fail("the input must have rank >= 3");
+  const int64_t size = ctx.attr_int("size", 0);
+  if (size <= 0) ctx.fail("size must be positive");
+  const double alpha = ctx.attr_float("alpha", 1e-4), beta = ctx.attr_float("beta", 0.75), bias = ctx.attr_float("bias", 1.0);
+  DataType dt = ctx.dtype(0);
+  Expr x = ctx.input(0);
+  PrimExpr spatial = int_imm(1);
+  for (size_t k = 2; k < s.size(); ++k) spatial = spatial * s[k];
+  Expr sq = ctx.emit(op::multiply(x, x));
+  sq = ctx.emit(op::reshape(sq, std::vector<PrimExpr>{s[0], int_imm(1), s[1], spatial}));
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  // The average over the window (zeros past the channel ends count): alpha / size * sum is
+  // alpha * average.
+  Expr avg = ctx.emit(op::nn::avg_pool2d(sq, {size, 1}, {1, 1}, {before, 0, after, 0}, {1, 1}, false, true));
+  avg = ctx.emit(op::reshape(avg, s));
+  Expr den = ctx.emit(op::add(ctx.emit(op::multiply(avg, ctx.scalar(alpha, dt))), ctx.scalar(bias, dt)));
+  return one(op::divide(x, ctx.emit(op::power(den, ctx.scalar(beta, dt)))));
+}
+
+std::vector<Value> mean_variance_normalization(NodeContext& ctx) {
+  int nd = ctx.ndim(0);
+  IntList axes = ctx.attr_ints("axes").value_or(IntList{0, 2, 3});
+  for (auto& a : axes) a = norm_axis(ctx, a, nd);
+  DataType dt = ctx.dtype(0);
+  Expr x = ctx.input(0);
+  Expr mean = ctx.emit(op::mean(x, axes, true));
+  Expr stddev = ctx.emit(op::sqrt(ctx.emit(op::variance(x, axes, true))));
+  return one(op::divide(ctx.emit(op::subtract(x, mean)), ctx.emit(op::add(stddev, ctx.scalar(1e-9, dt)))));
+}
+
 }  // namespace
 
 void register_nn(std::map<std::string, ConvertFn>& t) {
+  t["Resize"] = resize;
+  t["ConvTranspose"] = conv_transpose;
+  t["LRN"] = lrn;
+  t["MeanVarianceNormalization"] = mean_variance_normalization;
   t["MatMul"] = [](NodeContext& ctx) { return one(op::matmul(ctx.input(0), ctx.input(1))); };
   t["Gemm"] = [](NodeContext& ctx) {
     Expr a = ctx.input(0), b = ctx.input(1);

@@ -1,4 +1,4 @@
-// Reductions: ReduceMean/Sum/Max/Min and the compositions ReduceSumSquare, ReduceL1, ReduceL2,
+// Reductions: ReduceMean/Sum/Max/Min/Prod and the compositions ReduceSumSquare, ReduceL1, ReduceL2,
 // ReduceLogSum, ReduceLogSumExp. Axes come from the attribute (opset < 18) or, for ReduceSum
 // (opset 13+), from the optional second input.
 #include "importer.h"
@@ -50,6 +50,11 @@ void register_reduce(std::map<std::string, ConvertFn>& t) {
   reduce(t, "ReduceMean", op::mean, false, 0, 0);
   reduce(t, "ReduceMax", op::max, false, 0, 0);
   reduce(t, "ReduceMin", op::min, false, 0, 0);
+  reduce(t, "ReduceProd", [](Expr x, std::optional<IntList> axes, bool keepdims) {
+    std::vector<std::pair<std::string, AttrValue>> attrs{{"keepdims", keepdims}};
+    if (axes) attrs.emplace_back("axis", *axes);
+    return Expr(op::make_call("relax.prod", {x}, attrs));
+  }, false, 0, 0);
   reduce(t, "ReduceSum", op::sum, true, 0, 0);
   reduce(t, "ReduceSumSquare", op::sum, false, 1, 0);
   reduce(t, "ReduceL1", op::sum, false, 2, 0);

@@ -331,7 +331,7 @@ std::vector<Value> constant_of_shape_node(NodeContext& ctx) {
 std::vector<Value> range_node(NodeContext& ctx) {
   DataType dt = ctx.dtype(0);
   if (!ctx.input_const(0) || !ctx.input_const(1) || !ctx.input_const(2))
-    ctx.fail("start, limit and delta must be constants", "NotImplementedError");
+    ctx.fail("start, limit and delta must be constants known at import", "NotImplementedError");
   double start = ctx.const_scalar(0, "start"), limit = ctx.const_scalar(1, "limit"), delta = ctx.const_scalar(2, "delta");
   if (delta == 0) ctx.fail("delta is zero");
   int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);

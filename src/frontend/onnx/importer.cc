@@ -16,6 +16,7 @@
 #include <onnx/defs/schema.h>
 
 #include "partita/ir/analysis.h"
+#include "partita/transform/fold_constant.h"
 
 namespace partita::frontend {
 namespace onnx_detail {
@@ -207,6 +208,11 @@ class Importer {
 
   std::string where() const { return options_.source_name; }
 
+  /// `e` (a call) evaluated to a constant when its arguments are constants and its result is a
+  /// tensor of at most kFoldLimit elements; null otherwise.
+  Expr fold(const Expr& e);
+  static constexpr int64_t kFoldLimit = 4096;
+
  private:
   int64_t check_opset(const ::onnx::ModelProto& model) const;
   void check_supported(const ::onnx::GraphProto& g) const;
@@ -343,7 +349,8 @@ void Importer::convert_node(const ::onnx::NodeProto& node, int64_t opset, int in
     Value v = outs[k];
     if (v.expr && !v.expr.as<VarNode>() && !v.expr.as<ConstantNode>()) {
       try {
-        v.expr = bb.emit(v.expr);
+        Expr folded = fold(v.expr);
+        v.expr = folded ? folded : bb.emit(v.expr);
       } catch (const Error& e) {
         throw_error(e.kind(), where() + ": " + label + ": " + e.message());
       }
@@ -416,6 +423,8 @@ IRModule Importer::run(const ::onnx::ModelProto& model) {
   bb.end_dataflow();
   bb.emit_func_output(gv);
   IRModule mod = bb.get();
+  GlobalVar main_gv = mod.get_global_var("main");
+  mod.update(main_gv, fuse_exported_patterns(mod.lookup(main_gv).as_ref<FunctionNode>(), mod));
   if (!kept.empty()) {
     std::vector<Expr> consts;
     for (const auto& [name, t] : kept) consts.push_back(constant(t));
@@ -557,18 +566,33 @@ std::optional<std::vector<int64_t>> NodeContext::attr_ints(const std::string& na
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
-// Reshaping a constant (conv biases, normalization scales) happens here, once, rather than at
-// every run: the result is the same bytes under the new static shape.
-Expr NodeContext::emit(const Expr& e) const {
+Expr Importer::fold(const Expr& e) {
   const auto* call = e.as<CallNode>();
-  // An operator whose result is always its first argument's bytes under a new shape.
-  const op::OpDef* def = call ? op::callee_op_def(*call) : nullptr;
-  if (def && def->view == op::ViewKind::Always && !call->args.empty()) {
-    if (const auto* c = call->args[0].as<ConstantNode>()) {
-      if (auto shape = static_shape(imp.bb.normalize(e)->struct_info_))
-        return constant(Tensor::from_buffer(*shape, c->data.dtype(), c->data.buffer()));
-    }
+  if (!call) return Expr();
+  const op::OpDef* def = op::callee_op_def(*call);
+  if (!def) return Expr();
+  for (const auto& a : call->args)
+    if (!a.as<ConstantNode>() && !a.as<ShapeExprNode>() && !a.as<PrimValueNode>() && !a.as<TupleNode>()) return Expr();
+  Expr normalized = bb.normalize(e);
+  auto shape = static_shape(normalized->struct_info_);
+  if (!shape) return Expr();
+  // Reshaping a constant (conv biases, normalization scales): the same bytes, a new shape.
+  if (def->view == op::ViewKind::Always && !call->args.empty()) {
+    if (const auto* c = call->args[0].as<ConstantNode>())
+      return constant(Tensor::from_buffer(*shape, c->data.dtype(), c->data.buffer()));
   }
+  int64_t numel = 1;
+  for (int64_t d : *shape) numel *= d;
+  if (numel > kFoldLimit) return Expr();
+  if (auto value = transform::evaluate_constant_call(normalized.as_ref<CallNode>())) return constant(*value);
+  return Expr();
+}
+
+// Small computations on constants (shape arithmetic in floats, scales, window functions) are
+// evaluated here, so that converters needing a constant (Range, Resize's scales, Pad's value)
+// see one; larger ones are left to FoldConstant before partitioning.
+Expr NodeContext::emit(const Expr& e) const {
+  if (Expr folded = imp.fold(e)) return folded;
   return imp.bb.emit(e);
 }
 
@@ -602,6 +626,9 @@ const std::map<std::string, ConvertFn>& converters() {
     register_nn(t);
     register_shape(t);
     register_reduce(t);
+    register_index(t);
+    register_einsum(t);
+    register_signal(t);
     return t;
   }();
   return table;

@@ -100,6 +100,13 @@ void register_elementwise(std::map<std::string, ConvertFn>& t);
 void register_nn(std::map<std::string, ConvertFn>& t);
 void register_shape(std::map<std::string, ConvertFn>& t);
 void register_reduce(std::map<std::string, ConvertFn>& t);
+void register_index(std::map<std::string, ConvertFn>& t);
+void register_einsum(std::map<std::string, ConvertFn>& t);
+void register_signal(std::map<std::string, ConvertFn>& t);
+
+/// Puts back together the operators exporters spell out in primitive nodes (GELU, and
+/// LayerNormalization before opset 17) in `f`: fuse_exported_patterns.cc.
+Function fuse_exported_patterns(const Function& f, const IRModule& mod);
 
 // ---- helpers shared by converters ----
 

@@ -1,5 +1,6 @@
-// Element-wise kernels: binary arithmetic and comparisons with numpy broadcasting, where,
-// unary math, activations, clip, astype, dropout (identity at inference).
+// Element-wise kernels: binary arithmetic, modulo, comparisons and logical operators with numpy
+// broadcasting, where, unary math (trigonometric, rounding, predicates), activations, clip,
+// astype, dropout (identity at inference).
 #include <algorithm>
 #include <cstring>
 
@@ -83,6 +84,63 @@ ARITH_KERNEL(k_divide, div_t<T>(a, b))
 ARITH_KERNEL(k_floor_divide, floordiv_t<T>(a, b))
 ARITH_KERNEL(k_power, power_t<T>(a, b))
 
+/// Python's %: the result has the divisor's sign.
+template <class T>
+T floor_mod_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
+  } else {
+    if (b == 0) throw_error("ValueError", "floor_mod: integer division by zero");
+    if constexpr (std::is_signed_v<T>) {
+      T r = T(a % b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
+    } else {
+      return T(a % b);
+    }
+  }
+}
+
+/// C's fmod / %: the result has the dividend's sign.
+template <class T>
+T trunc_mod_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fmod(a, b);
+  } else {
+    if (b == 0) throw_error("ValueError", "mod: integer division by zero");
+    return T(a % b);
+  }
+}
+// Both also take float16 and bfloat16, computed in float and rounded once.
+template <class F>
+void mod_kernel(const char* name, std::span<const Tensor> in, std::span<Tensor> out, F f) {
+  check_binary(name, in);
+  dispatch_with_float16(in[0].dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float16_storage_v<T>) {
+      binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) { return T::from(f(a.to_float(), b.to_float())); });
+    } else {
+      binary_typed<T, T>(in[0], in[1], out[0], [&](T a, T b) -> T { return f(a, b); });
+    }
+  });
+}
+void k_floor_mod(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  mod_kernel("floor_mod", in, out, [](auto a, auto b) { return floor_mod_t(a, b); });
+}
+void k_mod(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  mod_kernel("mod", in, out, [](auto a, auto b) { return trunc_mod_t(a, b); });
+}
+
+#define LOGICAL_KERNEL(NAME, EXPR)                                                               \
+  void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {             \
+    check_binary(#NAME, in);                                                                     \
+    binary_typed<uint8_t, uint8_t>(in[0], in[1], out[0],                                         \
+                                   [](uint8_t a, uint8_t b) -> uint8_t { return EXPR; });        \
+  }
+LOGICAL_KERNEL(k_logical_and, (a != 0) && (b != 0))
+LOGICAL_KERNEL(k_logical_or, (a != 0) || (b != 0))
+LOGICAL_KERNEL(k_logical_xor, (a != 0) != (b != 0))
+
 // maximum/minimum also take float16 and bfloat16, compared as float; the chosen operand is
 // exactly representable, so converting it back is exact (NaN payloads included).
 template <class Pick>
@@ -164,6 +222,42 @@ FLOAT_UNARY(k_gelu, T(0.5) * v * (T(1) + std::erf(v * T(0.7071067811865476))))
 FLOAT_UNARY(k_gelu_tanh,
             T(0.5) * v * (T(1) + std::tanh(T(0.7978845608028654) * (v + T(0.044715) * v * v * v))))
 FLOAT_UNARY(k_silu, v / (T(1) + std::exp(-v)))
+FLOAT_UNARY(k_sin, std::sin(v))
+FLOAT_UNARY(k_cos, std::cos(v))
+FLOAT_UNARY(k_tan, std::tan(v))
+FLOAT_UNARY(k_asin, std::asin(v))
+FLOAT_UNARY(k_acos, std::acos(v))
+FLOAT_UNARY(k_atan, std::atan(v))
+FLOAT_UNARY(k_sinh, std::sinh(v))
+FLOAT_UNARY(k_cosh, std::cosh(v))
+FLOAT_UNARY(k_asinh, std::asinh(v))
+FLOAT_UNARY(k_acosh, std::acosh(v))
+FLOAT_UNARY(k_atanh, std::atanh(v))
+
+/// A predicate per float element, written as bool (uint8).
+template <class F>
+void float_predicate(const char* name, std::span<const Tensor> in, std::span<Tensor> out, F f) {
+  dispatch_float(in[0].dtype(), name, [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = in[0].data_as<T>();
+    uint8_t* y = out[0].data_as<uint8_t>();
+    for (int64_t i = 0; i < in[0].numel(); ++i) y[i] = f(x[i]) ? 1 : 0;
+  });
+}
+void k_isnan(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  float_predicate("isnan", in, out, [](auto v) { return std::isnan(v); });
+}
+void k_isinf(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  float_predicate("isinf", in, out, [](auto v) { return std::isinf(v); });
+}
+void k_isfinite(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  float_predicate("isfinite", in, out, [](auto v) { return std::isfinite(v); });
+}
+void k_logical_not(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  const uint8_t* x = in[0].data_as<uint8_t>();
+  uint8_t* y = out[0].data_as<uint8_t>();
+  for (int64_t i = 0; i < in[0].numel(); ++i) y[i] = x[i] ? 0 : 1;
+}
 
 template <class F>
 void unary_any(const char* name, std::span<const Tensor> in, std::span<Tensor> out, F f) {
@@ -184,6 +278,29 @@ void k_abs(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out
     using T = decltype(v);
     if constexpr (std::is_unsigned_v<T>) return v;
     else return v < T(0) ? T(-v) : v;
+  });
+}
+// Rounding: the identity on integers. round is to the nearest, ties to even (ONNX's Round,
+// numpy.round), in the default floating-point rounding mode.
+#define ROUNDING_KERNEL(NAME, FN)                                                              \
+  void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {           \
+    unary_any(#NAME, in, out, [](auto v) {                                                     \
+      using T = decltype(v);                                                                   \
+      if constexpr (std::is_floating_point_v<T>) return T(FN(v));                              \
+      else return v;                                                                           \
+    });                                                                                        \
+  }
+ROUNDING_KERNEL(k_floor, std::floor)
+ROUNDING_KERNEL(k_ceil, std::ceil)
+ROUNDING_KERNEL(k_round, std::nearbyint)
+ROUNDING_KERNEL(k_trunc, std::trunc)
+void k_sign(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
+  unary_any("sign", in, out, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (v != v) return v;  // NaN stays NaN
+    }
+    return v > T(0) ? T(1) : (v < T(0) ? T(-1) : T(0));
   });
 }
 void k_relu(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {
@@ -263,6 +380,31 @@ PARTITA_REGISTER_KERNEL("relax.multiply", k_multiply);
 PARTITA_REGISTER_KERNEL("relax.divide", k_divide);
 PARTITA_REGISTER_KERNEL("relax.floor_divide", k_floor_divide);
 PARTITA_REGISTER_KERNEL("relax.power", k_power);
+PARTITA_REGISTER_KERNEL("relax.floor_mod", k_floor_mod);
+PARTITA_REGISTER_KERNEL("relax.mod", k_mod);
+PARTITA_REGISTER_KERNEL("relax.logical_and", k_logical_and);
+PARTITA_REGISTER_KERNEL("relax.logical_or", k_logical_or);
+PARTITA_REGISTER_KERNEL("relax.logical_xor", k_logical_xor);
+PARTITA_REGISTER_KERNEL("relax.logical_not", k_logical_not);
+PARTITA_REGISTER_KERNEL("relax.sin", k_sin);
+PARTITA_REGISTER_KERNEL("relax.cos", k_cos);
+PARTITA_REGISTER_KERNEL("relax.tan", k_tan);
+PARTITA_REGISTER_KERNEL("relax.asin", k_asin);
+PARTITA_REGISTER_KERNEL("relax.acos", k_acos);
+PARTITA_REGISTER_KERNEL("relax.atan", k_atan);
+PARTITA_REGISTER_KERNEL("relax.sinh", k_sinh);
+PARTITA_REGISTER_KERNEL("relax.cosh", k_cosh);
+PARTITA_REGISTER_KERNEL("relax.asinh", k_asinh);
+PARTITA_REGISTER_KERNEL("relax.acosh", k_acosh);
+PARTITA_REGISTER_KERNEL("relax.atanh", k_atanh);
+PARTITA_REGISTER_KERNEL("relax.isnan", k_isnan);
+PARTITA_REGISTER_KERNEL("relax.isinf", k_isinf);
+PARTITA_REGISTER_KERNEL("relax.isfinite", k_isfinite);
+PARTITA_REGISTER_KERNEL("relax.floor", k_floor);
+PARTITA_REGISTER_KERNEL("relax.ceil", k_ceil);
+PARTITA_REGISTER_KERNEL("relax.round", k_round);
+PARTITA_REGISTER_KERNEL("relax.trunc", k_trunc);
+PARTITA_REGISTER_KERNEL("relax.sign", k_sign);
 PARTITA_REGISTER_KERNEL("relax.maximum", k_maximum);
 PARTITA_REGISTER_KERNEL("relax.minimum", k_minimum);
 PARTITA_REGISTER_KERNEL("relax.equal", k_equal);

@@ -1,4 +1,4 @@
-// Reductions over axes (sum, mean, max, min, variance) and softmax / log_softmax.
+// Reductions over axes (sum, mean, max, min, variance, prod) and softmax / log_softmax.
 #include <algorithm>
 #include <limits>
 
@@ -7,7 +7,7 @@
 namespace partita::runtime::kernels {
 namespace {
 
-enum class Red { Sum, Mean, Max, Min, Var };
+enum class Red { Sum, Mean, Max, Min, Var, Prod };
 
 /// Reduced-axis mask of rank `nd` from the "axis" attribute (None: all axes).
 std::vector<bool> reduced_mask(const KernelAttrs& attrs, int nd, const char* op) {
@@ -47,7 +47,11 @@ void reduce(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tens
         for (int64_t i = 0; i < len; ++i) f(px[offs[0] + i * inner[0]], offs[1] + i * inner[1]);
       });
     };
-    if constexpr (R == Red::Sum || R == Red::Mean || R == Red::Var) {
+    if constexpr (R == Red::Prod) {
+      std::fill(acc.begin(), acc.end(), Acc(1));
+      accumulate([&](T v, int64_t o) { acc[size_t(o)] *= Acc(v); });
+      for (int64_t o = 0; o < n_out; ++o) po[o] = T(acc[size_t(o)]);
+    } else if constexpr (R == Red::Sum || R == Red::Mean || R == Red::Var) {
       accumulate([&](T v, int64_t o) { acc[size_t(o)] += Acc(v); });
       if constexpr (R == Red::Var) {
         std::vector<double> mean(static_cast<size_t>(n_out));
@@ -84,6 +88,7 @@ void k_sum(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> o
 void k_mean(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) { reduce<Red::Mean>(in, a, out, "mean"); }
 void k_max(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) { reduce<Red::Max>(in, a, out, "max"); }
 void k_min(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) { reduce<Red::Min>(in, a, out, "min"); }
+void k_prod(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) { reduce<Red::Prod>(in, a, out, "prod"); }
 void k_variance(std::span<const Tensor> in, const KernelAttrs& a, std::span<Tensor> out) {
   reduce<Red::Var>(in, a, out, "variance");
 }
@@ -125,6 +130,7 @@ PARTITA_REGISTER_KERNEL("relax.mean", k_mean);
 PARTITA_REGISTER_KERNEL("relax.max", k_max);
 PARTITA_REGISTER_KERNEL("relax.min", k_min);
 PARTITA_REGISTER_KERNEL("relax.variance", k_variance);
+PARTITA_REGISTER_KERNEL("relax.prod", k_prod);
 PARTITA_REGISTER_KERNEL("relax.nn.softmax", softmax<false>);
 PARTITA_REGISTER_KERNEL("relax.nn.log_softmax", softmax<true>);
 

@@ -338,10 +338,25 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     IntList axes;
     for (int k = 2; k < nd; ++k) axes.push_back(k);
     Expr x = ctx.input(0);
-    Expr mean = ctx.emit(op::mean(x, axes, true));
-    Expr var = ctx.emit(op::variance(x, axes, true));
-    Expr den = ctx.emit(op::sqrt(ctx.emit(op::add(var, ctx.scalar(ctx.attr_float("epsilon", 1e-5), dt)))));
-    Expr y = ctx.emit(op::divide(ctx.emit(op::subtract(x, mean)), den));
+    const double eps = ctx.attr_float("epsilon", 1e-5);
+    Expr y;
+    // The normalization over the spatial axes is a layer norm over them (which backends run
+    // in one pass) with a unit scale; the per-channel scale and bias follow.
+    auto spatial = static_shape(make<TensorStructInfoNode>(ctx.shape(0), dt));
+    if (spatial && (dt == DataType::Float(32) || dt == DataType::Float(64))) {
+      std::vector<int64_t> sshape(spatial->begin() + 2, spatial->end());
+      Tensor ones = Tensor::empty(sshape, dt), zeros = Tensor::empty(sshape, dt);
+      for (int64_t i = 0; i < ones.numel(); ++i) {
+        if (dt.bits() == 64) ones.data_as<double>()[i] = 1, zeros.data_as<double>()[i] = 0;
+        else ones.data_as<float>()[i] = 1, zeros.data_as<float>()[i] = 0;
+      }
+      y = ctx.emit(op::nn::layer_norm(x, constant(ones), constant(zeros), axes, eps));
+    } else {
+      Expr mean = ctx.emit(op::mean(x, axes, true));
+      Expr var = ctx.emit(op::variance(x, axes, true));
+      Expr den = ctx.emit(op::sqrt(ctx.emit(op::add(var, ctx.scalar(eps, dt)))));
+      y = ctx.emit(op::divide(ctx.emit(op::subtract(x, mean)), den));
+    }
     std::vector<PrimExpr> pshape{int_imm(-1)};
     for (int k = 2; k < nd; ++k) pshape.push_back(int_imm(1));
     y = ctx.emit(op::multiply(y, ctx.emit(op::reshape(ctx.input(1), pshape))));

@@ -168,7 +168,9 @@ void k_layer_norm(std::span<const Tensor> in, const KernelAttrs& attrs, std::spa
   });
 }
 
-// pad_width holds (before, after) per axis; modes "constant", "edge", "reflect".
+// pad_width holds (before, after) per axis; modes "constant", "edge", "reflect". Each output
+// coordinate's source coordinate is worked out once per axis (-1: the fill value); rows along
+// the last axis are then gathered through that map.
 void k_pad(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
   const Tensor& x = in[0];
   Tensor& y = out[0];
@@ -180,34 +182,53 @@ void k_pad(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tenso
     throw_error("ValueError", "pad: unsupported pad_mode '" + mode + "'");
   double value = attrs.get_float("pad_value", 0.0);
   auto xs = contiguous_strides(x.shape());
-  int64_t n = y.numel();
+  std::vector<std::vector<int64_t>> source(static_cast<size_t>(nd));
+  for (int d = 0; d < nd; ++d) {
+    const int64_t dim = x.shape()[size_t(d)];
+    for (int64_t o = 0; o < y.shape()[size_t(d)]; ++o) {
+      int64_t i = o - pw[size_t(2 * d)];
+      if (i < 0 || i >= dim) {
+        if (mode == "constant" || dim == 0) {
+          i = -1;
+        } else if (mode == "edge") {
+          i = std::clamp<int64_t>(i, 0, dim - 1);
+        } else {
+          int64_t period = dim == 1 ? 1 : 2 * (dim - 1);
+          i = ((i % period) + period) % period;
+          if (i >= dim) i = period - i;
+        }
+      }
+      source[size_t(d)].push_back(i);
+    }
+  }
+  if (y.numel() == 0) return;
   dispatch(x.dtype(), "pad", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_as<T>();
     T* py = y.data_as<T>();
-    std::vector<int64_t> idx(size_t(nd), 0);
-    for (int64_t o = 0; o < n; ++o) {
+    const T fill = T(value);
+    if (nd == 0) {
+      py[0] = px[0];
+      return;
+    }
+    const int64_t row = y.shape().back();
+    const std::vector<int64_t>& last = source.back();
+    std::vector<int64_t> idx(size_t(nd - 1), 0);  // output coordinates of the row
+    for (int64_t o = 0; o < y.numel(); o += row) {
       int64_t off = 0;
       bool inside = true;
-      for (int d = 0; d < nd; ++d) {
-        int64_t i = idx[size_t(d)] - pw[size_t(2 * d)], dim = x.shape()[size_t(d)];
-        if (i < 0 || i >= dim) {
-          if (mode == "constant" || dim == 0) {
-            inside = false;
-            break;
-          }
-          if (mode == "edge") {
-            i = std::clamp<int64_t>(i, 0, dim - 1);
-          } else {
-            int64_t period = dim == 1 ? 1 : 2 * (dim - 1);
-            i = ((i % period) + period) % period;
-            if (i >= dim) i = period - i;
-          }
-        }
+      for (int d = 0; d + 1 < nd && inside; ++d) {
+        int64_t i = source[size_t(d)][size_t(idx[size_t(d)])];
+        inside = i >= 0;
         off += i * xs[size_t(d)];
       }
-      py[o] = inside ? px[off] : T(value);
-      for (int d = nd - 1; d >= 0; --d) {
+      if (!inside) {
+        std::fill_n(py + o, row, fill);
+      } else {
+        const T* src = px + off;
+        for (int64_t j = 0; j < row; ++j) py[o + j] = last[size_t(j)] >= 0 ? src[last[size_t(j)]] : fill;
+      }
+      for (int d = nd - 2; d >= 0; --d) {
         if (++idx[size_t(d)] < y.shape()[size_t(d)]) break;
         idx[size_t(d)] = 0;
       }

@@ -1,7 +1,7 @@
 // image.resize2d: nearest, linear and cubic interpolation over the spatial axes of NCHW or NHWC
 // data, with ONNX's coordinate transformations (the scale of an axis is its output size over
 // its input size) and rounding modes. Interpolation is separable: each output row and column
-// gets its input taps and weights once.
+// gets its input taps and weights once, the width is resized first, then the height.
 #include <cmath>
 
 #include "common.h"
@@ -94,35 +94,46 @@ void k_resize2d(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<
   const int64_t oh = y.shape()[size_t(hd)], ow = y.shape()[size_t(wd)];
   if (ih == 0 || iw == 0) throw_error("ValueError", "resize2d: the input has an empty spatial axis");
   AxisTaps th = axis_taps(attrs, ih, oh), tw = axis_taps(attrs, iw, ow);
-  // Element strides of (n, c, h, w) in each layout.
-  const int64_t xs_c = nchw ? ih * iw : 1, xs_h = nchw ? iw : iw * c, xs_w = nchw ? 1 : c;
-  const int64_t ys_c = nchw ? oh * ow : 1, ys_h = nchw ? ow : ow * c, ys_w = nchw ? 1 : c;
-  auto body = [&](auto tin) {
+  // A plane is one (n, c) image in NCHW, one n image with `inner` = c interleaved channels in
+  // NHWC. Separable: every input row is first resized along the width into `rows`, then each
+  // output row blends the rows its taps name; both loops run along contiguous memory.
+  const int64_t planes = nchw ? n * c : n, inner = nchw ? 1 : c;
+  dispatch_float(x.dtype(), "resize2d", [&](auto tin) {
     using T = decltype(tin);
-    const T* px = x.data_as<T>();
     dispatch_float(y.dtype(), "resize2d", [&](auto tout) {
       using U = decltype(tout);
-      U* py = y.data_as<U>();
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* plane = px + b * c * ih * iw + ch * xs_c;
-          U* oplane = py + b * c * oh * ow + ch * ys_c;
-          for (int64_t i = 0; i < oh; ++i)
-            for (int64_t j = 0; j < ow; ++j) {
-              double acc = 0;
-              for (int a = 0; a < th.taps; ++a) {
-                double wa = th.weight[size_t(i * th.taps + a)];
-                if (wa == 0) continue;
-                const T* row = plane + th.index[size_t(i * th.taps + a)] * xs_h;
-                for (int q = 0; q < tw.taps; ++q)
-                  acc += wa * tw.weight[size_t(j * tw.taps + q)] * double(row[tw.index[size_t(j * tw.taps + q)] * xs_w]);
-              }
-              oplane[i * ys_h + j * ys_w] = U(acc);
+      using Acc = std::conditional_t<(sizeof(T) > 4 || sizeof(U) > 4), double, float>;
+      std::vector<Acc> rows(size_t(ih * ow * inner));
+      std::vector<Acc> wh(th.weight.begin(), th.weight.end()), ww(tw.weight.begin(), tw.weight.end());
+      for (int64_t p = 0; p < planes; ++p) {
+        const T* src = x.data_as<T>() + p * ih * iw * inner;
+        U* dst = y.data_as<U>() + p * oh * ow * inner;
+        for (int64_t r = 0; r < ih; ++r) {
+          const T* row = src + r * iw * inner;
+          Acc* out_row = rows.data() + r * ow * inner;
+          for (int64_t j = 0; j < ow; ++j)
+            for (int64_t k = 0; k < inner; ++k) {
+              Acc acc = 0;
+              for (int q = 0; q < tw.taps; ++q)
+                acc += ww[size_t(j * tw.taps + q)] * Acc(row[tw.index[size_t(j * tw.taps + q)] * inner + k]);
+              out_row[j * inner + k] = acc;
             }
         }
+        const int64_t row_len = ow * inner;
+        for (int64_t i = 0; i < oh; ++i) {
+          U* o = dst + i * row_len;
+          const Acc w0 = wh[size_t(i * th.taps)];
+          const Acc* r0 = rows.data() + th.index[size_t(i * th.taps)] * row_len;
+          for (int64_t e = 0; e < row_len; ++e) o[e] = U(w0 * r0[e]);
+          for (int a = 1; a < th.taps; ++a) {
+            const Acc wa = wh[size_t(i * th.taps + a)];
+            const Acc* ra = rows.data() + th.index[size_t(i * th.taps + a)] * row_len;
+            for (int64_t e = 0; e < row_len; ++e) o[e] = U(Acc(o[e]) + wa * ra[e]);
+          }
+        }
+      }
     });
-  };
-  dispatch_float(x.dtype(), "resize2d", body);
+  });
 }
 
 }  // namespace

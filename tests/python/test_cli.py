@@ -247,3 +247,22 @@ def test_run_profile_lists_backend_and_host_calls(model, tmp_path):
     assert any(n.endswith("_dnnl") and r[1] == "extern" for n, r in rows.items()), table
     assert "(VM:" in rows, table  # the flatten is a view: VM time, no kernel
     assert "total" in rows
+
+
+def test_run_device_option(model, tmp_path):
+    """`run --device`: the CPU runs as before; a device this machine lacks, or a misspelt one, is
+    one clear error line (exit 1), never a crash or a silent host run."""
+    art = tmp_path / "m.partita"
+    assert cli("compile", model, "-o", art).returncode == 0
+    res = cli("run", art, "--device", "cpu", "-n", "2")
+    assert res.returncode == 0 and "latency over 2 runs" in res.stdout
+    res = cli("run", art, "--device", "gpu0")
+    assert res.returncode == 1 and res.stderr.startswith("partita: error:") and "gpu0" in res.stderr
+    try:
+        import partita
+        has_gpu = partita.cuda(0).exist
+    except Exception:
+        has_gpu = False
+    if not has_gpu:
+        res = cli("run", art, "--device", "cuda")
+        assert res.returncode == 1 and "cuda" in res.stderr, res.stderr

@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
   run->add_option("--output-dir", ro.output_dir, "write outputs as output_<k>.npy");
   run->add_option("--function", ro.function, "function to run");
   run->add_option("--show", ro.show_values, "values printed per output");
+  run->add_option("--device,-d", ro.device, "device of the VM: cpu (default), cuda, cuda:N");
   run->add_flag("--profile", ro.profile, "time every kernel and backend call of one more run");
 
   std::string show_model;

@@ -18,6 +18,8 @@ struct RunOptions {
   std::string output_dir;
   int show_values = 8;
   bool profile = false;  // also print the time of every kernel and backend call (one extra run)
+  std::string device = "cpu";  // the VM's device ("cuda", "cuda:1"): inputs go there once
+
 };
 
 int run_command(const RunOptions& options);

@@ -17,6 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# CUTLASS and the cuDNN frontend headers (PyPI), when the CUDA toolkit is here.
+bash scripts/fetch_cuda_headers.sh
+
 echo "== building into build/"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPYTHON_EXECUTABLE=/usr/bin/python3 >/dev/null
 ninja -C build -j"$(nproc)"

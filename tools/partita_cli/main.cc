@@ -1,6 +1,6 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
-//   partita compile model.onnx --backends cblas,dnnl [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
+//   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
 //   partita report model.onnx --backends cblas,dnnl [--svg out.svg] [--dot out.dot]
@@ -46,27 +46,34 @@ std::string size_text(uintmax_t bytes) {
 }
 
 // Import and partition, with progress stages; returns the partitioned module.
-IRModule import_and_partition(const std::string& model, const std::vector<std::string>& backends, int path,
-                              bool progress) {
+IRModule import_and_partition(const std::string& model, const BackendChoice& choice, int path, bool progress,
+                              const std::vector<codegen::Target>& targets = {}) {
   IRModule mod;
   {
     Stage s("import " + std::filesystem::path(model).filename().string(), progress);
     mod = load_model(model);
     s.done();
   }
-  for (const std::string& b : backends) {
+  if (choice.collage) {
+    Stage s("place by measurement (Collage) on " + std::to_string(choice.backends.size()) + " backends", progress);
+    mod = partition(mod, choice, true, targets, progress);
+    s.done();
+    return mod;
+  }
+  for (const std::string& b : choice.backends) {
     Stage s("partition " + b, progress);
-    mod = partition(mod, {b}, path == 2);
+    mod = partition(mod, BackendChoice{{b}}, path == 2);
     s.done();
   }
   return mod;
 }
 
 int compile_command(const CompileArgs& a) {
-  std::vector<std::string> backends = parse_backends(a.backends);
+  BackendChoice choice = parse_backend_choice(a.backends);
+  const std::vector<std::string>& backends = choice.backends;
   codegen::BuildOptions options;
   for (const std::string& t : a.targets) options.targets.push_back(parse_target(t));
-  IRModule mod = import_and_partition(a.model, backends, a.path, !a.quiet);
+  IRModule mod = import_and_partition(a.model, choice, a.path, !a.quiet, options.targets);
   ModuleReport report = analyze_module(mod);
   std::shared_ptr<runtime::Executable> exec;
   {
@@ -120,10 +127,10 @@ std::string shell_quote(const std::string& s) {
 
 int report_command(const std::string& model, const std::vector<std::string>& backend_specs, int path,
                    const std::string& svg, const std::string& dot_out) {
-  std::vector<std::string> backends = parse_backends(backend_specs);
-  IRModule mod = import_and_partition(model, backends, path, false);
+  BackendChoice choice = parse_backend_choice(backend_specs);
+  IRModule mod = import_and_partition(model, choice, path, false);
   ModuleReport report = analyze_module(mod);
-  std::printf("%s", format_report(report, backends).c_str());
+  std::printf("%s", format_report(report, choice.backends).c_str());
   if (svg.empty() && dot_out.empty()) return 0;
   std::string dot_text = module_to_dot(mod);
   if (!dot_out.empty()) {
@@ -146,8 +153,7 @@ int report_command(const std::string& model, const std::vector<std::string>& bac
 }
 
 int show_command(const std::string& model, const std::vector<std::string>& backend_specs, int path, bool metadata) {
-  std::vector<std::string> backends = parse_backends(backend_specs);
-  IRModule mod = import_and_partition(model, backends, path, false);
+  IRModule mod = import_and_partition(model, parse_backend_choice(backend_specs), path, false);
   script::PrintOptions po;
   po.show_metadata = metadata;
   std::printf("%s\n", script::print_module(mod, po).c_str());
@@ -170,7 +176,8 @@ int main(int argc, char** argv) {
   CompileArgs ca;
   CLI::App* compile = app.add_subcommand("compile", "import a model, partition it for backends, build and export it");
   compile->add_option("model", ca.model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
-  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl")->delimiter(',');
+  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl; or auto / "
+                      "auto:dnnl,cblas: placement by measurement (Collage)")->delimiter(',');
   compile->add_option("--path", ca.path, "1: one function per composite; 2: merged partitions")
       ->check(CLI::IsMember({1, 2}));
   compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");

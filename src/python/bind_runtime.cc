@@ -2,6 +2,7 @@
 // relax.VirtualMachine, tvm.target.Target, relax.transform.RunCodegen ...).
 #include "common.h"
 #include "partita/codegen/build.h"
+#include "partita/codegen/collage.h"
 #include "partita/codegen/codegen.h"
 #include "partita/runtime/vm.h"
 #include "partita/transform/byoc_helpers.h"
@@ -53,6 +54,56 @@ TargetOptionMap to_options(const py::dict& d) {
     else options[key] = v.cast<std::vector<std::string>>();
   }
   return options;
+}
+
+// CollagePartition: `targets` name the backends (a Target's kind is its backend; its options are
+// what candidates are built with); host kinds are not backends.
+codegen::CollageOptions collage_options(py::handle targets, std::optional<std::string> cost_cache, double budget_s,
+                                        int max_merge, bool verbose) {
+  codegen::CollageOptions o;
+  for (const Target& t : to_targets(targets)) {
+    if (t.kind() != "llvm" && t.kind() != "c" && t.kind() != "cpu") o.backends.push_back(t.kind());
+    o.targets.push_back(t);
+  }
+  o.cost_cache = cost_cache.value_or("");
+  o.budget_s = budget_s;
+  o.max_merge = max_merge;
+  o.verbose = verbose;
+  return o;
+}
+
+void bind_collage(py::module_& m) {
+  m.def("CollagePartition", [](py::object targets, std::optional<std::string> cost_cache, double budget_s,
+                               int max_merge, bool verbose) {
+    return codegen::CollagePartition(collage_options(targets, cost_cache, budget_s, max_merge, verbose));
+  }, py::arg("targets"), py::arg("cost_cache") = py::none(), py::arg("budget_s") = 120.0, py::arg("max_merge") = 4,
+     py::arg("verbose") = false);
+  m.def("collage_partition", [](const IRModule& mod, py::object targets, std::optional<std::string> cost_cache,
+                                double budget_s, int max_merge, bool verbose) {
+    codegen::CollageResult r =
+        codegen::collage_partition(mod, collage_options(targets, cost_cache, budget_s, max_merge, verbose));
+    py::list parts;
+    for (const auto& p : r.partitions) {
+      py::dict d;
+      d["function"] = p.function;
+      d["backend"] = p.backend;
+      d["vars"] = p.vars;
+      d["patterns"] = p.patterns;
+      d["cost_us"] = p.cost_us;
+      d["measured"] = p.measured;
+      parts.append(d);
+    }
+    py::dict stats;
+    stats["estimated_us"] = r.estimated_us;
+    stats["candidates"] = r.candidates;
+    stats["measured"] = r.measured;
+    stats["cached"] = r.cached;
+    stats["measure_s"] = r.measure_s;
+    stats["search_s"] = r.search_s;
+    stats["summary"] = r.summary();
+    return py::make_tuple(r.mod, parts, stats);
+  }, py::arg("mod"), py::arg("targets"), py::arg("cost_cache") = py::none(), py::arg("budget_s") = 120.0,
+     py::arg("max_merge") = 4, py::arg("verbose") = false);
 }
 
 /// A function of a VM, callable from Python: vm["main"](x, y).
@@ -194,6 +245,7 @@ static void bind_vm(py::module_& m) {
   m.def("build", [](const IRModule& mod, py::object target, std::optional<bool> fallback) {
     return codegen::build(mod, codegen::BuildOptions{to_targets(target), fallback});
   }, py::arg("mod"), py::arg("target") = py::none(), py::arg("fallback") = py::none());
+  bind_collage(m);
 }
 
 static void bind_byoc_passes(py::module_& m) {

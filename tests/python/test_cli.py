@@ -69,13 +69,17 @@ def check_error(res, *fragments):
         assert f in last, last
 
 
-@pytest.mark.parametrize("backends,path", [(None, 2), ("dnnl,cblas", 2), ("cblas,dnnl", 1), ("cblas", 2)])
+@pytest.mark.parametrize("backends,path", [(None, 2), ("dnnl,cblas", 2), ("cblas,dnnl", 1), ("cblas", 2),
+                                           ("auto:dnnl,cblas", 2)])
 def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     art = tmp_path / "m.partita"
     args = ["compile", model, "-o", art, "--path", path]
     if backends:
         args += ["--backends", backends, "--target", "dnnl -num_threads=1"]
-    res = cli(*args)
+    # Collage's cost cache goes into the test's own directory.
+    res = cli(*args, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    if backends and backends.startswith("auto"):
+        assert "estimated" in res.stdout and (tmp_path / "cache" / "partita" / "collage_costs.json").exists()
     assert res.returncode == 0, res.stderr
     assert "compiled" in res.stdout and art.exists()
     assert "build" in res.stderr and "export" in res.stderr  # progress lines (not a TTY)
@@ -92,6 +96,13 @@ def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     assert lat, res.stdout
     mean, median, p90, mn = map(float, lat.groups())
     assert 0 <= mn <= median <= p90 and mn <= mean
+
+
+def test_collage_backend_spec_errors(model, tmp_path):
+    check_error(cli("compile", model, "--backends", "automatic", "-o", tmp_path / "a.partita"),
+                "expected 'auto' or 'auto:NAME,...'")
+    check_error(cli("compile", model, "--backends", "auto:nosuch", "-o", tmp_path / "a.partita"),
+                "unknown backend 'nosuch'")
 
 
 def test_compile_summary_counts_partitions(model, tmp_path):

@@ -84,7 +84,11 @@ class CostModel {
   double measure_s_ = 0;
 };
 
-/// The cheapest cover of the block's nodes by disjoint candidates; indexes into `candidates`.
-std::vector<int> cheapest_cover(const BlockGraph& g, const std::vector<Candidate>& candidates);
+/// The cheapest cover of the block's nodes by disjoint candidates whose partitions form no cycle
+/// (A feeds B and B feeds A, possible between convex candidates whose edges cross); indexes
+/// into `candidates`. A candidate in a cycle is excluded and the search repeated.
+std::vector<int> cheapest_cover(const BlockGraph& g, std::vector<Candidate> candidates);
+/// A candidate of `cover` that is in a cycle of partitions, or -1.
+int candidate_in_cycle(const BlockGraph& g, const std::vector<Candidate>& candidates, const std::vector<int>& cover);
 
 }  // namespace partita::codegen::collage

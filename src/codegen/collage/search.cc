@@ -4,6 +4,8 @@
 // covered, so any other candidate holding it would overlap) — Collage's rule, which makes every
 // cover reachable exactly once in order of its first nodes.
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <queue>
 #include <unordered_map>
 
@@ -52,9 +54,8 @@ std::vector<int> greedy_cover(const BlockGraph& g, const std::vector<std::vector
   return out;
 }
 
-}  // namespace
-
-std::vector<int> cheapest_cover(const BlockGraph& g, const std::vector<Candidate>& candidates) {
+// The search without the cycle rule.
+std::vector<int> shortest_cover(const BlockGraph& g, const std::vector<Candidate>& candidates) {
   const int n = g.size();
   std::vector<std::vector<int>> starting(static_cast<size_t>(n));
   for (size_t c = 0; c < candidates.size(); ++c)
@@ -108,6 +109,48 @@ std::vector<int> cheapest_cover(const BlockGraph& g, const std::vector<Candidate
     }
   }
   throw_error("ValueError", "CollagePartition: the search found no cover of function '" + g.function + "'");
+}
+
+}  // namespace
+
+int candidate_in_cycle(const BlockGraph& g, const std::vector<Candidate>& candidates, const std::vector<int>& cover) {
+  std::vector<int> part(size_t(g.size()), -1);
+  for (size_t k = 0; k < cover.size(); ++k)
+    for (int n : candidates[size_t(cover[k])].nodes) part[size_t(n)] = int(k);
+  std::vector<std::set<int>> succ(cover.size());
+  for (int n = 0; n < g.size(); ++n)
+    for (int u : g.users[size_t(n)])
+      if (part[size_t(u)] != part[size_t(n)]) succ[size_t(part[size_t(n)])].insert(part[size_t(u)]);
+  // Depth-first search for a back edge; the multi-binding partition on it is the one to drop.
+  std::vector<int> state(cover.size(), 0), path;
+  std::function<int(int)> visit = [&](int k) -> int {
+    state[size_t(k)] = 1;
+    path.push_back(k);
+    for (int s : succ[size_t(k)]) {
+      if (state[size_t(s)] == 1) {
+        for (auto it = std::find(path.begin(), path.end(), s); it != path.end(); ++it)
+          if (candidates[size_t(cover[size_t(*it)])].nodes.size() > 1) return cover[size_t(*it)];
+      }
+      if (state[size_t(s)] == 0)
+        if (int found = visit(s); found >= 0) return found;
+    }
+    state[size_t(k)] = 2;
+    path.pop_back();
+    return -1;
+  };
+  for (size_t k = 0; k < cover.size(); ++k)
+    if (state[k] == 0)
+      if (int found = visit(int(k)); found >= 0) return found;
+  return -1;
+}
+
+std::vector<int> cheapest_cover(const BlockGraph& g, std::vector<Candidate> candidates) {
+  for (;;) {
+    std::vector<int> cover = shortest_cover(g, candidates);
+    int bad = candidate_in_cycle(g, candidates, cover);
+    if (bad < 0) return cover;
+    candidates[size_t(bad)].cost_us = kInfinite;
+  }
 }
 
 }  // namespace partita::codegen::collage

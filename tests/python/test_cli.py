@@ -79,7 +79,7 @@ def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     # Collage's cost cache goes into the test's own directory.
     res = cli(*args, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
     if backends and backends.startswith("auto"):
-        assert "estimated" in res.stdout and (tmp_path / "cache" / "partita" / "collage_costs.json").exists()
+        assert "predicted" in res.stdout and (tmp_path / "cache" / "partita" / "collage_costs.json").exists()
     assert res.returncode == 0, res.stderr
     assert "compiled" in res.stdout and art.exists()
     assert "build" in res.stderr and "export" in res.stderr  # progress lines (not a TTY)

@@ -44,7 +44,7 @@ def test_collage_places_and_matches_the_host(tmp_path):
     assert stats["measured"] > 0 and stats["candidates"] >= 8
     assert {p["backend"] for p in parts} <= {"dnnl", "host"}
     assert all(p["cost_us"] >= 0 for p in parts)
-    assert "estimated" in stats["summary"]
+    assert "predicted" in stats["summary"]
     np.testing.assert_allclose(_run(placed, _inputs()), _run(mod, _inputs()), rtol=1e-4, atol=1e-4)
     # The pass form, reading every cost from the cache this time.
     again = relax.transform.CollagePartition(["dnnl"], cost_cache=cache)(mod)

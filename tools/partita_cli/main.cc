@@ -3,7 +3,7 @@
 //   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
-//   partita report model.onnx --backends cblas,dnnl [--svg out.svg] [--dot out.dot]
+//   partita report model.onnx --backends cblas,dnnl|auto[:...] [--placement] [--svg out.svg] [--dot out.dot]
 //
 // Every error is one line `partita: error: ...` on stderr and exit status 1.
 #include <CLI/CLI.hpp>
@@ -47,7 +47,8 @@ std::string size_text(uintmax_t bytes) {
 
 // Import and partition, with progress stages; returns the partitioned module.
 IRModule import_and_partition(const std::string& model, const BackendChoice& choice, int path, bool progress,
-                              const std::vector<codegen::Target>& targets = {}) {
+                              const std::vector<codegen::Target>& targets = {},
+                              codegen::CollageResult* placement = nullptr) {
   IRModule mod;
   {
     Stage s("import " + std::filesystem::path(model).filename().string(), progress);
@@ -56,7 +57,7 @@ IRModule import_and_partition(const std::string& model, const BackendChoice& cho
   }
   if (choice.collage) {
     Stage s("place by measurement (Collage) on " + std::to_string(choice.backends.size()) + " backends", progress);
-    mod = partition(mod, choice, true, targets, progress);
+    mod = partition(mod, choice, true, targets, progress, placement);
     s.done();
     return mod;
   }
@@ -125,12 +126,26 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// Collage's explanation: every operator's alternatives, and the predicted against the measured
+// time of one call.
+void print_placement(const codegen::CollageResult& placed) {
+  std::printf("\nplacement by measurement (Collage):\n%s\n%s", placed.summary().c_str(),
+              placed.alternatives_table().c_str());
+  double measured = median_latency_ms(codegen::build(placed.mod), "main", 20) * 1000.0;
+  std::printf("\npredicted %.1f us, measured %.1f us (median of 20 on random inputs): %+.1f%%\n",
+              placed.predicted_us(), measured, 100.0 * (placed.predicted_us() - measured) / measured);
+}
+
 int report_command(const std::string& model, const std::vector<std::string>& backend_specs, int path,
-                   const std::string& svg, const std::string& dot_out) {
+                   const std::string& svg, const std::string& dot_out, bool placement) {
   BackendChoice choice = parse_backend_choice(backend_specs);
-  IRModule mod = import_and_partition(model, choice, path, false);
+  if (placement && !choice.collage)
+    throw_error("ValueError", "--placement explains placement by measurement: use it with --backends auto[:NAME,...]");
+  codegen::CollageResult placed;
+  IRModule mod = import_and_partition(model, choice, path, false, {}, placement ? &placed : nullptr);
   ModuleReport report = analyze_module(mod);
   std::printf("%s", format_report(report, choice.backends).c_str());
+  if (placement) print_placement(placed);
   if (svg.empty() && dot_out.empty()) return 0;
   std::string dot_text = module_to_dot(mod);
   if (!dot_out.empty()) {
@@ -216,6 +231,10 @@ int main(int argc, char** argv) {
   report->add_option("--path", rep_path, "1 or 2 (see compile)")->check(CLI::IsMember({1, 2}));
   report->add_option("--svg", rep_svg, "draw the partitioned graph (needs Graphviz)");
   report->add_option("--dot", rep_dot, "write the graph in the dot language");
+  bool rep_placement = false;
+  report->add_flag("--placement", rep_placement,
+                   "with --backends auto[:NAME,...]: each operator's alternatives and their measured costs, and the "
+                   "predicted against the measured time");
 
   try {
     app.parse(argc, argv);
@@ -231,7 +250,7 @@ int main(int argc, char** argv) {
     if (*compile) return compile_command(ca);
     if (*run) return run_command(ro);
     if (*show) return show_command(show_model, show_backends, show_path, show_metadata);
-    if (*report) return report_command(rep_model, rep_backends, rep_path, rep_svg, rep_dot);
+    if (*report) return report_command(rep_model, rep_backends, rep_path, rep_svg, rep_dot, rep_placement);
   } catch (const Error& e) {
     fail(e.what());
   } catch (const std::exception& e) {

@@ -74,14 +74,16 @@ BackendChoice parse_backend_choice(const std::vector<std::string>& specs) {
 }
 
 IRModule partition(IRModule mod, const BackendChoice& choice, bool merge, const std::vector<codegen::Target>& targets,
-                   bool verbose) {
+                   bool verbose, codegen::CollageResult* placement) {
   if (choice.collage) {
     codegen::CollageOptions options;
     options.backends = choice.backends;
     options.targets = targets;
     codegen::CollageResult placed = codegen::collage_partition(std::move(mod), options);
     if (verbose) std::printf("%s", placed.summary().c_str());
-    return placed.mod;
+    IRModule out = placed.mod;
+    if (placement) *placement = std::move(placed);
+    return out;
   }
   for (const std::string& b : choice.backends) mod = transform::partition_for(b, mod, merge);
   return mod;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "partita/codegen/collage.h"
 #include "partita/codegen/target.h"
 #include "partita/ir/module.h"
 
@@ -30,7 +31,8 @@ BackendChoice parse_backend_choice(const std::vector<std::string>& specs);
 /// Partitions `mod` as `choice` says; `targets` are what candidates are built with when
 /// measuring. Prints Collage's placement when `verbose`.
 IRModule partition(IRModule mod, const BackendChoice& choice, bool merge,
-                   const std::vector<codegen::Target>& targets = {}, bool verbose = false);
+                   const std::vector<codegen::Target>& targets = {}, bool verbose = false,
+                   codegen::CollageResult* placement = nullptr);
 
 /// Parses a target string "kind -opt=value -list=a,b" using the kind's declared option types.
 codegen::Target parse_target(const std::string& text);

@@ -57,9 +57,24 @@ struct CollagePartitionInfo {
   bool measured = false;         // false: estimated (budget spent, or it failed to run)
 };
 
+/// What each operator could have cost: the host, and per backend its cheapest match holding it.
+struct CollageAlternatives {
+  std::string function, var, op;
+  std::string chosen;                            // the backend it was placed on
+  double host_us = 0;
+  struct Option {
+    std::string backend, pattern;
+    double cost_us = 0;
+    size_t bindings = 0;                         // how many bindings the match covers
+  };
+  std::vector<Option> backends;                  // backends with a match holding it
+};
+
 struct CollageResult {
   IRModule mod;
   std::vector<CollagePartitionInfo> partitions;
+  std::vector<CollageAlternatives> alternatives;  // one per operator call
+  double call_overhead_us = 0;   // an empty call of the VM: part of the predicted end-to-end time
   double estimated_us = 0;       // sum of the chosen candidates' costs
   size_t candidates = 0;         // distinct candidates
   size_t measured = 0;           // measured in this call
@@ -67,6 +82,10 @@ struct CollageResult {
   double measure_s = 0, search_s = 0;
   /// A table of the placement (one line per partition) for reports.
   std::string summary() const;
+  /// A table of the alternatives (one line per operator).
+  std::string alternatives_table() const;
+  /// The predicted time of one call of the placed module: the chosen costs plus one call.
+  double predicted_us() const { return estimated_us + call_overhead_us; }
 };
 
 /// Places `mod`'s operators (see the file comment). Error("KeyError") for an unknown backend.

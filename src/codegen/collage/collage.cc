@@ -1,4 +1,5 @@
 // CollagePartition: candidates, their costs, the search per block, and the partitioned module.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -32,7 +33,58 @@ void check_backends(const CollageOptions& options) {
   }
 }
 
+// The alternatives of every operator of a block, after the search placed them.
+void result_alternatives(const collage::BlockGraph& g, const std::vector<collage::Candidate>& cands,
+                         CollageResult& result) {
+  std::map<std::string, std::string> chosen;  // var -> backend
+  for (const CollagePartitionInfo& p : result.partitions)
+    if (p.function == g.function)
+      for (const std::string& v : p.vars) chosen[v] = p.backend;
+  for (int n = 0; n < g.size(); ++n) {
+    auto* call = g.values[size_t(n)].as<CallNode>();
+    auto* op = call ? call->op.as<OpNode>() : nullptr;
+    if (!op) continue;
+    CollageAlternatives a;
+    a.function = g.function;
+    a.var = g.vars[size_t(n)]->name_hint;
+    a.op = op->name;
+    a.chosen = chosen.count(a.var) ? chosen[a.var] : "host";
+    std::map<std::string, CollageAlternatives::Option> best;  // per backend: its cheapest single match
+    for (const collage::Candidate& c : cands) {
+      if (!std::binary_search(c.nodes.begin(), c.nodes.end(), n)) continue;
+      if (c.backend == "host") a.host_us = c.cost_us;
+      if (c.matches.size() != 1 || c.cost_us == collage::kInfinite) continue;
+      auto it = best.find(c.backend);
+      if (it == best.end() || c.cost_us < it->second.cost_us)
+        best[c.backend] = {c.backend, c.matches[0].first, c.cost_us, c.nodes.size()};
+    }
+    for (auto& [name, o] : best) a.backends.push_back(o);
+    result.alternatives.push_back(std::move(a));
+  }
+}
+
 }  // namespace
+
+std::string CollageResult::alternatives_table() const {
+  std::ostringstream out;
+  char line[320];
+  std::snprintf(line, sizeof line, "%-10s %-26s %-8s %9s  %s\n", "binding", "operator", "placed", "host_us",
+                "backends: cheapest match holding it (us, bindings it covers)");
+  out << line;
+  for (const CollageAlternatives& a : alternatives) {
+    std::string opts;
+    for (const auto& o : a.backends) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s%s %.1f (%zu)", opts.empty() ? "" : ", ", o.pattern.c_str(), o.cost_us,
+                    o.bindings);
+      opts += buf;
+    }
+    std::snprintf(line, sizeof line, "%-10s %-26s %-8s %9.1f  %s\n", a.var.c_str(), a.op.c_str(), a.chosen.c_str(),
+                  a.host_us, opts.c_str());
+    out << line;
+  }
+  return out.str();
+}
 
 std::string CollageResult::summary() const {
   std::ostringstream out;
@@ -52,8 +104,8 @@ std::string CollageResult::summary() const {
     out << line << vars << "\n";
   }
   std::snprintf(line, sizeof line,
-                "estimated %.1f us; %zu candidates, %zu measured (%.1f s), %zu from the cost cache; search %.3f s\n",
-                estimated_us, candidates, measured, measure_s, cached, search_s);
+                "predicted %.1f us (%.1f of operators + %.1f of a call); %zu candidates, %zu measured (%.1f s), %zu from the cost cache; search %.3f s\n",
+                predicted_us(), estimated_us, call_overhead_us, candidates, measured, measure_s, cached, search_s);
   out << line;
   return out.str();
 }
@@ -132,6 +184,8 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
     }
   }
   result.search_s = seconds_since(t1);
+  result.call_overhead_us = costs.call_overhead_us();
+  for (size_t b = 0; b < blocks.size(); ++b) result_alternatives(blocks[b], per_block[b], result);
   result.mod = collage::partition_restricted(std::move(mod), options.backends, allowed);
   return result;
 }

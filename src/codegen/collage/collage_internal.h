@@ -74,6 +74,8 @@ class CostModel {
   void cost(const BlockGraph& g, Candidate& c, bool estimate_only);
   void save() const;
   size_t measured() const { return measured_; }
+  /// What an empty call of the VM costs (measured once, subtracted from every cost).
+  double call_overhead_us();
   size_t cached() const { return cached_; }
   double measure_seconds() const { return measure_s_; }
 

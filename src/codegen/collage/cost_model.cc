@@ -131,7 +131,9 @@ std::string cost_key(const IRModule& mod, const std::string& backend, const std:
   std::ostringstream key;
   ConstantShapes shapes;
   for (const auto& [gv, f] : mod.functions()) shapes.visit_expr(f);
-  key << script::print_module(mod) << "\n#constants:" << shapes.out.str() << "\n#backend: " << backend << "\n" << context;
+  script::PrintOptions text;
+  text.show_metadata = false;  // constants are referred to, their bytes left out
+  key << script::print_module(mod, text) << "\n#constants:" << shapes.out.str() << "\n#backend: " << backend << "\n" << context;
   return key.str();
 }
 
@@ -199,6 +201,8 @@ CostModel::CostModel(const CollageOptions& options) : impl_(std::make_unique<Imp
 }
 
 CostModel::~CostModel() = default;
+
+double CostModel::call_overhead_us() { return impl_->overhead(); }
 
 void CostModel::save() const {
   if (impl_->path == "none") return;

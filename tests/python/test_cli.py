@@ -148,6 +148,20 @@ def report_rows(text):
     return rows
 
 
+def test_report_placement_explains_collage(model, tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    res = cli("report", model, "--backends", "auto:dnnl,cblas", "--placement", env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "placement by measurement (Collage)" in out
+    table = out[out.index("binding "):]
+    conv = [line for line in table.splitlines() if "relax.nn.conv2d" in line]
+    assert conv and "dnnl.conv2d" in conv[0]  # its dnnl alternative, with a cost
+    m = re.search(r"predicted (\S+) us, measured (\S+) us", out)
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0
+    check_error(cli("report", model, "--backends", "cblas", "--placement"), "use it with --backends auto")
+
+
 def test_report_counts(model):
     res = cli("report", model, "--backends", "cblas,dnnl")
     assert res.returncode == 0, res.stderr

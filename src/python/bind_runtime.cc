@@ -56,32 +56,26 @@ TargetOptionMap to_options(const py::dict& d) {
   return options;
 }
 
-// CollagePartition: `targets` name the backends (a Target's kind is its backend; its options are
-// what candidates are built with); host kinds are not backends.
-codegen::CollageOptions collage_options(py::handle targets, std::optional<std::string> cost_cache, double budget_s,
-                                        int max_merge, bool verbose) {
-  codegen::CollageOptions o;
-  for (const Target& t : to_targets(targets)) {
-    if (t.kind() != "llvm" && t.kind() != "c" && t.kind() != "cpu") o.backends.push_back(t.kind());
-    o.targets.push_back(t);
-  }
-  o.cost_cache = cost_cache.value_or("");
-  o.budget_s = budget_s;
-  o.max_merge = max_merge;
-  o.verbose = verbose;
-  return o;
-}
-
+// CollagePartition: the Python wrappers (relax/transform/collage.py) make the options; a
+// Target's kind names its backend (host kinds are not backends), its options are what
+// candidates are built with.
 void bind_collage(py::module_& m) {
-  m.def("CollagePartition", [](py::object targets, std::optional<std::string> cost_cache, double budget_s,
-                               int max_merge, bool verbose) {
-    return codegen::CollagePartition(collage_options(targets, cost_cache, budget_s, max_merge, verbose));
-  }, py::arg("targets"), py::arg("cost_cache") = py::none(), py::arg("budget_s") = 120.0, py::arg("max_merge") = 4,
-     py::arg("verbose") = false);
-  m.def("collage_partition", [](const IRModule& mod, py::object targets, std::optional<std::string> cost_cache,
-                                double budget_s, int max_merge, bool verbose) {
-    codegen::CollageResult r =
-        codegen::collage_partition(mod, collage_options(targets, cost_cache, budget_s, max_merge, verbose));
+  py::class_<codegen::CollageOptions>(m, "CollageOptions")
+      .def(py::init([](py::handle targets) {
+        codegen::CollageOptions o;
+        for (const Target& t : to_targets(targets)) {
+          if (t.kind() != "llvm" && t.kind() != "c" && t.kind() != "cpu") o.backends.push_back(t.kind());
+          o.targets.push_back(t);
+        }
+        return o;
+      }))
+      .def_readwrite("cost_cache", &codegen::CollageOptions::cost_cache)
+      .def_readwrite("budget_s", &codegen::CollageOptions::budget_s)
+      .def_readwrite("max_merge", &codegen::CollageOptions::max_merge)
+      .def_readwrite("verbose", &codegen::CollageOptions::verbose);
+  m.def("CollagePartition", &codegen::CollagePartition);
+  m.def("collage_partition", [](const IRModule& mod, const codegen::CollageOptions& o) {
+    codegen::CollageResult r = codegen::collage_partition(mod, o);
     py::list parts;
     for (const auto& p : r.partitions) {
       py::dict d;
@@ -94,16 +88,16 @@ void bind_collage(py::module_& m) {
       parts.append(d);
     }
     py::dict stats;
-    stats["estimated_us"] = r.estimated_us;
+    stats["predicted_us"] = r.predicted_us();
     stats["candidates"] = r.candidates;
     stats["measured"] = r.measured;
     stats["cached"] = r.cached;
     stats["measure_s"] = r.measure_s;
     stats["search_s"] = r.search_s;
     stats["summary"] = r.summary();
+    stats["alternatives"] = r.alternatives_table();
     return py::make_tuple(r.mod, parts, stats);
-  }, py::arg("mod"), py::arg("targets"), py::arg("cost_cache") = py::none(), py::arg("budget_s") = 120.0,
-     py::arg("max_merge") = 4, py::arg("verbose") = false);
+  });
 }
 
 /// A function of a VM, callable from Python: vm["main"](x, y).

@@ -2,16 +2,24 @@
 from ... import _ffi
 
 
+def _options(targets, cost_cache, budget_s, max_merge, verbose):
+    o = _ffi.CollageOptions(targets)
+    o.cost_cache = "" if cost_cache is None else cost_cache
+    o.budget_s, o.max_merge, o.verbose = budget_s, max_merge, verbose
+    return o
+
+
 def CollagePartition(targets, cost_cache=None, budget_s=120.0, max_merge=4, verbose=False):
     """The pass: partitions a module among the backends named by ``targets`` (backend names or
     Targets, whose options the candidates are built with) and the host, choosing per operator by
     measured cost. ``cost_cache``: the persistent cost file (None: the user's cache directory;
     "none": in memory only). ``budget_s``: seconds spent measuring merged candidates."""
-    return _ffi.CollagePartition(targets, cost_cache, budget_s, max_merge, verbose)
+    return _ffi.CollagePartition(_options(targets, cost_cache, budget_s, max_merge, verbose))
 
 
 def collage_partition(mod, targets, cost_cache=None, budget_s=120.0, max_merge=4, verbose=False):
     """Like the pass, and also returns the placement: ``(mod, partitions, stats)``, where each
     partition is a dict (function, backend, vars, patterns, cost_us, measured) and stats holds
-    estimated_us, candidates, measured, cached, measure_s, search_s and a printable summary."""
-    return _ffi.collage_partition(mod, targets, cost_cache, budget_s, max_merge, verbose)
+    predicted_us, candidates, measured, cached, measure_s, search_s, and printable ``summary``
+    and ``alternatives`` tables."""
+    return _ffi.collage_partition(mod, _options(targets, cost_cache, budget_s, max_merge, verbose))

@@ -6,6 +6,7 @@
 #include "partita/codegen/codegen.h"
 #include "partita/runtime/vm.h"
 #include "partita/transform/byoc_helpers.h"
+#include "partita/transform/pattern_registry.h"
 
 namespace partita::python {
 
@@ -57,14 +58,14 @@ TargetOptionMap to_options(const py::dict& d) {
 }
 
 // CollagePartition: the Python wrappers (relax/transform/collage.py) make the options; a
-// Target's kind names its backend (host kinds are not backends), its options are what
-// candidates are built with.
+// Target's kind names its backend when it has patterns (the host kinds and "cuda", which fuses
+// by kind, are where the rest runs), its options are what candidates are built with.
 void bind_collage(py::module_& m) {
   py::class_<codegen::CollageOptions>(m, "CollageOptions")
       .def(py::init([](py::handle targets) {
         codegen::CollageOptions o;
         for (const Target& t : to_targets(targets)) {
-          if (t.kind() != "llvm" && t.kind() != "c" && t.kind() != "cpu") o.backends.push_back(t.kind());
+          if (!transform::get_patterns_with_prefix(t.kind() + ".").empty()) o.backends.push_back(t.kind());
           o.targets.push_back(t);
         }
         return o;
@@ -72,6 +73,7 @@ void bind_collage(py::module_& m) {
       .def_readwrite("cost_cache", &codegen::CollageOptions::cost_cache)
       .def_readwrite("budget_s", &codegen::CollageOptions::budget_s)
       .def_readwrite("max_merge", &codegen::CollageOptions::max_merge)
+      .def_readwrite("device", &codegen::CollageOptions::device)
       .def_readwrite("verbose", &codegen::CollageOptions::verbose);
   m.def("CollagePartition", &codegen::CollagePartition);
   m.def("collage_partition", [](const IRModule& mod, const codegen::CollageOptions& o) {

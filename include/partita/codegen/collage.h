@@ -21,6 +21,7 @@
 
 #include "partita/codegen/target.h"
 #include "partita/ir/module.h"
+#include "partita/runtime/device.h"
 #include "partita/transform/pass.h"
 
 namespace partita::codegen {
@@ -43,6 +44,10 @@ struct CollageOptions {
   int repeats = 15;
   /// Value given to symbolic dimensions when a candidate is measured.
   int64_t symbolic_dim = 1;
+  /// Where candidates run when measured (the VM's device). On a GPU, what no backend takes runs
+  /// as the kind-fusing code generator's kernels: include its target (Target("cuda")) in
+  /// `targets`, and the "host" candidates are those kernels.
+  Device device = Device::cpu();
   /// Prints one line per measured candidate to stderr.
   bool verbose = false;
 };

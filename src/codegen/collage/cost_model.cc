@@ -18,6 +18,7 @@
 #include "partita/ir/block_builder.h"
 #include "partita/ir/functor.h"
 #include "partita/ir/substitute.h"
+#include "partita/runtime/device_api.h"
 #include "partita/runtime/vm.h"
 #include "partita/script/printer.h"
 #include "partita/support/error.h"
@@ -149,13 +150,18 @@ struct CostModel::Impl {
 
   // Median microseconds of running `exec`'s main on `inputs`.
   double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs) {
-    runtime::VirtualMachine vm(exec);
-    for (int i = 0; i < 2; ++i) vm.invoke("main", inputs);
+    Device device = options.device;
+    runtime::VirtualMachine vm(exec, device);
+    std::vector<Tensor> placed;
+    for (const Tensor& t : inputs) placed.push_back(t.to(device));
+    for (int i = 0; i < 2; ++i) vm.invoke("main", placed);
+    runtime::synchronize(device);
     std::vector<double> us;
     auto start = Clock::now();
     for (int i = 0; i < std::max(1, options.repeats); ++i) {
       auto t0 = Clock::now();
-      vm.invoke("main", inputs);
+      vm.invoke("main", placed);
+      runtime::synchronize(device);  // a device's work may still be queued when invoke returns
       us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (Clock::now() - start > std::chrono::milliseconds(300)) break;
     }
@@ -185,7 +191,7 @@ CostModel::CostModel(const CollageOptions& options) : impl_(std::make_unique<Imp
   impl_->options = options;
   impl_->path = options.cost_cache.empty() ? default_cache_path() : options.cost_cache;
   std::ostringstream ctx;
-  ctx << "#cpu: " << cpu_name() << "\n#targets:";
+  ctx << "#cpu: " << cpu_name() << "\n#device: " << options.device.str() << "\n#targets:";
   for (const Target& t : options.targets) ctx << " [" << t.str() << "]";
   impl_->context = ctx.str();
   if (impl_->path == "none") return;

@@ -2,7 +2,8 @@
 transformers, and large float16 GEMMs: Partita's cuBLAS partitions (partition_for_cublas, run by a
 VM on cuda:0; the C++ half is CublasBench.Gemms in test_backend_cublas) against torch.matmul /
 F.linear (+ bias and activation) in the same run. CUDA events around each call, median of 50
-after 10 warm-up calls. Prints a Markdown table (speed = torch time / Partita time) and writes
+after 10 warm-up calls; Partita once with the heuristic's first algorithm and once with the
+Target option autotune_top_k=8. Prints a Markdown table (speed = torch time / Partita time) and writes
 it with the raw numbers as JSON.
 
     python3 bench_cublas_gemm.py --partita ./test_backend_cublas [--out results.json]
@@ -98,33 +99,39 @@ def main(argv=None):
         with open(shape_file, "w") as f:
             for dt, name, batch, m, k, n, kind in cases:
                 f.write("%s %s %d %d %d %d %s\n" % (name, dt, batch, m, k, n, kind))
-        env = dict(os.environ, PARTITA_CUBLAS_BENCH_SHAPES=shape_file, PARTITA_CUBLAS_BENCH_OUT=out_file)
-        subprocess.run([args.partita, "--gtest_filter=CublasBench.Gemms"], env=env, check=True,
-                       stdout=sys.stderr)
-        partita = {}
-        with open(out_file) as f:
-            for line in f:
-                r = json.loads(line)
-                partita[(r["name"], r["dtype"])] = r["median_us"]
+        partita, tuned = {}, {}
+        for top_k, into in ((0, partita), (8, tuned)):
+            env = dict(os.environ, PARTITA_CUBLAS_BENCH_SHAPES=shape_file, PARTITA_CUBLAS_BENCH_OUT=out_file,
+                       PARTITA_CUBLAS_BENCH_TOP_K=str(top_k))
+            subprocess.run([args.partita, "--gtest_filter=CublasBench.Gemms"], env=env, check=True,
+                           stdout=sys.stderr)
+            with open(out_file) as f:
+                for line in f:
+                    r = json.loads(line)
+                    into[(r["name"], r["dtype"])] = r["median_us"]
     rows = []
     for dt, name, batch, m, k, n, kind in cases:
         t = torch_median_us(dt, batch, m, k, n, kind)
         p = partita[(name, dt)]
+        q = tuned[(name, dt)]
         rows.append({"name": name, "dtype": dt, "batch": batch, "m": m, "k": k, "n": n, "kind": kind,
-                     "torch_us": t, "partita_us": p, "speed": t / p,
+                     "torch_us": t, "partita_us": p, "speed": t / p, "tuned_us": q, "tuned_speed": t / q,
                      "partita_tflops": flops(batch, m, k, n) / p / 1e6,
                      "torch_tflops": flops(batch, m, k, n) / t / 1e6})
-    print("| GEMM | dtype | shape (batch) m x k x n | torch µs | Partita µs | speed vs torch | Partita TFLOP/s |")
-    print("|---|---|---|---:|---:|---:|---:|")
+    print("| GEMM | dtype | shape (batch) m x k x n | torch µs | Partita µs | speed vs torch | autotuned µs |"
+          " speed | Partita TFLOP/s |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         shape = ("%d x " % r["batch"] if r["batch"] else "") + "%d x %d x %d" % (r["m"], r["k"], r["n"])
         tf = "%.1f" % r["partita_tflops"]
         if r["name"].startswith("large"):
             tf += " (%.0f%% of %d)" % (100 * r["partita_tflops"] / PEAK_FP16_TFLOPS, PEAK_FP16_TFLOPS)
-        print("| %s | %s | %s | %.1f | %.1f | %.2f | %s |" % (r["name"], r["dtype"], shape, r["torch_us"],
-                                                            r["partita_us"], r["speed"], tf))
-    worst = min(rows, key=lambda r: r["speed"])
-    print("\nslowest relative to torch: %s %s at %.2f" % (worst["name"], worst["dtype"], worst["speed"]))
+        print("| %s | %s | %s | %.1f | %.1f | %.2f | %.1f | %.2f | %s |" % (
+            r["name"], r["dtype"], shape, r["torch_us"], r["partita_us"], r["speed"], r["tuned_us"],
+            r["tuned_speed"], tf))
+    for key in ("speed", "tuned_speed"):
+        worst = min(rows, key=lambda r: r[key])
+        print("\nslowest relative to torch (%s): %s %s at %.2f" % (key, worst["name"], worst["dtype"], worst[key]))
     with open(args.out, "w") as f:
         json.dump(rows, f, indent=1)
 

@@ -156,8 +156,12 @@ class Generator {
 
 double tolerance(const std::string& dtype, bool gelu) {
   double t = dtype == "float16" ? 1e-2 : dtype == "bfloat16" ? 5e-2 : 2e-5;
-  return gelu ? std::max(t, 1e-3) : t;  // cuBLASLt's gelu is the tanh form
+  return gelu ? std::max(t, 5e-5) : t;  // tanh in gelu: device and host tanhf differ a little
 }
+
+// cuBLASLt's GELU epilogue is the tanh form (as in TVM's cuBLAS backend, relax.nn.gelu is
+// offloaded to it): the references compute that form, so the comparison stays tight.
+std::string with_tanh_gelu(const std::string& text) { return replace_all(text, "R.nn.gelu(", "R.nn.gelu_tanh("); }
 
 TEST(CublasDifferential, RandomGraphsAgreeWithGeneratedCudaAndTheCpu) {
   const int kCases = 320;
@@ -170,13 +174,14 @@ TEST(CublasDifferential, RandomGraphsAgreeWithGeneratedCudaAndTheCpu) {
     std::string text = replace_all(c.text, "\"@\"", "\"" + c.dtype + "\"");
     SCOPED_TRACE("case " + std::to_string(i) + " (" + c.dtype + "):\n" + text);
     IRModule mod = script::parse_module(text);
-    IRModule ref = script::parse_module(replace_all(c.text, "\"@\"", "\"float32\""));
+    IRModule ref = script::parse_module(with_tanh_gelu(replace_all(c.text, "\"@\"", "\"float32\"")));
+    IRModule generated_mod = script::parse_module(with_tanh_gelu(text));
     IRModule parted = partition_for_cublas(mod);
     auto names = cublas_composites(parted);
     for (const auto& n : names) composites[n]++;
     offloaded += !names.empty();
     auto cublas_ex = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
-    auto generated_ex = codegen::build(mod, codegen::BuildOptions({cuda_target()}, false));
+    auto generated_ex = codegen::build(generated_mod, codegen::BuildOptions({cuda_target()}, false));
     cublas_ex->export_library(file.string());
     auto loaded = runtime::load_module(file.string());
     if (!gpu) continue;

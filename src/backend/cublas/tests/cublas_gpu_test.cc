@@ -25,7 +25,7 @@ struct GpuCase {
   std::string ret;
   std::vector<std::vector<int64_t>> inputs;
   std::string composite;
-  double tol_scale = 1;  // gelu: cuBLASLt's is the tanh form, relax.nn.gelu the erf one
+  double tol_scale = 1;  // > 1: a gelu (tanh in the epilogue and on the host differ a little)
 };
 
 // The pattern cases with dtype placeholder @ (inputs) and @O (result).
@@ -105,7 +105,9 @@ TEST_P(CublasPattern, MatchesTheHostKernels) {
   };
   IRModule mod = script::parse_module(text_for(in_dt, out_dt));
   // The reference: the float32 model on the host kernels (the cast of the scaled case stays).
-  IRModule ref = script::parse_module(text_for("float32", "float32"));
+  // cuBLASLt's GELU epilogue is the tanh form (relax.nn.gelu goes to it, as in TVM): the
+  // reference computes that form.
+  IRModule ref = script::parse_module(replace_all(text_for("float32", "float32"), "R.nn.gelu(", "R.nn.gelu_tanh("));
   std::vector<Tensor> in, ref_in;
   auto* main_fn = mod.lookup("main").as<FunctionNode>();
   for (size_t k = 0; k < c.inputs.size(); ++k) {
@@ -122,7 +124,7 @@ TEST_P(CublasPattern, MatchesTheHostKernels) {
   auto got = run_gpu(vm, in);
   auto want = run_host(ref, ref_in);
   ASSERT_EQ(got.size(), 1u);
-  double tol = std::max(tolerance(out_dt == "float32" ? in_dt : out_dt), c.tol_scale > 1 ? 2e-4 : 0.0);
+  double tol = std::max(tolerance(out_dt == "float32" ? in_dt : out_dt), c.tol_scale > 1 ? 5e-5 : 0.0);
   EXPECT_TRUE(close(got[0], want[0], tol)) << c.name << " " << in_dt << " -> " << out_dt;
 }
 

@@ -25,7 +25,7 @@ struct GpuCase {
   std::string ret;
   std::vector<std::vector<int64_t>> inputs;
   std::string composite;
-  double tol_scale = 1;  // > 1: a gelu (tanh in the epilogue and on the host differ a little)
+  double tol_scale = 1;  // > 1: a gelu (cuBLASLt's uses a fast tanh: ~2.5e-4 |x| off in float32)
 };
 
 // The pattern cases with dtype placeholder @ (inputs) and @O (result).
@@ -124,7 +124,7 @@ TEST_P(CublasPattern, MatchesTheHostKernels) {
   auto got = run_gpu(vm, in);
   auto want = run_host(ref, ref_in);
   ASSERT_EQ(got.size(), 1u);
-  double tol = std::max(tolerance(out_dt == "float32" ? in_dt : out_dt), c.tol_scale > 1 ? 5e-5 : 0.0);
+  double tol = std::max(tolerance(out_dt == "float32" ? in_dt : out_dt), c.tol_scale > 1 ? 1e-3 : 0.0);
   EXPECT_TRUE(close(got[0], want[0], tol)) << c.name << " " << in_dt << " -> " << out_dt;
 }
 

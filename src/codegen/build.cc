@@ -32,13 +32,30 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
     if (!is_host_kind(t.kind())) backend_targets.push_back(t);
   mod = transform::Normalize()(mod);
   // A target whose code generator fuses by kind (the `cuda` target) takes what is left after
-  // the BYOC partitioning the caller did: FuseOpsByKind groups it for that codegen.
+  // the BYOC partitioning the caller did: FuseOpsByKind groups it for that codegen. The BYOC
+  // codegens run first, so a function one of them refuses is inlined back and becomes generated
+  // code too (with a warning naming it and why), unless fallback is turned off.
+  std::vector<std::string> fusing;
   for (const Target& t : backend_targets)
-    if (transform::find_kind_fusion(t.kind())) {
-      transform::FuseOpsByKindOptions fuse;
-      fuse.codegen = t.kind();
-      mod = transform::FuseOpsByKind(fuse)(mod);
+    if (transform::find_kind_fusion(t.kind())) fusing.push_back(t.kind());
+  if (!fusing.empty()) {
+    RunCodegenOptions byoc;
+    byoc.targets = backend_targets;
+    byoc.fallback = options.fallback;
+    if (!byoc.fallback) {
+      byoc.fallback = true;
+      if (const AttrValue* v = transform::PassContext::current().get_config(kRunCodegenFallbackConfig))
+        if (auto* b = std::get_if<bool>(v)) byoc.fallback = *b;
+        else if (auto* i = std::get_if<int64_t>(v)) byoc.fallback = *i != 0;
     }
+    byoc.fallback_to = "as generated " + fusing.front() + " code";
+    mod = run_codegen(mod, byoc);
+  }
+  for (const std::string& kind : fusing) {
+    transform::FuseOpsByKindOptions fuse;
+    fuse.codegen = kind;
+    mod = transform::FuseOpsByKind(fuse)(mod);
+  }
   mod = RunCodegenWithTargets(backend_targets, options.fallback)(mod);
   return build_vm_executable(mod, external_mods_of(mod));
 }

@@ -6,6 +6,7 @@
 // group (depthwise) run directly, one thread per output element. Small float32 problems (batch 1)
 // take a 32 x 32 tile with K split inside the block (more blocks for the GPU's SMs); 16-bit
 // operands take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -160,27 +161,41 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
 }
 
 
-// Small problems (batch 1: a few dozen 64 x 64 tiles, far fewer than the GPU's 132 SMs, each
-// walking a long K): 32 x 32 tiles, with K split among the block's four groups of 64 threads
-// (each a 4 x 4 register block per thread over every fourth 16-deep slice), the partial sums
-// reduced in shared memory before the one epilogue. Four times the blocks of the 64 x 64 kernel,
-// each a quarter of the K walk. float accumulation only (the shared memory is sized for it).
-constexpr int kSplitTile = 32, kSplitGroups = 4;
+// Small problems (batch 1: fewer regular tiles than the GPU has SMs, each walking a long K):
+// 32 x 32 tiles, with K split among the block's G groups of 64 threads (each a 4 x 4 register
+// block per thread over every G-th 16-deep slice), the partial sums reduced in shared memory
+// (reusing the operand tiles' space) before the one epilogue. G times the parallelism of a
+// 32 x 32 tile, each group a G-th of the K walk. Float accumulation only: 16-bit operands are
+// widened as they are loaded (FFMA, no tensor cores: at these sizes the 128 x 128 tensor-core
+// tiles would leave most SMs idle).
+constexpr int kSplitTile = 32;
 
-bool use_split_k(const GemmSpec& g) {
-  if (!g.mma_type.empty() || g.acc != "float") return false;
+struct GemmKernel {
+  int tile_m, tile_n, threads;
+};
+
+/// The split-K group count for `g` (4 or 8), or 0 for the regular kernels.
+int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
+  if (g.acc != "float" || tuning.split_k_below <= 0) return 0;
   auto m = as_const_int(g.m), n = as_const_int(g.n), k = as_const_int(g.k), b = as_const_int(g.batch);
-  if (!m || !n || !k || !b) return false;
-  int64_t big_tiles = ((*m + kTileM - 1) / kTileM) * ((*n + kTileN - 1) / kTileN) * *b;
-  return big_tiles < 132 && *k >= 4 * kTileK * kSplitGroups;
+  if (!m || !n || !k || !b || *k < 256) return 0;
+  const int64_t tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  int64_t regular = ((*m + tm - 1) / tm) * ((*n + tn - 1) / tn) * *b;
+  if (regular >= tuning.split_k_below) return 0;
+  if (tuning.split_k_groups) return tuning.split_k_groups;
+  int64_t small = ((*m + kSplitTile - 1) / kSplitTile) * ((*n + kSplitTile - 1) / kSplitTile) * *b;
+  return small < tuning.split_k_below && *k >= 512 ? 8 : 4;
 }
 
-void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g) {
+void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
-  w.line("__shared__ float As[4][16][32 + 1];");
-  w.line("__shared__ float Bs[4][16][32];");
-  w.line("__shared__ float Red[4][32 * 32];");
+  const std::string G = std::to_string(groups);
+  const int tiles = groups * (16 * 33 + 16 * 32), reduce = groups * 32 * 32;
+  w.line("__shared__ __align__(16) float smem[" + std::to_string(std::max(tiles, reduce)) + "];");
+  w.line("float (*As)[16][33] = reinterpret_cast<float (*)[16][33]>(smem);");
+  w.line("float (*Bs)[16][32] = reinterpret_cast<float (*)[16][32]>(smem + " + G + " * 16 * 33);");
+  w.line("float (*Red)[32 * 32] = reinterpret_cast<float (*)[32 * 32]>(smem);");
   w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
   std::string b = w.fresh("b");
   w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
@@ -197,7 +212,7 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g) {
   // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
   // block's barriers are uniform.
   std::string t = w.fresh("t"), k0 = w.fresh("k");
-  w.open("for (pt_idx " + t + " = 0; " + t + " < " + K + "; " + t + " += 64)");
+  w.open("for (pt_idx " + t + " = 0; " + t + " < " + K + "; " + t + " += " + std::to_string(16 * groups) + ")");
   w.line("const pt_idx " + k0 + " = " + t + " + grp * 16;");
   TileLoad a{kSplitTile, kTileK, 64};
   a.thread = "lt";
@@ -230,19 +245,22 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g) {
   w.close();
   w.line("__syncthreads();");
   w.close();
+  // The operand tiles are dead (the loop ended on a barrier): their space holds the partials.
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < 4; ++i)");
   w.line("#pragma unroll");
   w.line("  for (int j = 0; j < 4; ++j) Red[grp][(ty + 8 * i) * 32 + tx + 8 * j] = acc[i][j];");
   w.line("__syncthreads();");
-  // Epilogue: the four partial tiles summed in a fixed order, four outputs per thread.
+  // Epilogue: the partial tiles summed in a fixed order, 1024 / threads outputs per thread.
   w.line("#pragma unroll 1");
-  w.open("for (int q = 0; q < 4; ++q)");
-  w.line("const int ec = threadIdx.x + 256 * q, rc = ec / 32, cc = ec % 32;");
+  w.open("for (int q = 0; q < " + std::to_string(1024 / (64 * groups)) + "; ++q)");
+  w.line("const int ec = threadIdx.x + " + std::to_string(64 * groups) + " * q, rc = ec / 32, cc = ec % 32;");
   std::string m = w.fresh("m"), n = w.fresh("n");
   w.line("const pt_idx " + m + " = " + m0 + " + rc, " + n + " = " + n0 + " + cc;");
   w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
-  w.line("const float sum = (Red[0][ec] + Red[1][ec]) + (Red[2][ec] + Red[3][ec]);");
+  w.line("float sum = 0;");
+  w.line("#pragma unroll");
+  w.line("for (int gi = 0; gi < " + G + "; ++gi) sum += Red[gi][ec];");
   g.store(b, m, n, "sum");
   w.close();
   w.close();
@@ -251,15 +269,15 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g) {
   w.close();
 }
 
-/// Emits the kernel that fits `g` and returns its tile (rows of M, columns of N per block).
-std::pair<int, int> emit_gemm(KernelEmitter& e, const GemmSpec& g) {
+/// Emits the kernel that fits `g` and returns its tile and block size.
+GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
+  if (int groups = split_k_groups(g, e.gemm_tuning())) {
+    emit_gemm_split_k(e, g, groups);
+    return {kSplitTile, kSplitTile, 64 * groups};
+  }
   if (!g.mma_type.empty()) {
     emit_gemm_mma(e, g);
-    return {kMmaTileM, kMmaTileN};
-  }
-  if (use_split_k(g)) {
-    emit_gemm_split_k(e, g);
-    return {kSplitTile, kSplitTile};
+    return {kMmaTileM, kMmaTileN, kThreads};
   }
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
@@ -327,7 +345,7 @@ std::pair<int, int> emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.close();
   w.close();
   w.close();
-  return {kTileM, kTileN};
+  return {kTileM, kTileN, kThreads};
 }
 
 }  // namespace
@@ -387,9 +405,10 @@ void KernelEmitter::emit_matmul() {
     store_outputs(out);
   };
   g.mma_type = mma_type(X.dtype);
-  auto [tm, tn] = emit_gemm(*this, g);
-  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
-           min(g.batch, int_imm(65535)), kThreads);
+  GemmKernel k = emit_gemm(*this, g);
+  set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
+           min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),
+           uint32_t(k.threads));
 }
 
 void KernelEmitter::emit_conv2d() {
@@ -513,9 +532,10 @@ void KernelEmitter::emit_conv2d() {
     store(n, idx_var(b + " * " + sOG + " + " + m), oh, ow, acc);
   };
   g.mma_type = mma_type(X.dtype);
-  auto [tm, tn] = emit_gemm(*this, g);
-  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
-           min(g.batch, int_imm(65535)), kThreads);
+  GemmKernel k = emit_gemm(*this, g);
+  set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
+           min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),
+           uint32_t(k.threads));
 }
 
 }  // namespace partita::backend::cuda

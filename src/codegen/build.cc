@@ -66,7 +66,7 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
   // lowering leaves the copies at the edges (inputs, results) to the VM, which keeps them where
   // the user's tensors are, and uploads the constants copied to a device once, when it is made.
   if (auto placed = device_functions(mods); !placed.empty())
-    mod = transform::PlaceDeviceCopies({}, {}, std::move(placed))(mod);
+    mod = transform::PlaceDeviceCopiesOfExterns(std::move(placed))(mod);
   return build_vm_executable(mod, std::move(mods));
 }
 

@@ -304,8 +304,10 @@ class HostFunctionPlacer : public GlobalVarRemapper {
 
 }  // namespace
 
-Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host,
-                       std::map<std::string, VDevice> extern_devices) {
+namespace {
+
+Pass place_device_copies(std::map<std::string, VDevice> codegen_devices, VDevice host,
+                         std::map<std::string, VDevice> extern_devices) {
   for (const auto& [name, d] : codegen_devices)
     if (!d)
       throw_error("ValueError", "PlaceDeviceCopies: the device of codegen '" + name + "' is null");
@@ -355,6 +357,16 @@ Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice h
         return mod;
       },
       0, "PlaceDeviceCopies");
+}
+
+}  // namespace
+
+Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host) {
+  return place_device_copies(std::move(codegen_devices), std::move(host), {});
+}
+
+Pass PlaceDeviceCopiesOfExterns(std::map<std::string, VDevice> extern_devices, VDevice host) {
+  return place_device_copies({}, std::move(host), std::move(extern_devices));
 }
 
 }  // namespace partita::transform

@@ -24,12 +24,12 @@ namespace partita::transform {
 ///    reused).
 /// Values inherit their operands' devices as everywhere in the IR (op/device.cc), so after the
 /// pass every tensor has a vdevice and every device change is an explicit copy.
-///
-/// `extern_devices` does the same for functions already compiled (after RunCodegen, calls of
-/// `R.call_packed` ExternFuncs): by global symbol, the device its runtime module runs on; their
-/// arguments are copied there where needed and their results are typed on it. `build` uses this
-/// form, so that the devices come from what the backends actually compiled.
-Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host = {},
-                       std::map<std::string, VDevice> extern_devices = {});
+Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host = {});
+
+/// The same placement for functions already compiled (after RunCodegen: calls of `R.call_packed`
+/// ExternFuncs): `extern_devices` gives, by global symbol, the device each runs on (its runtime
+/// module's); their arguments are copied there where they are elsewhere and their results are
+/// typed on it. `build` uses this form, so that devices come from what the backends compiled.
+Pass PlaceDeviceCopiesOfExterns(std::map<std::string, VDevice> extern_devices, VDevice host = {});
 
 }  // namespace partita::transform

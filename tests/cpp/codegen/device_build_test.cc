@@ -200,6 +200,7 @@ TEST(DeviceBuild, InputsAndResultsStayOnTheUsersDeviceAndConstantsUploadOnce) {
 }
 
 TEST(DeviceBuild, HostOperatorsBetweenDeviceFunctionsRunOnTheHost) {
+  FakeDeviceAPI::get();  // registers the fake device
   auto ex = build(script::parse_module(kModule));
   VirtualMachine vm(ex, FakeDeviceAPI::device());
   Tensor out = vm.invoke("with_host", {input().to(FakeDeviceAPI::device())})[0];

@@ -48,6 +48,8 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--compile-mode", default="default")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--engines", default="eager,eager-tf32,compile",
+                    help="which of eager, eager-tf32 (fp32 only), compile to time")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -60,10 +62,11 @@ def main(argv=None):
                 model, x = models.build(name, batch)
                 dt = getattr(torch, dtype)
                 model, x = model.cuda().to(dt), x.cuda().to(dt)
-                engines = [("torch-eager", model, 0.0)]
-                if dtype == "float32":
+                wanted = args.engines.split(",")
+                engines = [("torch-eager", model, 0.0)] if "eager" in wanted else []
+                if dtype == "float32" and "eager-tf32" in wanted:
                     engines.append(("torch-eager-tf32", model, 0.0))
-                if not args.no_compile:
+                if not args.no_compile and "compile" in wanted:
                     compiled = torch.compile(model, mode=args.compile_mode)
                     t0 = time.perf_counter()
                     with torch.no_grad():

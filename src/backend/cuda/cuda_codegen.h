@@ -10,8 +10,9 @@
 // the module's bytes (kernel_launch.h) and lets the runtime load them, as an artifact is loaded.
 //
 // Target kind "cuda": arch ("sm_90"), include_dirs (where NVRTC finds cuda_fp16.h; the toolkit's
-// include directory found at configure time), options (more NVRTC options), cache_dir ("": the
-// directory $XDG_CACHE_HOME/partita/cuda, else ~/.cache/partita/cuda; "none": no disk cache).
+// include directory found at configure time), options (more NVRTC options), gemm_split_k_below
+// and gemm_split_k_groups (GemmTuning below), cache_dir ("": the directory
+// $XDG_CACHE_HOME/partita/cuda, else ~/.cache/partita/cuda; "none": no disk cache).
 #pragma once
 
 #include <optional>

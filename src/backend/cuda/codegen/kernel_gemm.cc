@@ -1,11 +1,11 @@
-// matmul and conv2d: a plain shared-memory tiled GEMM (64 x 64 tiles, 16-deep slices, 4 x 4
+// matmul and conv2d: a shared-memory tiled GEMM (64 x 64 tiles, 16-deep slices, 4 x 4
 // accumulators per thread) whose operand loads are inline evaluations, so transposes, pads and
 // elementwise producers fuse into the loads and the epilogue into the stores. conv2d is an
 // implicit GEMM per group (M = output channels of the group, N = images x output pixels,
 // K = input channels of the group x kernel window); convolutions with few output channels per
-// group (depthwise) run directly, one thread per output element. Small float32 problems (batch 1)
-// take a 32 x 32 tile with K split inside the block (more blocks for the GPU's SMs); 16-bit
-// operands take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
+// group (depthwise) run directly, one thread per output element. Small problems (batch 1: fewer
+// regular tiles than the GPU has SMs) take a 32 x 32 tile with K split among thread groups of the
+// block; larger 16-bit ones take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
 #include <algorithm>
 #include <functional>
 #include <utility>

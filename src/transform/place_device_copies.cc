@@ -156,9 +156,10 @@ class HostFunctionPlacer : public GlobalVarRemapper {
       changed |= v.get() != a.get();
       args.push_back(v);
     }
-    // A compiled function's result is on its device: its declared result says so.
+    // A compiled function's result is on its device (the host's for one not listed): its
+    // declared result says so.
     std::vector<StructInfo> sinfo_args = op->sinfo_args;
-    if (const auto* ext = callee.as<ExternFuncNode>(); ext && target && externs_.count(ext->global_symbol)) {
+    if (const auto* ext = callee.as<ExternFuncNode>(); ext && target) {
       for (StructInfo& s : sinfo_args) {
         StructInfo placed = place_on(s, target);
         changed |= placed.get() != s.get();

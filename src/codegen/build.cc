@@ -4,6 +4,7 @@
 #include "partita/codegen/vm_lowering.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fuse_ops_by_kind.h"
+#include "partita/transform/place_device_copies.h"
 
 namespace partita::codegen {
 
@@ -23,6 +24,25 @@ const bool host_kinds_registered = [] {
   for (const char* k : kHostKinds) register_target_kind(TargetKindDef{k, {}});
   return true;
 }();
+
+/// Where each compiled function runs, by global symbol: the device kind its runtime module
+/// declares (RuntimeModule::device_kind; the VM finds a symbol in a module or its imports and
+/// runs it on that module's device). Host modules are left out.
+std::map<std::string, VDevice> device_functions(const std::vector<runtime::ModulePtr>& mods) {
+  std::map<std::string, VDevice> out;
+  for (const runtime::ModulePtr& m : mods) {
+    if (m->device_kind() == DeviceKind::kCPU) continue;
+    VDevice d = make_vdevice(device_type_name(int(m->device_kind())));
+    std::vector<const runtime::RuntimeModule*> work{m.get()};
+    while (!work.empty()) {
+      const runtime::RuntimeModule* cur = work.back();
+      work.pop_back();
+      for (const std::string& name : cur->function_names()) out.emplace(name, d);
+      for (const auto& imported : cur->imports()) work.push_back(imported.get());
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -57,7 +77,14 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
     mod = transform::FuseOpsByKind(fuse)(mod);
   }
   mod = RunCodegenWithTargets(backend_targets, options.fallback)(mod);
-  return build_vm_executable(mod, external_mods_of(mod));
+  std::vector<runtime::ModulePtr> mods = external_mods_of(mod);
+  // Devices: every compiled function's arguments are copied to its module's device only where
+  // they are elsewhere, so consecutive device functions hand tensors on in device memory; the
+  // lowering leaves the copies at the edges (inputs, results) to the VM, which keeps them where
+  // the user's tensors are, and uploads the constants copied to a device once, when it is made.
+  if (auto placed = device_functions(mods); !placed.empty())
+    mod = transform::PlaceDeviceCopiesOfExterns(std::move(placed))(mod);
+  return build_vm_executable(mod, std::move(mods));
 }
 
 }  // namespace partita::codegen

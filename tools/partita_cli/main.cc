@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -43,6 +44,44 @@ std::string size_text(uintmax_t bytes) {
   else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024.0);
   else std::snprintf(buf, sizeof buf, "%ju B", bytes);
   return buf;
+}
+
+// What the built executable runs where, counted in its bytecode (after build's own grouping, such
+// as the cuda target's fusion by kind): the external functions called on each device module,
+// the operators left to host kernels (views of host tensors included), and the copies between
+// devices that remain in it.
+std::string where_it_runs(const runtime::Executable& ex) {
+  std::map<std::string, int64_t> per_module;  // device modules' type keys (CPU backends are
+                                              // counted as partitions above)
+  std::vector<std::string> order;
+  int64_t host_ops = 0, copies = 0;
+  for (const runtime::VMFunction& f : ex.functions)
+    for (const runtime::Instruction& in : f.code) {
+      if (in.op == runtime::Opcode::CallExtern) {
+        const std::string& symbol = ex.extern_symbols[size_t(in.index)];
+        for (const auto& m : ex.external_modules)
+          if (m->find_function(symbol)) {
+            if (m->device_kind() != DeviceKind::kCPU) {
+              std::string key = m->type_key() + " on " + Device{m->device_kind(), 0}.str();
+              if (!per_module.count(key)) order.push_back(key);
+              ++per_module[key];
+            }
+            break;
+          }
+      } else if (in.op == runtime::Opcode::CallKernel) {
+        const std::string& name = ex.kernel_names[size_t(in.index)];
+        if (name == "relax.to_vdevice") ++copies;
+        else if (runtime::kernel_placement(name) == runtime::KernelPlacement::kHost) ++host_ops;
+      } else if (in.op == runtime::Opcode::View && !in.outs.empty() && in.outs[0].device.is_cpu()) {
+        ++host_ops;
+      }
+    }
+  std::string out;
+  for (const std::string& key : order)
+    out += key + ": " + std::to_string(per_module[key]) + (per_module[key] == 1 ? " call, " : " calls, ");
+  out += "host: " + std::to_string(host_ops) + " ops";
+  if (copies) out += ", device copies: " + std::to_string(copies);
+  return out;
 }
 
 // Import and partition, with progress stages; returns the partitioned module.
@@ -93,9 +132,7 @@ int compile_command(const CompileArgs& a) {
     int64_t n = it == report.backends.end() ? 0 : it->second.partitions;
     summary += b + ": " + std::to_string(n) + (n == 1 ? " partition" : " partitions") + ", ";
   }
-  int64_t host_ops = 0;
-  for (const auto& [_, n] : report.backends["host"].op_counts) host_ops += n;
-  summary += "host: " + std::to_string(host_ops) + " ops";
+  summary += where_it_runs(*exec);
   std::printf("compiled %s -> %s (%s; %s)\n", a.model.c_str(), a.output.c_str(), summary.c_str(),
               size_text(std::filesystem::file_size(a.output)).c_str());
   return 0;

@@ -272,12 +272,14 @@ std::optional<RmsNorm> describe_rms_norm(const CallNode* last,
     uint32_t w = 0;
     if (t.dtype() == kBF16) {
       w = uint32_t(bits) << 16;
-    } else {  // half -> float, normal numbers (eps is never subnormal in practice)
+    } else {  // half -> float
       uint32_t sign = (bits >> 15) & 1, exp = (bits >> 10) & 31, man = bits & 1023;
-      w = exp == 0 ? (sign << 31) : (sign << 31) | ((exp + 112) << 23) | (man << 13);
+      w = (sign << 31) | ((exp + 112) << 23) | (man << 13);
     }
     float v;
     std::memcpy(&v, &w, 4);
+    if (t.dtype() == kF16 && ((bits >> 10) & 31) == 0)  // subnormal half: man * 2^-24
+      v = float(bits & 1023) * 5.9604645e-08f * ((bits >> 15) ? -1.f : 1.f);
     out.eps = v;
   } else {
     return fail("rms_norm: eps has dtype " + t.dtype().str());

@@ -146,8 +146,10 @@ std::vector<std::string> compile_objects(const std::vector<std::pair<std::string
     jobs.push_back(std::move(j));
   }
   if (jobs.empty()) return objects;
+  bool needs_cutlass = false;
+  for (const auto& j : jobs) needs_cutlass = needs_cutlass || j.source.find("#include \"cutlass/") != std::string::npos;
   for (const auto& d : o.include_dirs)
-    if (!fs::is_directory(d))
+    if (needs_cutlass && !fs::is_directory(d))
       throw_error("CompileError", "cutlass: the CUTLASS headers are not at " + d +
                                       " (run scripts/fetch_cuda_headers.sh, or set the target's cutlass_dir)");
   std::string tmpl = (fs::temp_directory_path() / "partita_nvcc_XXXXXX").string();
@@ -171,26 +173,33 @@ std::vector<std::string> compile_objects(const std::vector<std::pair<std::string
   int width = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
+  // Each object enters the cache as soon as it is compiled, so an interrupted build keeps what
+  // it finished.
+  std::mutex stats_mutex;
   for (int t = 0; t < std::min<int>(width, int(jobs.size())); ++t)
     pool.emplace_back([&] {
-      for (size_t i; (i = next++) < jobs.size();) jobs[i].rc = std::system(jobs[i].command.c_str());
+      for (size_t i; (i = next++) < jobs.size();) {
+        Job& j = jobs[i];
+        j.rc = std::system(j.command.c_str());
+        fs::path obj = work / (std::to_string(i) + ".o");
+        if (j.rc != 0 || !fs::exists(obj)) continue;
+        fs::path final_obj(j.object), final_src(j.object);
+        final_src.replace_extension(".cu");
+        write_file_atomically(final_src, j.source);
+        write_file_atomically(final_obj, read_file(obj.string()));
+        std::lock_guard<std::mutex> lock(stats_mutex);
+        ++nvcc_stats().compiled;
+      }
     });
   for (auto& t : pool) t.join();
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
-    fs::path obj = work / (std::to_string(i) + ".o");
-    if (j.rc != 0 || !fs::exists(obj)) {
+    if (j.rc != 0 || !fs::exists(j.object)) {
       std::string out = read_file(j.log);
       if (out.size() > 6000) out = out.substr(0, 6000) + "\n...";
       throw_error("CompileError", "cutlass: nvcc failed on " + j.name + " (exit status " + std::to_string(j.rc) +
                                       "):\n" + out);
     }
-    ++nvcc_stats().compiled;
-    fs::path final_obj(j.object);
-    write_file_atomically(final_obj, read_file(obj.string()));
-    fs::path final_src = final_obj;
-    final_src.replace_extension(".cu");
-    write_file_atomically(final_src, j.source);
   }
   return objects;
 }

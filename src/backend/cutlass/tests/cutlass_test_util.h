@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../cutlass_codegen.h"
 #include "partita/backend/registry.h"
 #include "partita/codegen/build.h"
 #include "partita/runtime/device_api.h"
@@ -33,6 +34,7 @@ inline std::string test_cache_dir() {
 inline codegen::Target test_target(codegen::TargetOptionMap extra = {}) {
   const char* p = std::getenv("PARTITA_TEST_CUTLASS_PROFILE");
   codegen::TargetOptionMap o{{"cache_dir", test_cache_dir()}, {"tf32", true}, {"profile", p && std::string(p) == "1"}};
+  if (const char* dir = std::getenv("PARTITA_TEST_CUTLASS_DIR"); dir && *dir) o["cutlass_dir"] = std::string(dir);
   for (auto& [k, v] : extra) o[k] = v;
   return codegen::Target("cutlass", o);
 }
@@ -127,6 +129,24 @@ inline std::vector<Tensor> run_on_gpu(const IRModule& mod, const std::vector<Ten
   std::vector<Tensor> out = vm.invoke("main", inputs);
   for (auto& t : out) t = t.to(Device::cpu());
   return out;
+}
+
+/// Compiles the glue translation unit a build of `parted` makes (same functions in the same
+/// order as RunCodegen hands them, default kernels), and none of its GEMM units: how the GPU
+/// tests' modules are precompiled here while the GPU machine compiles the units in parallel.
+inline void compile_glue_only(const IRModule& parted, const codegen::Target& target) {
+  std::vector<codegen::CodegenFunction> fs;
+  for (const auto& [gv, f] : parted.functions()) {
+    auto* fn = f.as<FunctionNode>();
+    if (fn && fn->attr_string("Codegen") == "cutlass")
+      fs.push_back({fn->attr_string("global_symbol").value_or(gv->name_hint), Function(fn)});
+  }
+  codegen::ConstantNamer namer(parted->const_name_to_constant);
+  auto m = backend::cutlass::generate(fs, target, namer);
+  std::vector<backend::cutlass::GemmConfig> configs;
+  for (const auto& w : m.workloads) configs.push_back(backend::cutlass::default_config(w.cls, 90));
+  backend::cutlass::bind_kernels(m, configs);
+  backend::cutlass::compile_objects({{"glue", m.source}}, backend::cutlass::nvcc_options(target));
 }
 
 inline std::vector<Tensor> run_on_host(const IRModule& mod, const std::vector<Tensor>& inputs) {

@@ -6,10 +6,14 @@ timed with CUDA events (median of 50 after warm-up), two ways each: the product 
 (addmm with the bias, then the activation and the residual as separate kernels). Then it joins
 the CUTLASS table (--cutlass, written by the C++ side) into one table.
 
-    python3 benchmarks/gpu/bench_cutlass.py --cutlass cutlass.tsv [--out table.md]
+    python3 benchmarks/gpu/bench_cutlass.py --torch-json torch.json --measure   (PyTorch's side)
+    python3 benchmarks/gpu/bench_cutlass.py --cutlass cutlass.tsv --torch-json torch.json [--out table.md]
+
+(The GPU run measures PyTorch while its CPUs compile the CUTLASS units: the GPU is idle then.)
 """
 import argparse
 import csv
+import json
 
 SHAPES = [  # name, M, N, K, activation, residual (as bench_test.cc)
     ("bert_qkv", 4096, 2304, 768, None, False),
@@ -67,11 +71,17 @@ def torch_times():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cutlass", required=True, help="the C++ side's table (tab-separated)")
+    ap.add_argument("--cutlass", help="the C++ side's table (tab-separated)")
+    ap.add_argument("--torch-json", required=True, help="PyTorch's times: written with --measure, else read")
+    ap.add_argument("--measure", action="store_true", help="measure PyTorch and write --torch-json")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    import torch
-    t = torch_times()
+    if args.measure:
+        with open(args.torch_json, "w") as f:
+            json.dump(torch_times(), f)
+        return
+    with open(args.torch_json) as f:
+        t = json.load(f)
     with open(args.cutlass) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     lines = ["| GEMM (fp16, M x N x K) | cuBLAS matmul alone | PyTorch eager, whole epilogue | CUTLASS kernel (best) "

@@ -45,7 +45,9 @@ inline constexpr const char* kGemmUnitIncludes = R"PT(
 )PT";
 
 inline constexpr const char* kGemmUnitBody = R"PT(
-namespace pt {
+// Everything of the kernel has internal linkage: several units are linked into one module, and
+// their same-named types (Gemm, Kernel, ...) and helpers must not meet.
+namespace {
 using namespace cute;
 
 // Activation codes shared with the generated glue (pt_gemm_abi.h).
@@ -174,28 +176,28 @@ void fail(char* err, size_t n, const char* what, cutlass::Status s) {
   if (err && n) snprintf(err, n, "%s: %s", what, cutlass::cutlassGetStatusString(s));
 }
 
-}  // namespace pt
+}  // namespace
 
 #define PT_CAT2(a, b) a##b
 #define PT_CAT(a, b) PT_CAT2(a, b)
 
 // The workspace the kernel needs for these arguments (0 for plain data-parallel tiles).
 extern "C" size_t PT_CAT(PT_ENTRY, _workspace)(const PtGemmArgs* g) {
-  return pt::Gemm::get_workspace_size(pt::make_arguments(*g));
+  return Gemm::get_workspace_size(make_arguments(*g));
 }
 
 // Runs D = epilogue(A B) on the stream; returns 0, else 1 with a message in `err`.
 extern "C" int32_t PT_ENTRY(const PtGemmArgs* g, char* err, size_t err_size) {
-  auto args = pt::make_arguments(*g);
-  pt::Gemm gemm;
+  auto args = make_arguments(*g);
+  Gemm gemm;
   cutlass::Status s = gemm.can_implement(args);
-  if (s != cutlass::Status::kSuccess) return pt::fail(err, err_size, "the kernel cannot run this problem", s), 1;
-  if (pt::Gemm::get_workspace_size(args) > g->workspace_size)
-    return pt::fail(err, err_size, "workspace too small", cutlass::Status::kErrorWorkspaceNull), 1;
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "the kernel cannot run this problem", s), 1;
+  if (Gemm::get_workspace_size(args) > g->workspace_size)
+    return fail(err, err_size, "workspace too small", cutlass::Status::kErrorWorkspaceNull), 1;
   s = gemm.initialize(args, g->workspace, static_cast<cudaStream_t>(g->stream));
-  if (s != cutlass::Status::kSuccess) return pt::fail(err, err_size, "initializing the kernel", s), 1;
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "initializing the kernel", s), 1;
   s = gemm.run(static_cast<cudaStream_t>(g->stream));
-  if (s != cutlass::Status::kSuccess) return pt::fail(err, err_size, "launching the kernel", s), 1;
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "launching the kernel", s), 1;
   return 0;
 }
 )PT";

@@ -8,14 +8,13 @@
 // Shapes are read from the arguments at run time, so one generated source serves every shape
 // its checks allow (symbolic M included) and a model rebuilt with other static shapes but the
 // same structure reuses its compiled glue.
-#include "cutlass_codegen.h"
-
 #include <cstring>
 #include <filesystem>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
+#include "cutlass_codegen.h"
 #include "device_code.h"
 #include "fused_op.h"
 #include "gemm_kernel.h"
@@ -51,11 +50,16 @@ std::string c_type(DataType t) {
 
 int dl_code(DataType t) {
   switch (t.code()) {
-    case DataType::Code::Int: return 0;
-    case DataType::Code::UInt: return 1;
-    case DataType::Code::Float: return 2;
-    case DataType::Code::BFloat: return 4;
-    default: return 255;
+    case DataType::Code::Int:
+      return 0;
+    case DataType::Code::UInt:
+      return 1;
+    case DataType::Code::Float:
+      return 2;
+    case DataType::Code::BFloat:
+      return 4;
+    default:
+      return 255;
   }
 }
 
@@ -108,8 +112,10 @@ class FunctionEmitter {
     auto* seq = fn->body.as<SeqExprNode>();
     if (!seq) fail("its body is not normalized");
     std::vector<Expr> results;
-    if (auto* tup = seq->body.as<TupleNode>()) results = tup->fields;
-    else results.push_back(seq->body);
+    if (auto* tup = seq->body.as<TupleNode>())
+      results = tup->fields;
+    else
+      results.push_back(seq->body);
     for (size_t k = 0; k < results.size(); ++k)
       if (auto v = results[k].as_ref<VarNode>(); v && !out_index_.count(v.get())) out_index_[v.get()] = int(k);
     num_params_ = int(fn->params.size());
@@ -129,8 +135,8 @@ class FunctionEmitter {
     std::string n_in = str(num_params_ + int(const_names_.size())), n_out = str(int64_t(results.size()));
     std::string out = "extern \"C\" int32_t " + f_.symbol + "(const PtCall* call) {\n";
     out += "  if (call->num_inputs != " + n_in + " || call->num_outputs != " + n_out + ") {\n";
-    out += "    snprintf(call->error, call->error_size, \"" + f_.symbol + ": expected " + n_in + " inputs and " + n_out +
-           " outputs, got %d and %d\", (int)call->num_inputs, (int)call->num_outputs);\n    return 1;\n  }\n";
+    out += "    snprintf(call->error, call->error_size, \"" + f_.symbol + ": expected " + n_in + " inputs and " +
+           n_out + " outputs, got %d and %d\", (int)call->num_inputs, (int)call->num_outputs);\n    return 1;\n  }\n";
     out += "  PtTemps temps(call);\n  cudaStream_t stream = (cudaStream_t)call->stream;\n  (void)stream;\n";
     out += "  return [&]() -> int32_t {\n" + body_.str() + "    return 0;\n  }();\n}\n";
     return out;
@@ -210,9 +216,9 @@ class FunctionEmitter {
 
   // Checks of a tensor argument (kind "argument" / "output") against its dtype and ndim.
   void check_tensor(const std::string& expr, const std::string& what, int ndim, DataType t) {
-    line("if (" + expr + ".ndim != " + str(ndim) + " || " + expr + ".dtype_code != " + str(dl_code(t)) + " || " +
-         expr + ".dtype_bits != " + str(t.bits()) + ") PT_FAIL(\"" + f_.symbol + ": " + what + " must be a " +
-         str(ndim) + "-d " + t.str() + " tensor\");");
+    line("if (" + expr + ".ndim != " + str(ndim) + " || " + expr + ".dtype_code != " + str(dl_code(t)) + " || " + expr +
+         ".dtype_bits != " + str(t.bits()) + ") PT_FAIL(\"" + f_.symbol + ": " + what + " must be a " + str(ndim) +
+         "-d " + t.str() + " tensor\");");
   }
 
   Value bind_param(const Var& p, int i) {
@@ -280,8 +286,9 @@ class FunctionEmitter {
          ", " + str(on) + ", &" + bc + ")) PT_FAIL(\"" + f_.symbol + ": the operands cannot be broadcast\");");
     std::string data = allocate(shape, on, result->dtype, k), t = ctype(result->dtype), n = fresh("n");
     line("int64_t " + n + " = pt_numel(" + shape + ", " + str(on) + ");");
-    line("if (" + n + " > 0) pt_binary_kernel<" + t + ", " + str(op) + "><<<pt_blocks(" + n + ", 256), 256, 0, stream>>>((const " +
-         t + "*)" + a.data + ", (const " + t + "*)" + b.data + ", " + data + ", " + n + ", " + bc + ");");
+    line("if (" + n + " > 0) pt_binary_kernel<" + t + ", " + str(op) + "><<<pt_blocks(" + n +
+         ", 256), 256, 0, stream>>>((const " + t + "*)" + a.data + ", (const " + t + "*)" + b.data + ", " + data +
+         ", " + n + ", " + bc + ");");
     line("PT_CUDA(cudaGetLastError(), \"" + f_.symbol + ": launching an element-wise kernel\");");
     return Value{data, shape, on, result->dtype};
   }
@@ -372,11 +379,12 @@ class FunctionEmitter {
       int ln = li->ndim;
       kk = *as_const_int((*ri->shape)[size_t(g.rhs_transposed ? 1 : ri->ndim - 2)]);
       line("if (" + lhs.shape + "[" + str(ln - 1) + "] != " + str(kk) + ") PT_FAIL(\"" + f_.symbol +
-           ": the product's K is %lld, expected " + str(kk) + "\", (long long)" + lhs.shape + "[" + str(ln - 1) + "]);");
+           ": the product's K is %lld, expected " + str(kk) + "\", (long long)" + lhs.shape + "[" + str(ln - 1) +
+           "]);");
       bool batched = ri->ndim > 2;
       if (batched) {
-        line("int64_t " + m + " = " + lhs.shape + "[" + str(ln - 2) + "], " + batch + " = pt_numel(" + lhs.shape + ", " +
-             str(ln - 2) + ");");
+        line("int64_t " + m + " = " + lhs.shape + "[" + str(ln - 2) + "], " + batch + " = pt_numel(" + lhs.shape +
+             ", " + str(ln - 2) + ");");
         for (int d = 0; d + 2 < ln; ++d)
           line("if (" + lhs.shape + "[" + str(d) + "] != " + rhs.shape + "[" + str(d) + "]) PT_FAIL(\"" + f_.symbol +
                ": batch dimensions differ\");");
@@ -390,9 +398,12 @@ class FunctionEmitter {
       int64_t mv = 1, bv = 1;
       for (int d = 0; d + 1 < ln; ++d) {
         auto v = as_const_int((*li->shape)[size_t(d)]);
-        if (!v) static_m = false;
-        else if (batched && d + 2 < ln) bv *= *v;
-        else mv *= *v;
+        if (!v)
+          static_m = false;
+        else if (batched && d + 2 < ln)
+          bv *= *v;
+        else
+          mv *= *v;
       }
       w.m = static_m ? mv : -1;
       w.batch = static_m ? bv : 1;
@@ -410,19 +421,22 @@ class FunctionEmitter {
     std::string ga = fresh("gemm");
     bool batched_b = !g.conv2d && ri->ndim > 2;
     line("PtGemmArgs " + ga + " = {};");
-    line(ga + ".m = " + m + "; " + ga + ".n = " + str(n) + "; " + ga + ".k = " + str(kk) + "; " + ga + ".batch = " + batch + ";");
-    line(ga + ".a = " + a + "; " + ga + ".lda = " + str(kk) + "; " + ga + ".batch_stride_a = " + m + " * " + str(kk) + ";");
-    line(ga + ".b = " + rhs.data + "; " + ga + ".ldb = " + str(k_major ? kk : n) + "; " + ga + ".batch_stride_b = " +
-         (batched_b ? str(kk * n) : std::string("0")) + ";");
+    line(ga + ".m = " + m + "; " + ga + ".n = " + str(n) + "; " + ga + ".k = " + str(kk) + "; " + ga +
+         ".batch = " + batch + ";");
+    line(ga + ".a = " + a + "; " + ga + ".lda = " + str(kk) + "; " + ga + ".batch_stride_a = " + m + " * " + str(kk) +
+         ";");
+    line(ga + ".b = " + rhs.data + "; " + ga + ".ldb = " + str(k_major ? kk : n) + "; " + ga +
+         ".batch_stride_b = " + (batched_b ? str(kk * n) : std::string("0")) + ";");
     line(ga + ".bias = " + bias + "; " + ga + ".c = " + res + "; " + ga + ".ldc = " + str(n) + "; " + ga +
          ".batch_stride_c = " + m + " * " + str(n) + ";");
-    line(ga + ".d = " + d + "; " + ga + ".ldd = " + str(n) + "; " + ga + ".batch_stride_d = " + m + " * " + str(n) + ";");
-    line(ga + ".alpha = 1.f; " + ga + ".act = " + str(w.act) + "; " + ga + ".c_mode = " + str(w.residual_mode) + "; " + ga +
-         ".post_act = " + str(w.post_act) + "; " + ga + ".stream = call->stream;");
+    line(ga + ".d = " + d + "; " + ga + ".ldd = " + str(n) + "; " + ga + ".batch_stride_d = " + m + " * " + str(n) +
+         ";");
+    line(ga + ".alpha = 1.f; " + ga + ".act = " + str(w.act) + "; " + ga + ".c_mode = " + str(w.residual_mode) + "; " +
+         ga + ".post_act = " + str(w.post_act) + "; " + ga + ".stream = call->stream;");
     line("if (" + m + " > 0 && " + batch + " > 0) {");
     line("  " + ga + ".workspace_size = " + ph + "_workspace(&" + ga + ");");
-    line("  if (" + ga + ".workspace_size) { " + ga + ".workspace = temps.alloc(" + ga + ".workspace_size); if (!" + ga +
-         ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
+    line("  if (" + ga + ".workspace_size) { " + ga + ".workspace = temps.alloc(" + ga + ".workspace_size); if (!" +
+         ga + ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
     line("  if (" + ph + "(&" + ga + ", call->error, call->error_size)) return 1;");
     line("}");
     return Value{d, shape, on, result->dtype};

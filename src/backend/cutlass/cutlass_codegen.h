@@ -16,9 +16,9 @@ namespace partita::backend::cutlass {
 
 /// A module's generated code before compilation.
 struct GeneratedModule {
-  std::string source;                    // the glue translation unit
+  std::string source;  // the glue translation unit
   std::vector<CutlassFunction> functions;
-  std::vector<GemmWorkload> workloads;   // every GEMM call, in order of the placeholders
+  std::vector<GemmWorkload> workloads;                     // every GEMM call, in order of the placeholders
   std::vector<std::pair<std::string, std::string>> units;  // (symbol, source) of the GEMM units
 };
 

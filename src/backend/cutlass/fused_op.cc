@@ -165,8 +165,9 @@ std::optional<FusedGemm> describe_fused_gemm(const CallNode* last,
                                : (op == "relax.add" ? ResidualMode::kAdd : ResidualMode::kMultiply);
       stage = before ? 1 : 3;
     } else {
-      return fail(op + " with a tensor of this shape cannot be fused (a bias is a vector of N, a residual "
-                       "has the result's shape)");
+      return fail(op +
+                  " with a tensor of this shape cannot be fused (a bias is a vector of N, a residual "
+                  "has the result's shape)");
     }
   }
   return g;
@@ -191,8 +192,8 @@ std::string unsupported_reason(const FusedGemm& g) {
   bool k_major_weight = g.rhs_transposed || g.conv2d;
   if (g.conv2d) {
     if (li->ndim != 4 || ri->ndim != 4) return "conv2d operands must be 4-d";
-    if (attr_string(*g.root, "data_layout", "NCHW") != "NHWC" || attr_string(*g.root, "kernel_layout", "OIHW") != "OHWI" ||
-        attr_string(*g.root, "out_layout", "NHWC") != "NHWC")
+    if (attr_string(*g.root, "data_layout", "NCHW") != "NHWC" ||
+        attr_string(*g.root, "kernel_layout", "OIHW") != "OHWI" || attr_string(*g.root, "out_layout", "NHWC") != "NHWC")
       return "conv2d must be NHWC with an OHWI kernel";
     if (attr_ints(*g.root, "groups", {1}) != std::vector<int64_t>{1}) return "grouped conv2d is not supported";
     if (in == kI8) return "int8 conv2d is not supported";
@@ -221,7 +222,8 @@ std::string unsupported_reason(const FusedGemm& g) {
   if (*k % in_align != 0) return "K = " + std::to_string(*k) + " is not a multiple of " + std::to_string(in_align);
   if (*n % out_align != 0 || (!k_major_weight && *n % in_align != 0))
     return "N = " + std::to_string(*n) + " is not a multiple of " + std::to_string(std::max(in_align, out_align));
-  if (g.bias.defined() && tensor_info(g.bias)->ndim > g.out->ndim) return "the bias has more dimensions than the result";
+  if (g.bias.defined() && tensor_info(g.bias)->ndim > g.out->ndim)
+    return "the bias has more dimensions than the result";
   return "";
 }
 
@@ -260,13 +262,16 @@ std::optional<RmsNorm> describe_rms_norm(const CallNode* last,
     return fail("rms_norm: the mean is not of x * x");
   auto* xi = tensor_info(x);
   std::vector<int64_t> axes = attr_ints(*mean, "axis", {});
-  if (!xi || axes.size() != 1 || (axes[0] != -1 && axes[0] != xi->ndim - 1)) return fail("rms_norm: mean over the last axis");
+  if (!xi || axes.size() != 1 || (axes[0] != -1 && axes[0] != xi->ndim - 1))
+    return fail("rms_norm: mean over the last axis");
   RmsNorm out;
   out.data = x;
   out.weight = weight;
   const Tensor& t = epsc->data;
-  if (t.dtype() == kF32) out.eps = double(static_cast<const float*>(t.data())[0]);
-  else if (t.dtype() == DataType::Float(64)) out.eps = static_cast<const double*>(t.data())[0];
+  if (t.dtype() == kF32)
+    out.eps = double(static_cast<const float*>(t.data())[0]);
+  else if (t.dtype() == DataType::Float(64))
+    out.eps = static_cast<const double*>(t.data())[0];
   else if (t.dtype() == kF16 || t.dtype() == kBF16) {
     uint16_t bits = static_cast<const uint16_t*>(t.data())[0];
     uint32_t w = 0;
@@ -311,7 +316,8 @@ std::string unsupported_layer_norm(const CallNode& call) {
   if (!c) return "layer_norm's last axis must be static";
   for (size_t i = 1; i < 3; ++i) {
     auto* p = tensor_info(call.args.at(i));
-    if (!p || p->dtype != xi->dtype || !bias_like(p, c)) return "layer_norm's gamma and beta must be vectors over the last axis";
+    if (!p || p->dtype != xi->dtype || !bias_like(p, c))
+      return "layer_norm's gamma and beta must be vectors over the last axis";
   }
   return "";
 }

@@ -21,12 +21,12 @@ enum class ResidualMode : int { kNone = 0, kAddBeforeActivation = 1, kAdd = 2, k
 std::optional<Activation> activation_of(const std::string& op_name);
 
 struct FusedGemm {
-  bool conv2d = false;      // else matmul
+  bool conv2d = false;  // else matmul
   const CallNode* root = nullptr;
-  Expr lhs, rhs;            // rhs: the weight as the root sees it before permute_dims
+  Expr lhs, rhs;                // rhs: the weight as the root sees it before permute_dims
   bool rhs_transposed = false;  // matmul(x, permute_dims(w)): w is (N, K)
-  Expr bias;                // a vector of N elements (any leading 1s), or null
-  Expr residual;            // same shape as the result, or null
+  Expr bias;                    // a vector of N elements (any leading 1s), or null
+  Expr residual;                // same shape as the result, or null
   Activation act = Activation::kNone, post_act = Activation::kNone;
   ResidualMode residual_mode = ResidualMode::kNone;
   DataType in_dtype, out_dtype;
@@ -49,8 +49,7 @@ struct RmsNorm {
   double eps = 0;
 };
 std::optional<RmsNorm> describe_rms_norm(const CallNode* last,
-                                         const std::function<const CallNode*(const Expr&)>& producer,
-                                         std::string* why);
+                                         const std::function<const CallNode*(const Expr&)>& producer, std::string* why);
 
 /// Why layer_norm / an element-wise binary op cannot run here ("" when it can).
 std::string unsupported_layer_norm(const CallNode& call);

@@ -69,9 +69,7 @@ std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm) {
   return out;
 }
 
-std::string gemm_symbol(const GemmClass& c, const GemmConfig& k) {
-  return "pt_gemm_" + c.id() + "_" + k.id();
-}
+std::string gemm_symbol(const GemmClass& c, const GemmConfig& k) { return "pt_gemm_" + c.id() + "_" + k.id(); }
 
 std::string gemm_unit_source(const GemmClass& c, const GemmConfig& k) {
   std::string in = cutlass_element(c.in), out = cutlass_element(c.out);

@@ -23,8 +23,8 @@ struct GemmClass {
 struct GemmConfig {
   int tile_m = 128, tile_n = 128, tile_k = 64;
   int cluster_m = 1, cluster_n = 1;
-  bool pingpong = false;  // KernelTmaWarpSpecializedPingpong, else ...Cooperative
-  std::string id() const;  // e.g. "128x128x64_1x1_coop"
+  bool pingpong = false;                           // KernelTmaWarpSpecializedPingpong, else ...Cooperative
+  std::string id() const;                          // e.g. "128x128x64_1x1_coop"
   static GemmConfig parse(const std::string& id);  // throws Error("ValueError")
 };
 

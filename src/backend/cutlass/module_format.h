@@ -23,7 +23,7 @@ inline constexpr runtime::ModuleFormat kModuleFormat{"cutlass", 0x434c5450 /* "P
 struct PtCallAbi {
   const void* inputs;  // const PartitaTensorC*
   int32_t num_inputs;
-  void* outputs;       // PartitaTensorC*
+  void* outputs;  // PartitaTensorC*
   int32_t num_outputs;
   void* stream;
   void* (*alloc)(void* ctx, size_t bytes);

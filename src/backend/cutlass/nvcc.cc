@@ -22,15 +22,18 @@ namespace {
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
 
 void write_file_atomically(const fs::path& path, const std::string& bytes) {
   fs::path tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid()) + "_" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  tmp += ".tmp" + std::to_string(::getpid()) + "_" +
+         std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
     std::ofstream out(tmp, std::ios::binary);
     out << bytes;
@@ -197,8 +200,8 @@ std::vector<std::string> compile_objects(const std::vector<std::pair<std::string
     if (j.rc != 0 || !fs::exists(j.object)) {
       std::string out = read_file(j.log);
       if (out.size() > 6000) out = out.substr(0, 6000) + "\n...";
-      throw_error("CompileError", "cutlass: nvcc failed on " + j.name + " (exit status " + std::to_string(j.rc) +
-                                      "):\n" + out);
+      throw_error("CompileError",
+                  "cutlass: nvcc failed on " + j.name + " (exit status " + std::to_string(j.rc) + "):\n" + out);
     }
   }
   return objects;

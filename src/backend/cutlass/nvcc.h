@@ -14,8 +14,8 @@ struct NvccOptions {
   std::vector<std::string> include_dirs;  // CUTLASS's include/ and tools/util/include/
   int sm = 90;                            // GEMM units need 90 (sm90a: wgmma, TMA)
   bool fast_math = false;
-  int jobs = 0;                           // parallel nvcc processes (0: the machine's cores)
-  std::string cache_dir;                  // "" = $XDG_CACHE_HOME/partita/cutlass; "none" = no cache
+  int jobs = 0;           // parallel nvcc processes (0: the machine's cores)
+  std::string cache_dir;  // "" = $XDG_CACHE_HOME/partita/cutlass; "none" = no cache
   std::vector<std::string> extra_flags;
 };
 

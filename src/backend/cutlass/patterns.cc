@@ -163,13 +163,13 @@ std::vector<FusionPattern> cutlass_patterns() {
     }
   }
   Pattern x = wildcard();
-  out.push_back(entry("layer_norm", is_op("relax.nn.layer_norm")({x, wildcard(), wildcard()}), {{"data", x}},
-                      check_layer_norm));
+  out.push_back(
+      entry("layer_norm", is_op("relax.nn.layer_norm")({x, wildcard(), wildcard()}), {{"data", x}}, check_layer_norm));
   Pattern rx = wildcard(), weight = wildcard(), eps = wildcard();
   Pattern mean = is_op("relax.mean")({is_op("relax.multiply")({rx, rx})});
   Pattern norm = is_op("relax.multiply")({rx, is_op("relax.rsqrt")({is_op("relax.add")({mean, eps})})});
-  out.push_back(entry("rms_norm", is_op("relax.multiply")({norm, weight}), {{"data", rx}, {"weight", weight}, {"eps", eps}},
-                      check_rms_norm));
+  out.push_back(entry("rms_norm", is_op("relax.multiply")({norm, weight}),
+                      {{"data", rx}, {"weight", weight}, {"eps", eps}}, check_rms_norm));
   return out;
 }
 

@@ -221,7 +221,9 @@ std::optional<std::vector<std::vector<double>>> run_profiler(const std::string& 
   std::string out = read_file(log.string());
   if (output) *output = out;
   if (out.find("NODEVICE") != std::string::npos) return std::nullopt;
-  if (rc != 0) throw_error("RuntimeError", "cutlass: the GEMM profiler failed (exit status " + std::to_string(rc) + "):\n" + out.substr(0, 4000));
+  if (rc != 0)
+    throw_error("RuntimeError",
+                "cutlass: the GEMM profiler failed (exit status " + std::to_string(rc) + "):\n" + out.substr(0, 4000));
   std::vector<std::vector<double>> ms(workloads.size(), std::vector<double>(num_candidates, -1.0));
   std::istringstream in(out);
   std::string line;
@@ -281,7 +283,8 @@ std::vector<GemmConfig> choose_gemm_configs(const std::vector<GemmWorkload>& wor
     const GemmClass& cls = classes[id];
     auto cands = candidate_configs(cls, nvcc.sm);
     auto [first, last] = unit_range[id];
-    std::string exe = link(std::vector<std::string>(objects.begin() + long(first), objects.begin() + long(last)), false, nvcc);
+    std::string exe =
+        link(std::vector<std::string>(objects.begin() + long(first), objects.begin() + long(last)), false, nvcc);
     std::vector<GemmWorkload> ws;
     for (size_t i : idx) ws.push_back(workloads[i]);
     std::string text;

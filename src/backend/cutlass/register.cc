@@ -20,14 +20,16 @@ PARTITA_REGISTER_BACKEND([] {
   b.colour = "#c9a0dc";
   b.patterns = cutlass_patterns;
 #if PARTITA_WITH_CUTLASS_CODEGEN
-  b.description = "CUTLASS 3 sm90a GEMMs / NHWC conv2d with fused bias, activation and residual epilogues, "
-                  "layer / rms norm, element-wise ops (nvcc, profiled kernel choice)";
+  b.description =
+      "CUTLASS 3 sm90a GEMMs / NHWC conv2d with fused bias, activation and residual epilogues, "
+      "layer / rms norm, element-wise ops (nvcc, profiled kernel choice)";
   using codegen::TargetOptionType;
   b.target_options = {
       {"sm", TargetOptionType::Int, int64_t(90), "the GPU architecture (GEMMs need 90: sm90a)"},
       {"use_fast_math", TargetOptionType::Bool, false, "nvcc --use_fast_math"},
       {"threads", TargetOptionType::Int, int64_t(0), "parallel nvcc processes (0: one per core)"},
-      {"tf32", TargetOptionType::Bool, false, "run float32 GEMMs on the tensor cores as TF32 (else they stay elsewhere)"},
+      {"tf32", TargetOptionType::Bool, false,
+       "run float32 GEMMs on the tensor cores as TF32 (else they stay elsewhere)"},
       {"nvcc", TargetOptionType::String, std::string(PARTITA_CUTLASS_NVCC), "the CUDA compiler"},
       {"cutlass_dir", TargetOptionType::String, std::string(PARTITA_CUTLASS_DIR),
        "CUTLASS's source folder (with include/ and tools/util/include/)"},
@@ -35,11 +37,13 @@ PARTITA_REGISTER_BACKEND([] {
        "compiled objects and the profile cache (empty: $XDG_CACHE_HOME/partita/cutlass or ~/.cache/partita/cutlass; "
        "\"none\": no cache)"},
       {"profile", TargetOptionType::Bool, true, "time candidate kernels on the GPU for workloads the cache lacks"},
-      {"profile_cache", TargetOptionType::String, std::string(), "the profile cache file (empty: <cache_dir>/gemm_profile.tsv)"}};
+      {"profile_cache", TargetOptionType::String, std::string(),
+       "the profile cache file (empty: <cache_dir>/gemm_profile.tsv)"}};
   b.codegen = codegen;
   b.runtime_plugin = "cutlass";
 #else
-  b.description = "TVM's CUTLASS pattern table (partitioning only: the CUDA toolkit or the CUTLASS headers were not found)";
+  b.description =
+      "TVM's CUTLASS pattern table (partitioning only: the CUDA toolkit or the CUTLASS headers were not found)";
 #endif
   return b;
 });

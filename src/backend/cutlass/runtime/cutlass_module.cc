@@ -19,7 +19,9 @@
 namespace partita::backend::cutlass {
 namespace {
 
-bool on_gpu(const Tensor& t) { return t.device().kind == DeviceKind::kCUDA || t.device().kind == DeviceKind::kCUDAManaged; }
+bool on_gpu(const Tensor& t) {
+  return t.device().kind == DeviceKind::kCUDA || t.device().kind == DeviceKind::kCUDAManaged;
+}
 
 PartitaTensorC to_c(const Tensor& t) {
   PartitaTensorC c{};
@@ -123,7 +125,8 @@ class CutlassModule : public runtime::RuntimeModule {
     if (!h) {
       const char* e = dlerror();
       throw_error("RuntimeError", std::string("cutlass module: cannot load its compiled code (the CUDA runtime "
-                                              "library must be on the loader's path): ") + (e ? e : "?"));
+                                              "library must be on the loader's path): ") +
+                                      (e ? e : "?"));
     }
     for (const auto& f : functions_) {
       void* sym = dlsym(h, f.symbol.c_str());
@@ -184,8 +187,16 @@ class CutlassModule : public runtime::RuntimeModule {
     }
     AllocContext ctx{api, device.id};
     char error[1024] = {0};
-    PtCallAbi c{cin.data(), int32_t(cin.size()), cout.data(), int32_t(cout.size()),
-                runtime::current_stream(device), alloc_cb, release_cb, &ctx, error, sizeof error};
+    PtCallAbi c{cin.data(),
+                int32_t(cin.size()),
+                cout.data(),
+                int32_t(cout.size()),
+                runtime::current_stream(device),
+                alloc_cb,
+                release_cb,
+                &ctx,
+                error,
+                sizeof error};
     int32_t rc = entries_.at(f.symbol)(&c);
     if (rc != 0) throw_error("RuntimeError", "cutlass function '" + f.symbol + "' failed: " + error);
     for (size_t j = 0; j < copy_back.size(); ++j) out[copy_back[j]].copy_from(staged_out[j]);
@@ -202,7 +213,8 @@ class CutlassModule : public runtime::RuntimeModule {
 };
 
 runtime::ModulePtr load_cutlass(std::string_view bytes) {
-  auto sections = runtime::read_module_sections(kModuleFormat, bytes, {"generated C++", "shared object", "function table"});
+  auto sections =
+      runtime::read_module_sections(kModuleFormat, bytes, {"generated C++", "shared object", "function table"});
   return std::make_shared<CutlassModule>(std::move(sections[0]), std::move(sections[1]),
                                          read_function_table(sections[2]));
 }

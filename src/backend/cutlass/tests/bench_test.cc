@@ -18,8 +18,8 @@ namespace {
 struct Shape {
   const char* name;
   int64_t m, n, k;
-  const char* act;   // "" or an activation op
-  bool residual;     // + r (same shape) after the activation
+  const char* act;  // "" or an activation op
+  bool residual;    // + r (same shape) after the activation
 };
 
 // BERT-base (batch 32 x sequence 128 = 4096 rows) and ResNet-50's 1x1 convolutions (batch 32).
@@ -95,7 +95,8 @@ TEST(CutlassBench, GemmsWithEpilogues) {
     auto cands = s.residual ? std::vector<backend::cutlass::GemmConfig>{backend::cutlass::default_config(w.cls, 90)}
                             : backend::cutlass::candidate_configs(w.cls, 90);
     std::vector<std::pair<std::string, std::string>> units;
-    for (const auto& c : cands) units.emplace_back(backend::cutlass::gemm_symbol(w.cls, c), backend::cutlass::gemm_unit_source(w.cls, c));
+    for (const auto& c : cands)
+      units.emplace_back(backend::cutlass::gemm_symbol(w.cls, c), backend::cutlass::gemm_unit_source(w.cls, c));
     units.emplace_back("profiler", backend::cutlass::profiler_source(w.cls, cands));
     std::string exe = backend::cutlass::link(backend::cutlass::compile_objects(units, nvcc), false, nvcc);
     auto ms = backend::cutlass::run_profiler(exe, {w}, cands.size(), 120);

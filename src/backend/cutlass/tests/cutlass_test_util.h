@@ -41,16 +41,17 @@ inline codegen::Target test_target(codegen::TargetOptionMap extra = {}) {
 
 inline bool gpu_available() { return runtime::device_exists(Device::cuda(0)); }
 
-#define PARTITA_REQUIRE_CUTLASS_GPU()                                                         \
-  do {                                                                                        \
-    if (!::partita::cutlass_test::codegen_built())                                            \
-      GTEST_SKIP() << "the cutlass codegen is not built (no CUDA toolkit or CUTLASS headers)"; \
-    if (!::partita::cutlass_test::gpu_available())                                            \
+#define PARTITA_REQUIRE_CUTLASS_GPU()                                                            \
+  do {                                                                                           \
+    if (!::partita::cutlass_test::codegen_built())                                               \
+      GTEST_SKIP() << "the cutlass codegen is not built (no CUDA toolkit or CUTLASS headers)";   \
+    if (!::partita::cutlass_test::gpu_available())                                               \
       GTEST_SKIP() << "no CUDA device here: the run-time tests of the cutlass backend need one"; \
   } while (0)
 
 inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -68,11 +69,16 @@ inline Tensor random_input(const std::vector<int64_t>& shape, DataType dtype, ui
   Tensor t = Tensor::empty(shape, dtype);
   for (int64_t i = 0; i < t.numel(); ++i) {
     float v = u(rng);
-    if (dtype == DataType::Float(32)) t.data_as<float>()[i] = v;
-    else if (dtype == DataType::Float(16)) static_cast<uint16_t*>(t.data())[i] = runtime::float_to_half_bits(v);
-    else if (dtype == DataType::BFloat16()) static_cast<uint16_t*>(t.data())[i] = runtime::float_to_bfloat16_bits(v);
-    else if (dtype == DataType::Int(8)) static_cast<int8_t*>(t.data())[i] = int8_t(std::lround(v * 3 / scale));
-    else throw_error("ValueError", "random_input: dtype " + dtype.str());
+    if (dtype == DataType::Float(32))
+      t.data_as<float>()[i] = v;
+    else if (dtype == DataType::Float(16))
+      static_cast<uint16_t*>(t.data())[i] = runtime::float_to_half_bits(v);
+    else if (dtype == DataType::BFloat16())
+      static_cast<uint16_t*>(t.data())[i] = runtime::float_to_bfloat16_bits(v);
+    else if (dtype == DataType::Int(8))
+      static_cast<int8_t*>(t.data())[i] = int8_t(std::lround(v * 3 / scale));
+    else
+      throw_error("ValueError", "random_input: dtype " + dtype.str());
   }
   return t;
 }
@@ -82,12 +88,18 @@ inline std::vector<float> as_floats(const Tensor& in) {
   std::vector<float> out(size_t(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     DataType d = t.dtype();
-    if (d == DataType::Float(32)) out[size_t(i)] = t.data_as<float>()[i];
-    else if (d == DataType::Float(16)) out[size_t(i)] = runtime::half_bits_to_float(static_cast<const uint16_t*>(t.data())[i]);
-    else if (d == DataType::BFloat16()) out[size_t(i)] = runtime::bfloat16_bits_to_float(static_cast<const uint16_t*>(t.data())[i]);
-    else if (d == DataType::Int(8)) out[size_t(i)] = float(static_cast<const int8_t*>(t.data())[i]);
-    else if (d == DataType::Int(32)) out[size_t(i)] = float(static_cast<const int32_t*>(t.data())[i]);
-    else throw_error("ValueError", "as_floats: dtype " + d.str());
+    if (d == DataType::Float(32))
+      out[size_t(i)] = t.data_as<float>()[i];
+    else if (d == DataType::Float(16))
+      out[size_t(i)] = runtime::half_bits_to_float(static_cast<const uint16_t*>(t.data())[i]);
+    else if (d == DataType::BFloat16())
+      out[size_t(i)] = runtime::bfloat16_bits_to_float(static_cast<const uint16_t*>(t.data())[i]);
+    else if (d == DataType::Int(8))
+      out[size_t(i)] = float(static_cast<const int8_t*>(t.data())[i]);
+    else if (d == DataType::Int(32))
+      out[size_t(i)] = float(static_cast<const int32_t*>(t.data())[i]);
+    else
+      throw_error("ValueError", "as_floats: dtype " + d.str());
   }
   return out;
 }
@@ -117,7 +129,7 @@ inline double tolerance(DataType dtype) {
   if (dtype == DataType::Float(16)) return 1e-2;
   if (dtype == DataType::BFloat16()) return 3e-2;
   if (dtype == DataType::Float(32)) return 5e-3;  // TF32 products
-  return 0;                                        // int8: exact
+  return 0;                                       // int8: exact
 }
 
 /// Builds `mod` (already partitioned) for the cutlass test target, fallback off, and runs

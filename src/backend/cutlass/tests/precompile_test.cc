@@ -14,13 +14,21 @@ using backend::cutlass::GemmClass;
 
 TEST(CutlassPrecompile, KernelUnitsOfTheGpuTestsAndTheBenchmark) {
   const char* on = std::getenv("PARTITA_TEST_CUTLASS_PRECOMPILE");
-  if (!on || std::string(on) != "1") GTEST_SKIP() << "set PARTITA_TEST_CUTLASS_PRECOMPILE=1 to fill the cache (minutes)";
+  if (!on || std::string(on) != "1")
+    GTEST_SKIP() << "set PARTITA_TEST_CUTLASS_PRECOMPILE=1 to fill the cache (minutes)";
   if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
   const DataType f16 = DataType::Float(16), bf16 = DataType::BFloat16(), f32 = DataType::Float(32);
-  std::vector<GemmClass> defaults = {{f16, f16, false, false}, {f16, f16, false, true},  {f16, f16, true, false},
-                                     {f16, f16, true, true},   {bf16, bf16, false, false}, {bf16, bf16, false, true},
-                                     {bf16, bf16, true, false}, {bf16, bf16, true, true},   {f32, f32, true, false},
-                                     {f32, f32, true, true},    {DataType::Int(8), DataType::Int(32), true, false},
+  std::vector<GemmClass> defaults = {{f16, f16, false, false},
+                                     {f16, f16, false, true},
+                                     {f16, f16, true, false},
+                                     {f16, f16, true, true},
+                                     {bf16, bf16, false, false},
+                                     {bf16, bf16, false, true},
+                                     {bf16, bf16, true, false},
+                                     {bf16, bf16, true, true},
+                                     {f32, f32, true, false},
+                                     {f32, f32, true, true},
+                                     {DataType::Int(8), DataType::Int(32), true, false},
                                      {DataType::Int(8), DataType::Int(32), true, true}};
   // The profiler's candidates for one class (the profiler test and the benchmark's shapes
   // without a residual); the residual shapes of the benchmark time the default alone.
@@ -37,7 +45,8 @@ TEST(CutlassPrecompile, KernelUnitsOfTheGpuTestsAndTheBenchmark) {
     units.emplace_back("profiler_" + c.id(), backend::cutlass::profiler_source(c, cands));
   }
   GemmClass res{f16, f16, false, true};
-  units.emplace_back("profiler_" + res.id(), backend::cutlass::profiler_source(res, {backend::cutlass::default_config(res, 90)}));
+  units.emplace_back("profiler_" + res.id(),
+                     backend::cutlass::profiler_source(res, {backend::cutlass::default_config(res, 90)}));
   auto t = cutlass_test::test_target();
   auto objects = backend::cutlass::compile_objects(units, backend::cutlass::nvcc_options(t));
   EXPECT_EQ(objects.size(), units.size());

@@ -55,4 +55,8 @@ def test_partition_for_cutlass_matches_the_explicit_passes():
     mod = build_seed_module()
     patterns = [("cutlass.multiply", is_op("relax.multiply")(wildcard(), wildcard()))]
     explicit = relax.transform.MergeCompositeFunctions()(relax.transform.FuseOpsByPattern(patterns)(mod))
-    partita.ir.assert_structural_equal(partition_for_cutlass(mod), explicit)
+    # TVM's signature: annotate_codegen=False gives the plain composites of path 2.
+    merged = relax.transform.MergeCompositeFunctions()(partition_for_cutlass(mod, annotate_codegen=False))
+    partita.ir.assert_structural_equal(merged, explicit)
+    annotated = relax.transform.FuseOpsByPattern(patterns, annotate_codegen=True)(mod)
+    partita.ir.assert_structural_equal(partition_for_cutlass(mod), annotated)

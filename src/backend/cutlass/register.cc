@@ -1,54 +1,50 @@
-// The "cutlass" backend's record: the seed tutorial's pattern table (matmul / conv2d with bias
-// and activation, element-wise multiply and add). It partitions only: no codegen yet, so a
-// module partitioned for it can be printed and transformed but not built.
+// The "cutlass" backend's record: TVM's CUTLASS pattern table (patterns.cc), and — when the
+// CUDA toolkit and the CUTLASS headers were found at configure time — the codegen (CUTLASS 3
+// sm90a GEMMs with fused epilogues, compiled by nvcc; codegen.cc) and the runtime plug-in.
+#include "cutlass_codegen.h"
 #include "partita/backend/registry.h"
-#include "partita/dpl/pattern.h"
+#include "patterns.h"
+
+#ifndef PARTITA_CUTLASS_NVCC
+#define PARTITA_CUTLASS_NVCC "/usr/local/cuda/bin/nvcc"
+#endif
+#ifndef PARTITA_CUTLASS_DIR
+#define PARTITA_CUTLASS_DIR ""
+#endif
 
 namespace partita::backend::cutlass {
-namespace {
-
-using dpl::is_op;
-using dpl::make_fused_bias_activation_pattern;
-using dpl::wildcard;
-
-transform::FusionPattern entry(std::string name, dpl::Pattern pattern, bool reject_leaks = false) {
-  transform::FusionPattern p;
-  p.name = "cutlass." + std::move(name);
-  p.pattern = std::move(pattern);
-  // Fused patterns may not hide an intermediate result someone else needs.
-  if (reject_leaks)
-    p.check = [](const transform::PatternCheckContext& ctx) {
-      return !transform::has_leaking_intermediate_variables(ctx);
-    };
-  return p;
-}
-
-// Later entries have priority: general patterns come before the fused ones they extend.
-std::vector<transform::FusionPattern> patterns() {
-  std::vector<transform::FusionPattern> out;
-  out.push_back(entry("multiply", is_op("relax.multiply")({wildcard(), wildcard()})));
-  out.push_back(entry("add", is_op("relax.add")({wildcard(), wildcard()})));
-  out.push_back(entry("matmul", make_fused_bias_activation_pattern("relax.matmul")));
-  out.push_back(entry("matmul_bias", make_fused_bias_activation_pattern("relax.matmul", true), true));
-  out.push_back(entry("matmul_bias_relu", make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.relu"),
-                      true));
-  out.push_back(entry("matmul_bias_gelu", make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.gelu"),
-                      true));
-  out.push_back(entry("conv2d", make_fused_bias_activation_pattern("relax.nn.conv2d")));
-  out.push_back(entry("conv2d_bias", make_fused_bias_activation_pattern("relax.nn.conv2d", true), true));
-  out.push_back(entry("conv2d_bias_relu",
-                      make_fused_bias_activation_pattern("relax.nn.conv2d", true, "relax.nn.relu"), true));
-  return out;
-}
-
-}  // namespace
 
 PARTITA_REGISTER_BACKEND([] {
   BackendInfo b;
   b.name = "cutlass";
-  b.description = "the seed tutorial's CUTLASS pattern table (partitioning only, no codegen yet)";
   b.colour = "#c9a0dc";
-  b.patterns = patterns;
+  b.patterns = cutlass_patterns;
+#if PARTITA_WITH_CUTLASS_CODEGEN
+  b.description =
+      "CUTLASS 3 sm90a GEMMs / NHWC conv2d with fused bias, activation and residual epilogues, "
+      "layer / rms norm, element-wise ops (nvcc, profiled kernel choice)";
+  using codegen::TargetOptionType;
+  b.target_options = {
+      {"sm", TargetOptionType::Int, int64_t(90), "the GPU architecture (GEMMs need 90: sm90a)"},
+      {"use_fast_math", TargetOptionType::Bool, false, "nvcc --use_fast_math"},
+      {"threads", TargetOptionType::Int, int64_t(0), "parallel nvcc processes (0: one per core)"},
+      {"tf32", TargetOptionType::Bool, false,
+       "run float32 GEMMs on the tensor cores as TF32 (else they stay elsewhere)"},
+      {"nvcc", TargetOptionType::String, std::string(PARTITA_CUTLASS_NVCC), "the CUDA compiler"},
+      {"cutlass_dir", TargetOptionType::String, std::string(PARTITA_CUTLASS_DIR),
+       "CUTLASS's source folder (with include/ and tools/util/include/)"},
+      {"cache_dir", TargetOptionType::String, std::string(),
+       "compiled objects and the profile cache (empty: $XDG_CACHE_HOME/partita/cutlass or ~/.cache/partita/cutlass; "
+       "\"none\": no cache)"},
+      {"profile", TargetOptionType::Bool, true, "time candidate kernels on the GPU for workloads the cache lacks"},
+      {"profile_cache", TargetOptionType::String, std::string(),
+       "the profile cache file (empty: <cache_dir>/gemm_profile.tsv)"}};
+  b.codegen = codegen;
+  b.runtime_plugin = "cutlass";
+#else
+  b.description =
+      "TVM's CUTLASS pattern table (partitioning only: the CUDA toolkit or the CUTLASS headers were not found)";
+#endif
   return b;
 });
 

@@ -1,7 +1,18 @@
-"""The seed tutorial's ``cutlass`` pattern table."""
+"""The CUTLASS backend (``tvm.relax.backend.cuda.cutlass``): TVM's pattern families, compiled to
+CUTLASS 3 sm90a kernels by the C++ codegen when the module is built."""
 from .._partition import partition_for
+from ..pattern_registry import get_patterns_with_prefix
+from ...transform import FoldForInference, FuseOpsByPattern
 
 
-def partition_for_cutlass(mod, merge=True, bind_constants=True):
-    """Partitions ``mod`` with the registered ``cutlass.*`` patterns."""
-    return partition_for("cutlass", mod, merge, bind_constants)
+def partition_for_cutlass(mod, annotate_codegen=True, bind_constants=True):
+    """Partitions ``mod`` with the registered ``cutlass.*`` patterns (TVM's signature).
+
+    ``annotate_codegen=True`` (the seed's path 1): each match is a composite wrapped in a function
+    carrying ``"Codegen": "cutlass"``. ``False``: plain composites, for
+    ``MergeCompositeFunctions`` to group (path 2). Either way the module is first folded for
+    inference (constants, batch norms), as every ``partition_for_<name>`` does."""
+    if annotate_codegen:
+        return partition_for("cutlass", mod, False, bind_constants)
+    mod = FoldForInference()(mod)
+    return FuseOpsByPattern(get_patterns_with_prefix("cutlass"), bind_constants, annotate_codegen=False)(mod)

@@ -1,17 +1,30 @@
-// The cutlass backend's registration: its pattern table partitions the seed tutorial's module
-// through both composite paths; it has no codegen yet, so building such a module is refused
-// with an error naming the backend.
+// The cutlass backend without a GPU: its pattern table and checks (what is offloaded, what
+// stays on the host, TVM's composite names), the generated C++ for each family, the module
+// format, the profile cache, and — when the codegen is built — one small module compiled by
+// nvcc (twice: the second build must run no nvcc).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "../cutlass_codegen.h"
+#include "../gemm_kernel.h"
+#include "../profiler.h"
+#include "cutlass_test_util.h"
 #include "partita/backend/registry.h"
-#include "partita/codegen/build.h"
-#include "partita/script/parser.h"
-#include "partita/transform/pattern_registry.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita {
 namespace {
 
-const char* kModule = R"(
+using cutlass_test::fill;
+
+const char* kSeed = R"(
 @I.ir_module
 class Module:
     @R.function
@@ -22,33 +35,350 @@ class Module:
         return a
 )";
 
-TEST(Cutlass, RegistersItsPatternTableWithoutACodegen) {
-  auto info = backend::find_backend("cutlass");
-  ASSERT_TRUE(info);
-  EXPECT_FALSE(bool(info->codegen));
-  EXPECT_TRUE(info->runtime_plugin.empty());
-  EXPECT_TRUE(transform::get_pattern("cutlass.multiply"));
-  EXPECT_TRUE(transform::get_pattern("cutlass.conv2d_bias_relu"));
-  EXPECT_FALSE(transform::get_pattern("cutlass.nope"));
-  // Fused patterns come after the plain ones they extend, so they are tried first.
-  auto patterns = transform::get_patterns_with_prefix("cutlass.");
-  ASSERT_EQ(patterns.size(), 9u);
-  EXPECT_EQ(patterns.front().name, "cutlass.conv2d_bias_relu");
-  EXPECT_EQ(patterns.back().name, "cutlass.multiply");
+// matmul + bias + activation, optionally a residual op and a second activation.
+const char* kMatmul = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(({M}, {K}), dtype="{dt}"), w: R.Tensor(({K}, {N}), dtype="{dt}"), b: R.Tensor(({N},), dtype="{dt}"), r: R.Tensor(({M}, {N}), dtype="{dt}")) -> R.Tensor(({M}, {N}), dtype="{dt}"):
+        with R.dataflow():
+            lv: R.Tensor(({M}, {N}), dtype="{dt}") = R.matmul(x, w, out_dtype="void")
+            lv1: R.Tensor(({M}, {N}), dtype="{dt}") = R.add(lv, b)
+            lv2: R.Tensor(({M}, {N}), dtype="{dt}") = R.nn.relu(lv1)
+            lv3: R.Tensor(({M}, {N}), dtype="{dt}") = R.add(lv2, r)
+            R.output(lv3)
+        return lv3
+)";
+
+std::vector<std::string> composites(const IRModule& m) {
+  std::vector<std::string> out;
+  std::string text = script::print_module(m), key = "\"Composite\": \"";
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    size_t b = at + key.size();
+    out.push_back(text.substr(b, text.find('"', b) - b));
+  }
+  return out;
 }
 
-TEST(Cutlass, PartitionsButDoesNotBuild) {
-  IRModule m = script::parse_module(kModule);
+IRModule parse(const std::string& text) { return script::parse_module(text); }
+
+TEST(CutlassPatterns, TvmFamiliesInPriorityOrder) {
+  auto patterns = transform::get_patterns_with_prefix("cutlass.");
+  std::set<std::string> names;
+  for (const auto& p : patterns) names.insert(p.name);
+  for (const char* n : {"cutlass.multiply", "cutlass.add", "cutlass.matmul", "cutlass.matmul_bias", "cutlass.matmul_bias_relu",
+                        "cutlass.matmul_bias_gelu", "cutlass.matmul_bias_silu", "cutlass.matmul_transposed",
+                        "cutlass.matmul_transposed_bias_gelu", "cutlass.conv2d", "cutlass.conv2d_bias_relu",
+                        "cutlass.conv2d_bias_silu", "cutlass.matmul_bias_relu_residual_add",
+                        "cutlass.matmul_transposed_bias_residual_multiply_relu", "cutlass.conv2d_bias_residual_add_relu",
+                        "cutlass.layer_norm", "cutlass.rms_norm"})
+    EXPECT_TRUE(names.count(n)) << n;
+  EXPECT_FALSE(names.count("cutlass.attention")) << "attention belongs to the cudnn backend this session";
+  // Highest priority first: the norms, then residual blocks, then the plain GEMMs, the seed's last.
+  EXPECT_EQ(patterns.front().name, "cutlass.rms_norm");
+  EXPECT_EQ(patterns.back().name, "cutlass.multiply");
+  EXPECT_EQ(patterns.size(), 2u + 16u + 2u * 2u * 13u + 2u);
+}
+
+TEST(CutlassPatterns, SeedTutorialBothPaths) {
+  IRModule m = parse(kSeed);
   IRModule p1 = transform::partition_for("cutlass", m, /*merge=*/false);
   IRModule p2 = transform::partition_for("cutlass", m, /*merge=*/true);
   EXPECT_TRUE(p1.contains("fused_relax_multiply_cutlass"));
   EXPECT_TRUE(p2.contains("fused_relax_multiply1_cutlass"));
-  try {
-    codegen::build(p2);
-    ADD_FAILURE() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cutlass"), std::string::npos) << e.what();
+}
+
+// The fused residual block, before and after, in the text format (path 1).
+TEST(CutlassPatterns, ResidualBlockText) {
+  IRModule m = parse(fill(kMatmul, {{"M", "64"}, {"K", "64"}, {"N", "128"}, {"dt", "float16"}}));
+  IRModule p = transform::partition_for("cutlass", m, /*merge=*/false);
+  std::string text = script::print_module(p);
+  EXPECT_NE(text.find(R"(R.func_attr({"Composite": "cutlass.matmul_bias_relu_residual_add"}))"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(R.func_attr({"Codegen": "cutlass"}))"), std::string::npos) << text;
+  const char* main = R"(    @R.function
+    def main(x: R.Tensor((64, 64), dtype="float16"), w: R.Tensor((64, 128), dtype="float16"), b: R.Tensor((128,), dtype="float16"), r: R.Tensor((64, 128), dtype="float16")) -> R.Tensor((64, 128), dtype="float16"):
+        cls = Module
+        with R.dataflow():
+            gv: R.Tensor((64, 128), dtype="float16") = cls.fused_relax_matmul_relax_add_relax_nn_relu_relax_add_cutlass(x, w, b, r)
+            R.output(gv)
+        return gv)";
+  EXPECT_NE(text.find(main), std::string::npos) << text;
+  EXPECT_EQ(composites(p), std::vector<std::string>{"cutlass.matmul_bias_relu_residual_add"});
+}
+
+struct CheckCase {
+  const char* what;
+  std::string text;
+  std::vector<std::string> expected;  // composites offloaded
+};
+
+TEST(CutlassPatterns, ChecksKeepWhatTheCodegenCannotRunOnTheHost) {
+  const std::string f16 = fill(kMatmul, {{"M", "64"}, {"K", "64"}, {"N", "128"}, {"dt", "float16"}});
+  std::vector<CheckCase> cases = {
+      {"fp16 residual block", f16, {"cutlass.matmul_bias_relu_residual_add"}},
+      {"bf16", fill(kMatmul, {{"M", "n"}, {"K", "64"}, {"N", "128"}, {"dt", "bfloat16"}}),
+       {"cutlass.matmul_bias_relu_residual_add"}},
+      // K not a multiple of 8 halves: TMA needs 16-byte rows; only the two adds are offloaded.
+      {"misaligned K", fill(kMatmul, {{"M", "64"}, {"K", "60"}, {"N", "128"}, {"dt", "float16"}}),
+       {"cutlass.add", "cutlass.add"}},
+      // float32 with a weight that is neither constant nor transposed cannot be read K-major.
+      {"fp32 plain weight", fill(kMatmul, {{"M", "64"}, {"K", "64"}, {"N", "128"}, {"dt", "float32"}}),
+       {"cutlass.add", "cutlass.add"}},
+      {"float64", fill(kMatmul, {{"M", "64"}, {"K", "64"}, {"N", "128"}, {"dt", "float64"}}),
+       {"cutlass.add", "cutlass.add"}},
+  };
+  // The residual is computed from the product itself: it cannot be an input of the fused kernel.
+  cases.push_back({"residual depends on the product", R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 64), dtype="float16"), w: R.Tensor((64, 64), dtype="float16"), b: R.Tensor((64,), dtype="float16")) -> R.Tensor((64, 64), dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor((64, 64), dtype="float16") = R.matmul(x, w, out_dtype="void")
+            lv1: R.Tensor((64, 64), dtype="float16") = R.add(lv, b)
+            lv2: R.Tensor((64, 64), dtype="float16") = R.exp(lv1)
+            lv3: R.Tensor((64, 64), dtype="float16") = R.add(lv1, lv2)
+            R.output(lv3)
+        return lv3
+)", {"cutlass.add", "cutlass.matmul_bias"}});
+  // An intermediate used outside the match stays visible: no fusion across it.
+  cases.push_back({"leaking intermediate", R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 64), dtype="float16"), w: R.Tensor((64, 64), dtype="float16"), b: R.Tensor((64,), dtype="float16")) -> R.Tuple(R.Tensor((64, 64), dtype="float16"), R.Tensor((64, 64), dtype="float16")):
+        with R.dataflow():
+            lv: R.Tensor((64, 64), dtype="float16") = R.matmul(x, w, out_dtype="void")
+            lv1: R.Tensor((64, 64), dtype="float16") = R.add(lv, b)
+            lv2: R.Tensor((64, 64), dtype="float16") = R.nn.relu(lv1)
+            gv: R.Tuple(R.Tensor((64, 64), dtype="float16"), R.Tensor((64, 64), dtype="float16")) = (lv1, lv2)
+            R.output(gv)
+        return gv
+)", {"cutlass.matmul_bias"}});
+  // conv2d: NHWC/OHWI with bias and silu is fused; NCHW stays on the host.
+  const char* conv = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor({xs}, dtype="float16"), w: R.Tensor({ws}, dtype="float16"), b: R.Tensor((1, 1, 1, 32), dtype="float16")) -> R.Tensor({os}, dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor({os}, dtype="float16") = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="{dl}", kernel_layout="{kl}", out_layout="{dl}", out_dtype="void")
+            lv1: R.Tensor({os}, dtype="float16") = R.add(lv, b)
+            lv2: R.Tensor({os}, dtype="float16") = R.nn.silu(lv1)
+            R.output(lv2)
+        return lv2
+)";
+  cases.push_back({"conv2d NHWC", fill(conv, {{"xs", "(2, 8, 8, 16)"}, {"ws", "(32, 3, 3, 16)"}, {"os", "(2, 8, 8, 32)"},
+                                             {"dl", "NHWC"}, {"kl", "OHWI"}}),
+                   {"cutlass.conv2d_bias_silu"}});
+  for (const auto& c : cases) {
+    IRModule p = transform::partition_for("cutlass", parse(c.text), /*merge=*/false);
+    auto got = composites(p);
+    std::sort(got.begin(), got.end());
+    auto want = c.expected;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << c.what << "\n" << script::print_module(p);
   }
+}
+
+TEST(CutlassPatterns, LayerNormAndRmsNorm) {
+  const char* text = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 64), dtype="float16"), g: R.Tensor((64,), dtype="float16"), b: R.Tensor((64,), dtype="float16")) -> R.Tuple(R.Tensor((4, 64), dtype="float16"), R.Tensor((4, 64), dtype="float16")):
+        with R.dataflow():
+            ln: R.Tensor((4, 64), dtype="float16") = R.nn.layer_norm(x, g, b, axes=[-1], epsilon=1.0000000000000001e-05, center=True, scale=True)
+            sq: R.Tensor((4, 64), dtype="float16") = R.multiply(x, x)
+            ms: R.Tensor((4, 1), dtype="float16") = R.mean(sq, axis=[-1], keepdims=True)
+            ep: R.Tensor((4, 1), dtype="float16") = R.add(ms, R.const(9.9999997e-07, "float16"))
+            rs: R.Tensor((4, 1), dtype="float16") = R.rsqrt(ep)
+            nx: R.Tensor((4, 64), dtype="float16") = R.multiply(x, rs)
+            rms: R.Tensor((4, 64), dtype="float16") = R.multiply(nx, g)
+            gv: R.Tuple(R.Tensor((4, 64), dtype="float16"), R.Tensor((4, 64), dtype="float16")) = (ln, rms)
+            R.output(gv)
+        return gv
+)";
+  IRModule p = transform::partition_for("cutlass", parse(text), /*merge=*/true);
+  auto got = composites(p);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"cutlass.layer_norm", "cutlass.rms_norm"})) << script::print_module(p);
+}
+
+// ---- codegen without nvcc ----
+
+backend::cutlass::GeneratedModule generate_for(const IRModule& parted, const codegen::Target& target) {
+  std::vector<codegen::CodegenFunction> fs;
+  for (const auto& [gv, f] : parted.functions()) {
+    auto* fn = f.as<FunctionNode>();
+    if (fn && fn->attr_string("Codegen") == "cutlass")
+      fs.push_back({fn->attr_string("global_symbol").value_or(gv->name_hint), Function(fn)});
+  }
+  codegen::ConstantNamer namer({});
+  return backend::cutlass::generate(fs, target, namer);
+}
+
+TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  IRModule p = transform::partition_for(
+      "cutlass", parse(fill(kMatmul, {{"M", "n"}, {"K", "64"}, {"N", "128"}, {"dt", "float16"}})), true);
+  auto m = generate_for(p, cutlass_test::test_target());
+  ASSERT_EQ(m.workloads.size(), 1u);
+  const auto& w = m.workloads[0];
+  EXPECT_EQ(w.cls.id(), "f16_bn_c_f16");
+  EXPECT_EQ(w.m, -1) << "M is symbolic";
+  EXPECT_EQ(w.k, 64);
+  EXPECT_TRUE(w.bias);
+  EXPECT_EQ(w.act, 1);
+  EXPECT_EQ(w.residual_mode, 2);
+  backend::cutlass::bind_kernels(m, {backend::cutlass::default_config(w.cls, 90)});
+  EXPECT_NE(m.source.find("pt_gemm_f16_bn_c_f16_128x128x64_1x1_coop(&gemm"), std::string::npos) << m.source;
+  EXPECT_EQ(m.source.find("@PT_GEMM"), std::string::npos);
+  ASSERT_EQ(m.units.size(), 1u);
+  EXPECT_NE(m.units[0].second.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
+  EXPECT_NE(m.units[0].second.find("Sm90SrcFetch"), std::string::npos);
+  EXPECT_NE(m.units[0].second.find("collective_builder.hpp"), std::string::npos);
+}
+
+TEST(CutlassCodegen, RefusesWhatTheTargetCannotRun) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  IRModule p = transform::partition_for(
+      "cutlass", parse(fill(kMatmul, {{"M", "64"}, {"K", "64"}, {"N", "128"}, {"dt", "float16"}})), false);
+  try {
+    generate_for(p, cutlass_test::test_target({{"sm", 80}}));
+    ADD_FAILURE() << "expected UnsupportedFunction";
+  } catch (const codegen::UnsupportedFunction& e) {
+    EXPECT_NE(std::string(e.what()).find("sm >= 90"), std::string::npos) << e.what();
+  }
+  const char* f32 = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 64), dtype="float32"), w: R.Tensor((128, 64), dtype="float32")) -> R.Tensor((64, 128), dtype="float32"):
+        with R.dataflow():
+            wt: R.Tensor((64, 128), dtype="float32") = R.permute_dims(w, axes=None)
+            lv: R.Tensor((64, 128), dtype="float32") = R.matmul(x, wt, out_dtype="void")
+            R.output(lv)
+        return lv
+)";
+  IRModule q = transform::partition_for("cutlass", parse(f32), false);
+  EXPECT_EQ(composites(q), std::vector<std::string>{"cutlass.matmul_transposed"});
+  try {
+    generate_for(q, cutlass_test::test_target({{"tf32", false}}));
+    ADD_FAILURE() << "expected UnsupportedFunction";
+  } catch (const codegen::UnsupportedFunction& e) {
+    EXPECT_NE(std::string(e.what()).find("tf32"), std::string::npos) << e.what();
+  }
+  auto m = generate_for(q, cutlass_test::test_target());
+  ASSERT_EQ(m.workloads.size(), 1u);
+  EXPECT_EQ(m.workloads[0].cls.id(), "f32_bk_nc_f32");
+}
+
+TEST(CutlassCodegen, Conv2dRunsAsImplicitGemmThroughIm2col) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  const char* conv = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 8, 8, 16), dtype="float16"), w: R.Tensor((32, 3, 3, 16), dtype="float16")) -> R.Tensor((2, 4, 4, 32), dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor((2, 4, 4, 32), dtype="float16") = R.nn.conv2d(x, w, strides=[2, 2], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NHWC", kernel_layout="OHWI", out_layout="NHWC", out_dtype="void")
+            R.output(lv)
+        return lv
+)";
+  auto m = generate_for(transform::partition_for("cutlass", parse(conv), false), cutlass_test::test_target());
+  ASSERT_EQ(m.workloads.size(), 1u);
+  EXPECT_EQ(m.workloads[0].m, 32);
+  EXPECT_EQ(m.workloads[0].k, 144);
+  EXPECT_EQ(m.workloads[0].cls.id(), "f16_bk_nc_f16");
+  EXPECT_NE(m.source.find("pt_im2col_kernel<__half>"), std::string::npos);
+}
+
+// ---- module format, profile cache ----
+
+TEST(CutlassFormat, FunctionTableRoundTripsAndBadBytesAreErrors) {
+  std::vector<backend::cutlass::CutlassFunction> fs{{"f", 2, {"c0", "c1"}}, {"g", 1, {}}};
+  auto back = backend::cutlass::read_function_table(backend::cutlass::write_function_table(fs));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].constants, (std::vector<std::string>{"c0", "c1"}));
+  EXPECT_TRUE(back[1].constants.empty());
+  EXPECT_THROW(backend::cutlass::read_function_table("f\tx\t\n"), Error);
+  if (!cutlass_test::codegen_built()) return;
+  EXPECT_THROW(runtime::load_module_from_binary("cutlass", "not a module"), Error);
+}
+
+TEST(CutlassProfiler, CacheKeysTheWholeWorkloadAndPersists) {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("partita_cutlass_profile_" + std::to_string(getpid()) + ".tsv");
+  fs::remove(file);
+  backend::cutlass::GemmWorkload w;
+  w.cls = {DataType::Float(16), DataType::Float(16), false, true};
+  w.m = 128;
+  w.n = 256;
+  w.k = 64;
+  w.bias = true;
+  w.act = 2;
+  std::string key = w.key(90);
+  EXPECT_EQ(key, "sm90 f16_bn_c_f16 m=128 n=256 k=64 batch=1 bias=1 act=2 res=0 post=0");
+  auto other = w;
+  other.act = 1;
+  EXPECT_NE(other.key(90), key) << "the epilogue is part of the key";
+  EXPECT_NE(w.key(100), key) << "the architecture is part of the key";
+  {
+    backend::cutlass::ProfileCache c(file.string());
+    EXPECT_FALSE(c.lookup(key));
+    c.store(key, backend::cutlass::GemmConfig::parse("128x256x64_1x1_coop"), 0.01);
+  }
+  {
+    std::ofstream(file, std::ios::app) << "garbage line\n";
+    backend::cutlass::ProfileCache c(file.string());
+    ASSERT_TRUE(c.lookup(key));
+    EXPECT_EQ(c.lookup(key)->id(), "128x256x64_1x1_coop");
+    EXPECT_EQ(c.size(), 1u);
+  }
+  // A later build reads the cache instead of measuring; symbolic M takes the default.
+  backend::cutlass::NvccOptions nvcc;
+  backend::cutlass::ProfileOptions po;
+  po.cache_file = file.string();
+  auto sym = w;
+  sym.m = -1;
+  backend::cutlass::ProfileReport rep;
+  auto chosen = backend::cutlass::choose_gemm_configs({w, sym}, nvcc, po, &rep);
+  EXPECT_EQ(chosen[0].id(), "128x256x64_1x1_coop");
+  EXPECT_EQ(chosen[1].id(), backend::cutlass::default_config(w.cls, 90).id());
+  EXPECT_EQ(rep.from_cache, 1);
+  EXPECT_EQ(rep.defaulted, 1);
+  EXPECT_THROW(backend::cutlass::GemmConfig::parse("128x128"), Error);
+  fs::remove(file);
+  auto src = backend::cutlass::profiler_source(w.cls, backend::cutlass::candidate_configs(w.cls, 90));
+  EXPECT_NE(src.find("pt_gemm_f16_bn_c_f16_64x128x64_1x1_pp"), std::string::npos);
+}
+
+// ---- one small module through nvcc (CI: about a minute for its one GEMM unit) ----
+
+TEST(CutlassCompile, OneModuleCompilesAndASecondBuildRunsNoNvcc) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  IRModule p = transform::partition_for(
+      "cutlass", parse(fill(kMatmul, {{"M", "n"}, {"K", "64"}, {"N", "128"}, {"dt", "float16"}})), true);
+  auto& stats = backend::cutlass::nvcc_stats();
+  // The glue the precompile helper makes is the build's own (the same source, so a cache hit).
+  cutlass_test::compile_glue_only(p, cutlass_test::test_target());
+  int glue_compiled = stats.compiled;
+  auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target()}, false));
+  int compiled = stats.compiled;
+  EXPECT_GE(stats.cached, 1) << "the build compiled the glue again: compile_glue_only made another source";
+  (void)glue_compiled;
+  auto start = std::chrono::steady_clock::now();
+  auto exec2 = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target()}, false));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(stats.compiled, compiled) << "the second build compiled again";
+  EXPECT_LT(seconds, 5.0);
+  // The artifact carries the compiled code and reloads without a GPU.
+  auto file = std::filesystem::temp_directory_path() / ("partita_cutlass_" + std::to_string(getpid()) + ".partita");
+  exec2->export_library(file.string());
+  auto loaded = runtime::load_module(file.string());
+  std::filesystem::remove(file);
+  EXPECT_TRUE(loaded);
 }
 
 }  // namespace

@@ -1,0 +1,379 @@
+// The device code the cutlass codegen writes, as text: the argument block of one GEMM kernel
+// (shared by a kernel's unit, the module's glue and the profiler), the body of a GEMM unit (one
+// CUTLASS 3 kernel for sm90a, made concrete by the #defines gemm_kernel.cc puts before it) and
+// the prelude of a module's glue (the calling convention, element-wise / im2col / normalization
+// kernels). Kept here as text so that a generated source is self-contained and its hash covers
+// everything that was compiled.
+#pragma once
+
+namespace partita::backend::cutlass {
+
+inline constexpr const char* kGemmAbi = R"PT(
+#include <stddef.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdint.h>
+enum { PT_ACT_NONE = 0, PT_ACT_RELU = 1, PT_ACT_GELU = 2, PT_ACT_GELU_TANH = 3, PT_ACT_SILU = 4 };
+enum { PT_C_NONE = 0, PT_C_ADD_BEFORE_ACT = 1, PT_C_ADD = 2, PT_C_MULTIPLY = 3 };
+typedef struct {
+  int64_t m, n, k, batch;
+  const void* a; int64_t lda, batch_stride_a;
+  const void* b; int64_t ldb, batch_stride_b;
+  const void* bias;
+  const void* c; int64_t ldc, batch_stride_c;
+  void* d; int64_t ldd, batch_stride_d;
+  float alpha;
+  int32_t act, c_mode, post_act;
+  void* stream;
+  void* workspace;
+  size_t workspace_size;
+} PtGemmArgs;
+)PT";
+
+inline constexpr const char* kGemmUnitIncludes = R"PT(
+#include <cstdio>
+#include <cstring>
+#include "cutlass/cutlass.h"
+#include "cute/tensor.hpp"
+#include "cutlass/numeric_types.h"
+#include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/epilogue/fusion/sm90_callbacks_tma_warpspecialized.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+)PT";
+
+inline constexpr const char* kGemmUnitBody = R"PT(
+// Everything of the kernel has internal linkage: several units are linked into one module, and
+// their same-named types (Gemm, Kernel, ...) and helpers must not meet.
+namespace {
+using namespace cute;
+
+// Activation codes shared with the generated glue (pt_gemm_abi.h).
+template <class T>
+CUTLASS_DEVICE float activate(float v, int code) {
+  switch (code) {
+    case PT_ACT_RELU: return v > 0.f ? v : 0.f;
+    case PT_ACT_GELU: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+    case PT_ACT_GELU_TANH: {
+      float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+      return 0.5f * v * (1.f + tanhf(u));
+    }
+    case PT_ACT_SILU: return v / (1.f + __expf(-v));
+    default: return v;
+  }
+}
+
+// The fused epilogue's compute node: its arguments come from the launch, so one kernel serves
+// every bias / activation / residual combination of its class.
+struct FusedEpilogueArguments {
+  float alpha = 1.f;
+  int act = 0, c_mode = 0, post_act = 0;
+};
+
+template <class Fragment>
+struct FusedEpilogue {
+  using Arguments = FusedEpilogueArguments;
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias, Fragment const& c,
+                                     Arguments const& p) const {
+    Fragment out;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < Fragment::kElements; ++i) {
+      float v = p.alpha * float(acc[i]) + float(bias[i]);
+      if (p.c_mode == PT_C_ADD_BEFORE_ACT) v += float(c[i]);
+      v = activate<float>(v, p.act);
+      if (p.c_mode == PT_C_ADD) v += float(c[i]);
+      else if (p.c_mode == PT_C_MULTIPLY) v *= float(c[i]);
+      out[i] = activate<float>(v, p.post_act);
+    }
+    return out;
+  }
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias, Arguments const& p) const {
+    Fragment out;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < Fragment::kElements; ++i)
+      out[i] = activate<float>(activate<float>(p.alpha * float(acc[i]) + float(bias[i]), p.act), p.post_act);
+    return out;
+  }
+};
+
+using ElementAB = PT_ELEMENT_AB;
+using ElementD = PT_ELEMENT_D;
+using ElementAcc = cute::conditional_t<cute::is_same_v<ElementAB, int8_t>, int32_t, float>;
+using ElementCompute = float;
+#if PT_HAS_C
+using ElementC = PT_ELEMENT_C;
+#else
+using ElementC = void;
+#endif
+using LayoutA = cutlass::layout::RowMajor;
+using LayoutB = PT_LAYOUT_B;
+using LayoutD = cutlass::layout::RowMajor;
+constexpr int kAlignAB = 128 / cutlass::sizeof_bits<ElementAB>::value;
+constexpr int kAlignD = 128 / cutlass::sizeof_bits<ElementD>::value;
+using TileShape = PT_TILE;
+using ClusterShape = PT_CLUSTER;
+constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
+
+using namespace cutlass::epilogue::fusion;
+using Bias = Sm90RowBroadcast<0, TileShape, ElementD, ElementCompute, Stride<_0, _1, _0>, kAlignD>;
+#if PT_HAS_C
+using Fusion = Sm90EVT<Sm90Compute<FusedEpilogue, ElementD, ElementCompute, kRound>, Sm90AccFetch, Bias,
+                       Sm90SrcFetch<ElementC>>;
+#else
+using Fusion = Sm90EVT<Sm90Compute<FusedEpilogue, ElementD, ElementCompute, kRound>, Sm90AccFetch, Bias>;
+#endif
+
+using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, ElementAcc, ElementCompute, ElementC, LayoutD, kAlignD,
+    ElementD, LayoutD, kAlignD, PT_EPILOGUE_SCHEDULE, Fusion>::CollectiveOp;
+using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, LayoutA, kAlignAB, ElementAB, LayoutB, kAlignAB,
+    ElementAcc, TileShape, ClusterShape,
+    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+        sizeof(typename CollectiveEpilogue::SharedStorage))>,
+    PT_KERNEL_SCHEDULE>::CollectiveOp;
+using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
+using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+
+typename Gemm::Arguments make_arguments(const PtGemmArgs& g) {
+  using StrideA = typename Gemm::GemmKernel::StrideA;
+  using StrideB = typename Gemm::GemmKernel::StrideB;
+  using StrideC = typename Gemm::GemmKernel::StrideC;
+  using StrideD = typename Gemm::GemmKernel::StrideD;
+  StrideA sa = cute::make_stride(g.lda, cute::Int<1>{}, g.batch_stride_a);
+  StrideB sb;
+#if PT_B_K_MAJOR
+  sb = cute::make_stride(g.ldb, cute::Int<1>{}, g.batch_stride_b);
+#else
+  sb = cute::make_stride(cute::Int<1>{}, g.ldb, g.batch_stride_b);
+#endif
+  StrideD sd = cute::make_stride(g.ldd, cute::Int<1>{}, g.batch_stride_d);
+  StrideC sc{};
+#if PT_HAS_C
+  sc = cute::make_stride(g.ldc, cute::Int<1>{}, g.batch_stride_c);
+#endif
+  typename Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = {int(g.m), int(g.n), int(g.k), int(g.batch)};
+  args.mainloop = {static_cast<const ElementAB*>(g.a), sa, static_cast<const ElementAB*>(g.b), sb};
+  args.epilogue.ptr_C = static_cast<const typename CollectiveEpilogue::ElementC*>(g.c);
+  args.epilogue.dC = sc;
+  args.epilogue.ptr_D = static_cast<ElementD*>(g.d);
+  args.epilogue.dD = sd;
+  auto& f = args.epilogue.thread;
+#if PT_HAS_C
+  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {}, {g.alpha, g.act, g.c_mode, g.post_act}};
+#else
+  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {g.alpha, g.act, g.c_mode, g.post_act}};
+#endif
+  return args;
+}
+
+void fail(char* err, size_t n, const char* what, cutlass::Status s) {
+  if (err && n) snprintf(err, n, "%s: %s", what, cutlass::cutlassGetStatusString(s));
+}
+
+}  // namespace
+
+#define PT_CAT2(a, b) a##b
+#define PT_CAT(a, b) PT_CAT2(a, b)
+
+// The workspace the kernel needs for these arguments (0 for plain data-parallel tiles).
+extern "C" size_t PT_CAT(PT_ENTRY, _workspace)(const PtGemmArgs* g) {
+  return Gemm::get_workspace_size(make_arguments(*g));
+}
+
+// Runs D = epilogue(A B) on the stream; returns 0, else 1 with a message in `err`.
+extern "C" int32_t PT_ENTRY(const PtGemmArgs* g, char* err, size_t err_size) {
+  auto args = make_arguments(*g);
+  Gemm gemm;
+  cutlass::Status s = gemm.can_implement(args);
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "the kernel cannot run this problem", s), 1;
+  if (Gemm::get_workspace_size(args) > g->workspace_size)
+    return fail(err, err_size, "workspace too small", cutlass::Status::kErrorWorkspaceNull), 1;
+  s = gemm.initialize(args, g->workspace, static_cast<cudaStream_t>(g->stream));
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "initializing the kernel", s), 1;
+  s = gemm.run(static_cast<cudaStream_t>(g->stream));
+  if (s != cutlass::Status::kSuccess) return fail(err, err_size, "launching the kernel", s), 1;
+  return 0;
+}
+)PT";
+
+inline constexpr const char* kModulePrelude = R"PT(
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdio.h>
+#include <string.h>
+
+// The runtime's tensor view (partita/runtime/c_abi.h), repeated so this file stands alone.
+typedef struct {
+  void* data;
+  const int64_t* shape;
+  int32_t ndim;
+  uint8_t dtype_code;
+  uint8_t dtype_bits;
+  uint16_t dtype_lanes;
+} PartitaTensorC;
+
+// One call of a generated function (module_format.h: the plug-in's side of it).
+typedef struct {
+  const PartitaTensorC* inputs;  // the function's parameters, then its constants (device memory)
+  int32_t num_inputs;
+  PartitaTensorC* outputs;
+  int32_t num_outputs;
+  void* stream;                  // cudaStream_t: the VM's current stream
+  void* (*alloc)(void* ctx, size_t bytes);  // device memory ordered on that stream
+  void (*release)(void* ctx, void* ptr);
+  void* ctx;
+  char* error;
+  size_t error_size;
+} PtCall;
+
+// Generated functions run their body in a lambda returning the status, so a failure returns.
+#define PT_FAIL(...)                                       \
+  do {                                                     \
+    snprintf(call->error, call->error_size, __VA_ARGS__);  \
+    return 1;                                              \
+  } while (0)
+#define PT_CUDA(expr, what)                                                                       \
+  do {                                                                                            \
+    cudaError_t e_ = (expr);                                                                      \
+    if (e_ != cudaSuccess) PT_FAIL("%s: %s (%s)", what, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
+  } while (0)
+
+// Device temporaries of one call, given back (stream-ordered) when the call returns.
+struct PtTemps {
+  const PtCall* call;
+  void* ptr[256];
+  int n = 0;
+  explicit PtTemps(const PtCall* c) : call(c) {}
+  ~PtTemps() {
+    for (int i = 0; i < n; ++i) call->release(call->ctx, ptr[i]);
+  }
+  void* alloc(size_t bytes) {
+    if (n == 256) return nullptr;
+    void* p = call->alloc(call->ctx, bytes);
+    if (p) ptr[n++] = p;
+    return p;
+  }
+};
+
+static inline int64_t pt_numel(const int64_t* s, int n) {
+  int64_t r = 1;
+  for (int i = 0; i < n; ++i) r *= s[i];
+  return r;
+}
+static inline unsigned pt_blocks(int64_t n, int threads) {
+  int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+template <class T> __device__ __forceinline__ float pt_load(const T* p, int64_t i) { return float(p[i]); }
+template <class T> __device__ __forceinline__ void pt_store(T* p, int64_t i, float v) { p[i] = T(v); }
+template <> __device__ __forceinline__ void pt_store<int32_t>(int32_t* p, int64_t i, float v) { p[i] = int32_t(v); }
+
+// Element-wise binary with NumPy broadcasting, up to 6 dimensions (strides 0 on broadcast axes).
+struct PtBroadcast {
+  int ndim;
+  int64_t out_shape[6];
+  int64_t a_stride[6], b_stride[6];
+};
+static inline bool pt_broadcast(const int64_t* as, int an, const int64_t* bs, int bn, int64_t* os, int on,
+                                PtBroadcast* bc) {
+  bc->ndim = on;
+  int64_t sa = 1, sb = 1;
+  for (int d = on - 1; d >= 0; --d) {
+    int ia = d - (on - an), ib = d - (on - bn);
+    int64_t ea = ia >= 0 ? as[ia] : 1, eb = ib >= 0 ? bs[ib] : 1;
+    if (ea != eb && ea != 1 && eb != 1) return false;
+    os[d] = ea > eb ? ea : eb;
+    bc->out_shape[d] = os[d];
+    bc->a_stride[d] = ea == 1 ? 0 : sa;
+    bc->b_stride[d] = eb == 1 ? 0 : sb;
+    sa *= ea;
+    sb *= eb;
+  }
+  return true;
+}
+template <class T, int Op>
+__global__ void pt_binary_kernel(const T* a, const T* b, T* out, int64_t n, PtBroadcast bc) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t r = i, ia = 0, ib = 0;
+    for (int d = bc.ndim - 1; d >= 0; --d) {
+      int64_t c = r % bc.out_shape[d];
+      r /= bc.out_shape[d];
+      ia += c * bc.a_stride[d];
+      ib += c * bc.b_stride[d];
+    }
+    if (Op == 0) out[i] = T(a[ia] + b[ib]);
+    else out[i] = T(a[ia] * b[ib]);
+  }
+}
+
+// im2col for an NHWC convolution with an OHWI kernel: row m = (n, p, q), column k = (kh, kw, c).
+template <class T>
+__global__ void pt_im2col_kernel(const T* x, T* cols, int64_t rows, int H, int W, int C, int P, int Q, int KH, int KW,
+                                 int sh, int sw, int ph, int pw, int dh, int dw) {
+  int64_t K = int64_t(KH) * KW * C, total = rows * K;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t m = i / K, k = i % K;
+    int c = int(k % C), kw = int((k / C) % KW), kh = int(k / (int64_t(C) * KW));
+    int q = int(m % Q), p = int((m / Q) % P);
+    int64_t n = m / (int64_t(P) * Q);
+    int h = p * sh - ph + kh * dh, w = q * sw - pw + kw * dw;
+    cols[i] = (h >= 0 && h < H && w >= 0 && w < W) ? x[((n * H + h) * W + w) * C + c] : T(0.f);
+  }
+}
+
+// A row's sum over a block of 256 threads.
+__device__ __forceinline__ float pt_block_sum(float v, float* shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = lane < int(blockDim.x / 32) ? shared[lane] : 0.f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// layer_norm / rms_norm over the last axis: one block per row, statistics in float.
+template <class T, bool Rms>
+__global__ void pt_norm_kernel(const T* x, const T* gamma, const T* beta, T* y, int64_t rows, int64_t cols, float eps) {
+  __shared__ float shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * cols;
+    float s = 0.f, s2 = 0.f;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float v = float(xr[c]);
+      s += v;
+      s2 += v * v;
+    }
+    float mean = Rms ? 0.f : pt_block_sum(s, shared) / float(cols);
+    float var;
+    if (Rms) {
+      var = pt_block_sum(s2, shared) / float(cols);
+    } else {
+      // Two passes for the variance: sum of squared deviations (stable for large means).
+      float d2 = 0.f;
+      for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+        float d = float(xr[c]) - mean;
+        d2 += d * d;
+      }
+      var = pt_block_sum(d2, shared) / float(cols);
+    }
+    float inv = rsqrtf(var + eps);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float v = (float(xr[c]) - mean) * inv * float(gamma[c]);
+      if (!Rms) v += float(beta[c]);
+      y[r * cols + c] = T(v);
+    }
+  }
+}
+)PT";
+
+}  // namespace partita::backend::cutlass

@@ -1,0 +1,48 @@
+// GEMM kernels of the cutlass backend: a kernel *class* is what the epilogue's arguments cannot
+// change (operand and result dtypes, the weight's layout, whether a residual is read); a
+// *config* is how a kernel of that class tiles the problem (CTA tile, cluster, schedule). One
+// class and config make one compilation unit (a CUTLASS 3 sm90a kernel, device_code.h), shared
+// by every module that uses it and cached by its source hash, so each is compiled once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "partita/runtime/data_type.h"
+
+namespace partita::backend::cutlass {
+
+struct GemmClass {
+  DataType in, out;        // A and B; C and D
+  bool b_k_major = false;  // B stored (N, K): a transposed weight, a conv2d kernel, tf32 / int8
+  bool has_c = false;      // reads a residual C of D's shape
+  std::string id() const;  // e.g. "f16_bk_c_f16"
+  bool operator<(const GemmClass& o) const { return id() < o.id(); }
+};
+
+struct GemmConfig {
+  int tile_m = 128, tile_n = 128, tile_k = 64;
+  int cluster_m = 1, cluster_n = 1;
+  bool pingpong = false;                           // KernelTmaWarpSpecializedPingpong, else ...Cooperative
+  std::string id() const;                          // e.g. "128x128x64_1x1_coop"
+  static GemmConfig parse(const std::string& id);  // throws Error("ValueError")
+};
+
+/// The kernel a class uses without measurement (no GPU at build time, symbolic shapes).
+GemmConfig default_config(const GemmClass& c, int sm);
+/// The configurations the profiler times for a class (the default first). Few on purpose: each
+/// is a compilation of ~1 minute.
+std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm);
+
+/// The C symbol of a unit's entry point: `pt_gemm_<class>_<config>` (its workspace query adds
+/// `_workspace`).
+std::string gemm_symbol(const GemmClass& c, const GemmConfig& k);
+/// The whole source of the unit for this class and config.
+std::string gemm_unit_source(const GemmClass& c, const GemmConfig& k);
+
+/// The CUTLASS element type of a dtype ("cutlass::half_t", ...), "" when there is none.
+std::string cutlass_element(DataType t);
+/// A short tag of a dtype for names ("f16", "bf16", "f32", "i8", "i32").
+std::string dtype_tag(DataType t);
+
+}  // namespace partita::backend::cutlass

@@ -1,0 +1,315 @@
+// The GEMM profiler and its cache (see profiler.h).
+#include "profiler.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "device_code.h"
+#include "partita/support/error.h"
+
+namespace partita::backend::cutlass {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The profiler program: fills the operands with random values once per workload, then for each
+// candidate runs it once (checking it can), warms up, and times repeated runs with CUDA events.
+constexpr const char* kProfilerMain = R"PT(
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+template <class T>
+__global__ void pt_fill(T* p, size_t n, unsigned seed, float scale) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ seed;
+    h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+    float v = (float(h & 0xffff) / 32768.f - 1.f) * scale;
+    p[i] = T(v);
+  }
+}
+template <class T>
+void* pt_random(size_t n, unsigned seed, float scale) {
+  void* p = nullptr;
+  if (cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)) != cudaSuccess) return nullptr;
+  pt_fill<T><<<1024, 256>>>(static_cast<T*>(p), n, seed, scale);
+  return p;
+}
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("NODEVICE\n");
+    return 0;
+  }
+  if (argc != 2) return 2;
+  FILE* f = std::fopen(argv[1], "r");
+  if (!f) return 3;
+  long long m, n, k, batch;
+  int bias, act, res, post;
+  int w = 0;
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  while (std::fscanf(f, "%lld %lld %lld %lld %d %d %d %d", &m, &n, &k, &batch, &bias, &act, &res, &post) == 8) {
+    float in_scale = PT_IN_IS_INT ? 3.f : 1.f;
+    void* a = pt_random<PT_IN_T>(size_t(batch * m * k), 1, in_scale);
+    void* b = pt_random<PT_IN_T>(size_t(batch * k * n), 2, in_scale);
+    void* bv = pt_random<PT_OUT_T>(size_t(n), 3, 1.f);
+    void* c = PT_HAS_C ? pt_random<PT_OUT_T>(size_t(batch * m * n), 4, 1.f) : nullptr;
+    void* d = nullptr;
+    cudaMalloc(&d, size_t(batch * m * n) * sizeof(PT_OUT_T));
+    for (int ci = 0; ci < int(sizeof(kCandidates) / sizeof(kCandidates[0])); ++ci) {
+      PtGemmArgs g = {};
+      g.m = m; g.n = n; g.k = k; g.batch = batch;
+      g.a = a; g.lda = k; g.batch_stride_a = m * k;
+      g.b = b; g.ldb = PT_B_K_MAJOR ? k : n; g.batch_stride_b = k * n;
+      g.bias = bias ? bv : nullptr;
+      g.c = c; g.ldc = n; g.batch_stride_c = m * n;
+      g.d = d; g.ldd = n; g.batch_stride_d = m * n;
+      g.alpha = 1.f; g.act = act; g.c_mode = res; g.post_act = post;
+      g.stream = nullptr;
+      g.workspace_size = kCandidates[ci].ws(&g);
+      if (g.workspace_size) cudaMalloc(&g.workspace, g.workspace_size);
+      char err[256] = {0};
+      if (kCandidates[ci].run(&g, err, sizeof err) != 0 || cudaDeviceSynchronize() != cudaSuccess) {
+        std::printf("F %d %d %s %s\n", w, ci, err, cudaGetErrorString(cudaGetLastError()));
+        if (g.workspace) cudaFree(g.workspace);
+        continue;
+      }
+      for (int i = 0; i < 3; ++i) kCandidates[ci].run(&g, err, sizeof err);
+      // Enough repetitions for ~20 ms, between 5 and 200.
+      cudaEventRecord(e0);
+      kCandidates[ci].run(&g, err, sizeof err);
+      cudaEventRecord(e1);
+      cudaEventSynchronize(e1);
+      float once = 0;
+      cudaEventElapsedTime(&once, e0, e1);
+      int reps = std::min(200, std::max(5, int(20.f / std::max(once, 1e-3f))));
+      std::vector<float> times;
+      for (int r = 0; r < reps; ++r) {
+        cudaEventRecord(e0);
+        kCandidates[ci].run(&g, err, sizeof err);
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        times.push_back(ms);
+      }
+      std::sort(times.begin(), times.end());
+      std::printf("R %d %d %.6f\n", w, ci, times[times.size() / 2]);
+      if (g.workspace) cudaFree(g.workspace);
+    }
+    cudaFree(a); cudaFree(b); cudaFree(bv); if (c) cudaFree(c); cudaFree(d);
+    ++w;
+  }
+  std::fclose(f);
+  return 0;
+}
+)PT";
+
+std::string device_type(DataType t) {
+  if (t == DataType::Float(16)) return "__half";
+  if (t == DataType::BFloat16()) return "__nv_bfloat16";
+  if (t == DataType::Float(32)) return "float";
+  if (t == DataType::Int(8)) return "int8_t";
+  return "int32_t";
+}
+
+}  // namespace
+
+std::string GemmWorkload::key(int sm) const {
+  std::ostringstream s;
+  s << "sm" << sm << " " << cls.id() << " m=" << m << " n=" << n << " k=" << k << " batch=" << batch
+    << " bias=" << int(bias) << " act=" << act << " res=" << residual_mode << " post=" << post_act;
+  return s.str();
+}
+
+ProfileCache::ProfileCache(std::string path) : path_(std::move(path)) {
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t a = line.find('\t'), b = a == std::string::npos ? a : line.find('\t', a + 1);
+    if (b == std::string::npos) continue;
+    try {
+      GemmConfig::parse(line.substr(a + 1, b - a - 1));
+      entries_[line.substr(0, a)] = {line.substr(a + 1, b - a - 1), std::stod(line.substr(b + 1))};
+    } catch (...) {
+      // A line from another version or a torn write: ignored.
+    }
+  }
+}
+
+std::optional<GemmConfig> ProfileCache::lookup(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return GemmConfig::parse(it->second.first);
+}
+
+void ProfileCache::store(const std::string& key, const GemmConfig& config, double ms) {
+  entries_[key] = {config.id(), ms};
+  std::ofstream out(path_, std::ios::app);
+  out << key << "\t" << config.id() << "\t" << ms << "\n";
+  if (!out) throw_error("IOError", "cutlass: cannot append to the profile cache " + path_);
+}
+
+bool gpu_present() {
+  if (const char* e = std::getenv("PARTITA_CUTLASS_PROFILE"); e && std::string(e) == "0") return false;
+  std::error_code ec;
+  return fs::exists("/dev/nvidia0", ec) || fs::exists("/dev/nvidiactl", ec);
+}
+
+std::string profiler_source(const GemmClass& cls, const std::vector<GemmConfig>& candidates) {
+  std::string s = "// CUTLASS GEMM profiler for class " + cls.id() + " (generated by Partita's cutlass backend)\n";
+  s += kGemmAbi;
+  s += "typedef size_t (*PtWorkspaceFn)(const PtGemmArgs*);\n";
+  s += "typedef int32_t (*PtRunFn)(const PtGemmArgs*, char*, size_t);\n";
+  for (const auto& c : candidates) {
+    std::string sym = gemm_symbol(cls, c);
+    s += "extern \"C\" size_t " + sym + "_workspace(const PtGemmArgs*);\n";
+    s += "extern \"C\" int32_t " + sym + "(const PtGemmArgs*, char*, size_t);\n";
+  }
+  s += "static const struct { const char* id; PtWorkspaceFn ws; PtRunFn run; } kCandidates[] = {\n";
+  for (const auto& c : candidates) {
+    std::string sym = gemm_symbol(cls, c);
+    s += "    {\"" + c.id() + "\", " + sym + "_workspace, " + sym + "},\n";
+  }
+  s += "};\n";
+  s += "#define PT_IN_T " + device_type(cls.in) + "\n";
+  s += "#define PT_OUT_T " + device_type(cls.out) + "\n";
+  s += std::string("#define PT_IN_IS_INT ") + (cls.in == DataType::Int(8) ? "1" : "0") + "\n";
+  s += std::string("#define PT_B_K_MAJOR ") + (cls.b_k_major ? "1" : "0") + "\n";
+  s += std::string("#define PT_HAS_C ") + (cls.has_c ? "1" : "0") + "\n";
+  s += kProfilerMain;
+  return s;
+}
+
+std::optional<std::vector<std::vector<double>>> run_profiler(const std::string& exe,
+                                                             const std::vector<GemmWorkload>& workloads,
+                                                             size_t num_candidates, int timeout_s,
+                                                             std::string* output) {
+  std::string tmpl = (fs::temp_directory_path() / "partita_profile_XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw_error("IOError", "cutlass: cannot create a temporary directory");
+  fs::path dir(tmpl);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
+  {
+    std::ofstream w(dir / "workloads.txt");
+    for (const auto& x : workloads)
+      w << x.m << " " << x.n << " " << x.k << " " << x.batch << " " << int(x.bias) << " " << x.act << " "
+        << x.residual_mode << " " << x.post_act << "\n";
+  }
+  fs::path log = dir / "out.txt";
+  std::string cmd = "timeout " + std::to_string(timeout_s) + " '" + exe + "' '" + (dir / "workloads.txt").string() +
+                    "' > '" + log.string() + "' 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::string out = read_file(log.string());
+  if (output) *output = out;
+  if (out.find("NODEVICE") != std::string::npos) return std::nullopt;
+  if (rc != 0)
+    throw_error("RuntimeError",
+                "cutlass: the GEMM profiler failed (exit status " + std::to_string(rc) + "):\n" + out.substr(0, 4000));
+  std::vector<std::vector<double>> ms(workloads.size(), std::vector<double>(num_candidates, -1.0));
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string tag;
+    size_t w, c;
+    double t;
+    if (l >> tag && tag == "R" && l >> w >> c >> t && w < ms.size() && c < num_candidates) ms[w][c] = t;
+  }
+  return ms;
+}
+
+std::vector<GemmConfig> choose_gemm_configs(const std::vector<GemmWorkload>& workloads, const NvccOptions& nvcc,
+                                            const ProfileOptions& options, ProfileReport* report) {
+  ProfileReport local;
+  ProfileReport& rep = report ? *report : local;
+  std::vector<GemmConfig> out(workloads.size());
+  std::string cache_file = options.cache_file.empty()
+                               ? (fs::path(resolve_cache_dir(nvcc)) / "gemm_profile.tsv").string()
+                               : options.cache_file;
+  ProfileCache cache(cache_file);
+  std::map<std::string, std::vector<size_t>> missing;  // class id -> workload indices
+  std::map<std::string, GemmClass> classes;
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const GemmWorkload& w = workloads[i];
+    out[i] = default_config(w.cls, nvcc.sm);
+    if (w.m < 0) {
+      ++rep.defaulted;
+      continue;
+    }
+    if (auto c = cache.lookup(w.key(nvcc.sm))) {
+      out[i] = *c;
+      ++rep.from_cache;
+      continue;
+    }
+    missing[w.cls.id()].push_back(i);
+    classes[w.cls.id()] = w.cls;
+  }
+  if (missing.empty()) return out;
+  if (!options.enabled || !gpu_present()) {
+    for (const auto& [id, idx] : missing) rep.defaulted += int(idx.size());
+    return out;
+  }
+  // Every class's candidates and profiler in one parallel compile, then one run per class.
+  std::vector<std::pair<std::string, std::string>> units;
+  std::map<std::string, std::pair<size_t, size_t>> unit_range;  // class -> [first, last) in units
+  for (const auto& [id, cls] : classes) {
+    size_t first = units.size();
+    auto cands = candidate_configs(cls, nvcc.sm);
+    for (const auto& c : cands) units.emplace_back(gemm_symbol(cls, c), gemm_unit_source(cls, c));
+    units.emplace_back("profiler_" + id, profiler_source(cls, cands));
+    unit_range[id] = {first, units.size()};
+  }
+  std::vector<std::string> objects = compile_objects(units, nvcc);
+  for (const auto& [id, idx] : missing) {
+    const GemmClass& cls = classes[id];
+    auto cands = candidate_configs(cls, nvcc.sm);
+    auto [first, last] = unit_range[id];
+    std::string exe =
+        link(std::vector<std::string>(objects.begin() + long(first), objects.begin() + long(last)), false, nvcc);
+    std::vector<GemmWorkload> ws;
+    for (size_t i : idx) ws.push_back(workloads[i]);
+    std::string text;
+    auto ms = run_profiler(exe, ws, cands.size(), options.timeout_s, &text);
+    if (!ms) {
+      rep.defaulted += int(idx.size());
+      continue;
+    }
+    for (size_t j = 0; j < idx.size(); ++j) {
+      int best = -1;
+      for (size_t c = 0; c < cands.size(); ++c)
+        if ((*ms)[j][c] > 0 && (best < 0 || (*ms)[j][c] < (*ms)[j][size_t(best)])) best = int(c);
+      rep.log += ws[j].key(nvcc.sm) + ":";
+      for (size_t c = 0; c < cands.size(); ++c) rep.log += " " + cands[c].id() + "=" + std::to_string((*ms)[j][c]);
+      rep.log += "\n";
+      if (best < 0) {
+        ++rep.defaulted;
+        continue;
+      }
+      out[idx[j]] = cands[size_t(best)];
+      cache.store(ws[j].key(nvcc.sm), cands[size_t(best)], (*ms)[j][size_t(best)]);
+      ++rep.measured;
+    }
+  }
+  return out;
+}
+
+}  // namespace partita::backend::cutlass

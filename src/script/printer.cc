@@ -963,6 +963,30 @@ std::string Printer::print_standalone(const ObjectRef& node) {
     out = header_comment(0) + text;
   } else if (node.as<StructInfoNode>()) {
     print_sinfo(Ref<StructInfoNode>(node.as<StructInfoNode>()), out);
+  } else if (node.as<SeqExprNode>() || node.as<BindingBlockNode>()) {
+    // As TVM prints them alone: the blocks' statements (a dataflow block inside
+    // `with R.dataflow():`), then a SeqExpr's body as an expression statement.
+    auto print_block = [&](const BindingBlockNode& block) {
+      if (!block.is_dataflow) {
+        for (const Binding& b : block.bindings) print_binding(*b, 0, out, nullptr);
+        return;
+      }
+      out += "with R.dataflow():\n";
+      std::vector<const VarNode*> outputs;
+      for (const Binding& b : block.bindings) print_binding(*b, 4, out, &outputs);
+      out += "    R.output(";
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (i) out += ", ";
+        print_var_ref(outputs[i], out);
+      }
+      out += ")\n";
+    };
+    if (const auto* seq = node.as<SeqExprNode>()) {
+      for (const BindingBlock& block : seq->blocks) print_block(*block);
+      print_expr(seq->body, out);
+    } else {
+      print_block(*node.as<BindingBlockNode>());
+    }
   } else if (node.as<ExprNode>()) {
     print_expr(Expr(node.as<ExprNode>()), out);
   } else if (node.as<BindingNode>()) {

@@ -1,5 +1,6 @@
 """IR containers and structural comparison (``tvm.ir``)."""
 from .._ffi import IRModule, GlobalVar, Op, Object, Attrs, GlobalInfo, VDevice, TargetDesc
+from . import transform  # noqa: F401 - tvm.ir.transform is tvm.transform
 from .structural import structural_equal, structural_hash, assert_structural_equal
 
 __all__ = ["IRModule", "GlobalVar", "Op", "Object", "Attrs", "GlobalInfo", "VDevice", "TargetDesc",
@@ -23,6 +24,10 @@ def _node_script(self):
 
 
 IRModule.script = _script
+IRModule.astext = _script
+IRModule.__repr__ = _script
+# TVM's field is `global_var_map_`; the brief's readers also look for it without the underscore.
+IRModule.global_var_map = IRModule.global_var_map_
 IRModule.show = _show
 IRModule.__str__ = _script
 Object.script = _node_script

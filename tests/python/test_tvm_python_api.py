@@ -1,0 +1,279 @@
+"""The Python API a TVM (v0.26) user writes without looking: IRModule, runtime tensors,
+the VM's stateful and timing API, pass pipelines, printing every node."""
+import numpy as np
+import pytest
+
+import partita
+from partita import relax
+from partita.script import ir as I, relax as R  # noqa: F401
+
+
+ADD_MUL = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((2, 3), dtype="float32") = R.add(x, y)
+            gv: R.Tensor((2, 3), dtype="float32") = R.multiply(lv, y)
+            R.output(gv)
+        return gv
+
+    @R.function
+    def pair(x: R.Tensor((2, 3), dtype="float32")) -> R.Tuple(R.Tensor((2, 3), dtype="float32"), R.Tensor((2, 3), dtype="float32")):
+        with R.dataflow():
+            a: R.Tensor((2, 3), dtype="float32") = R.add(x, x)
+            b: R.Tensor((2, 3), dtype="float32") = R.multiply(x, x)
+            gv: R.Tuple(R.Tensor((2, 3), dtype="float32"), R.Tensor((2, 3), dtype="float32")) = (a, b)
+            R.output(gv)
+        return gv
+"""
+
+
+def module():
+    return partita.script.from_source(ADD_MUL)
+
+
+# ---- IRModule ------------------------------------------------------------------------------
+
+def test_irmodule_functions_and_global_vars():
+    mod = module()
+    gvs = mod.get_global_vars()
+    assert [gv.name_hint for gv in gvs] == ["main", "pair"]
+    funcs = mod.functions
+    assert set(g.name_hint for g in funcs) == {"main", "pair"}
+    main_gv = mod.get_global_var("main")
+    assert funcs[main_gv].same_as(mod["main"]) and mod[main_gv].same_as(mod["main"])
+    assert mod.global_var_map_["pair"].same_as(mod.get_global_var("pair"))
+    assert mod.global_var_map["main"].same_as(main_gv)
+    assert "main" in mod and main_gv in mod and "nope" not in mod
+    assert relax.GlobalVar("nope") not in mod
+    assert partita.IRModule is partita.ir.IRModule
+
+
+def test_irmodule_setitem_update_func_and_delete():
+    mod = module()
+    main_gv = mod.get_global_var("main")
+    pair = mod["pair"]
+    mod["copy"] = pair  # by name: a new GlobalVar
+    assert mod.get_global_var("copy").name_hint == "copy" and mod["copy"].same_as(pair)
+    mod["main"] = pair  # by name: keeps the existing GlobalVar
+    assert mod.get_global_var("main").same_as(main_gv) and mod["main"].same_as(pair)
+    gv = relax.GlobalVar("third")
+    mod[gv] = pair
+    assert mod.get_global_var("third").same_as(gv)
+    orig = module()
+    mod.update_func(main_gv, orig["main"])
+    assert mod["main"].same_as(orig["main"])
+    del mod["copy"]
+    assert "copy" not in mod
+    with pytest.raises(KeyError, match="copy"):
+        del mod["copy"]
+    clone = mod.clone()
+    del clone["third"]
+    assert "third" in mod and "third" not in clone
+    other = partita.IRModule({"extra": orig["pair"]})
+    mod.update(other)
+    assert "extra" in mod
+
+
+def test_irmodule_constructor_takes_functions_attrs_and_global_infos():
+    orig = module()
+    mod = partita.IRModule({orig.get_global_var("main"): orig["main"], "p": orig["pair"]},
+                           attrs={"system_lib_prefix": "lib_"})
+    assert [g.name_hint for g in mod.get_global_vars()] == ["main", "p"]
+    assert mod.get_attr("system_lib_prefix") == "lib_"
+    with pytest.raises(TypeError):
+        partita.IRModule({3: orig["main"]})
+
+
+def test_irmodule_attrs_get_with_without():
+    mod = module()
+    assert mod.attrs is None and mod.get_attr("opt") is None
+    m2 = mod.with_attr("opt", 3).with_attr("name", "net").with_attr("flag", True).with_attr("s", 0.5)
+    assert mod.attrs is None, "with_attr copies; the original is unchanged"
+    assert m2.attrs == {"opt": 3, "name": "net", "flag": True, "s": 0.5}
+    assert m2.get_attr("opt") == 3 and isinstance(m2.get_attr("flag"), bool)
+    m3 = m2.without_attr("opt")
+    assert m3.get_attr("opt") is None and m2.get_attr("opt") == 3
+    m4 = mod.with_attrs({"a": "x", "b": 2})
+    assert m4.attrs == {"a": "x", "b": 2}
+    assert not partita.ir.structural_equal(mod, m4)
+    with pytest.raises(TypeError, match="module attribute \"bad\""):
+        mod.with_attr("bad", object())
+
+
+# ---- tensors --------------------------------------------------------------------------------
+
+def test_nd_array_and_runtime_tensor():
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    for make in (partita.nd.array, partita.runtime.tensor):
+        t = make(a, partita.cpu())
+        assert isinstance(t, partita.runtime.Tensor) and isinstance(t, partita.nd.NDArray)
+        assert t.shape == (2, 3) and t.dtype == "float32" and t.dtype == np.float32
+        assert t.device == partita.cpu() and str(t.device) == "cpu:0"
+        np.testing.assert_array_equal(t.numpy(), a)
+        np.testing.assert_array_equal(np.asarray(t), a)
+        np.testing.assert_allclose(t, a)  # numpy reads it through __array__
+        assert np.asarray(t, dtype="float64").dtype == np.float64
+        np.testing.assert_array_equal(np.from_dlpack(t), a)
+        assert t[1, 2] == 5.0
+    t = partita.nd.array([[1, 2], [3, 4]])
+    assert t.dtype == "int64" and t.dtype != "int32" and t.dtype != np.int32
+
+
+def test_tensor_copyto_copyfrom_and_assign():
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    t = partita.runtime.tensor(a)
+    c = t.copyto(partita.cpu())
+    assert not c.same_buffer(t)
+    np.testing.assert_array_equal(c.numpy(), a)
+    d = partita.runtime.empty((2, 3), "float32")
+    assert t.copyto(d) is d
+    np.testing.assert_array_equal(d.numpy(), a)
+    d.copyfrom(np.ones((2, 3)))
+    np.testing.assert_array_equal(d.numpy(), np.ones((2, 3), "float32"))
+    d[:] = np.full((2, 3), 7, "float32")
+    np.testing.assert_array_equal(d.numpy(), np.full((2, 3), 7, "float32"))
+    d[:] = t
+    np.testing.assert_array_equal(d.numpy(), a)
+    with pytest.raises(ValueError, match="shape"):
+        d.copyfrom(np.ones((3, 2)))
+    with pytest.raises(ValueError):
+        d[0] = a
+    assert "shape=(2, 3)" in repr(t) and "[[0. 1. 2.]" in str(t)
+    assert partita.runtime.from_dlpack(a).data_ptr == a.ctypes.data
+
+
+def test_device_spellings():
+    assert partita.device("cpu", 0) == partita.cpu()
+    assert partita.device("cuda", 1) == partita.cuda(1)
+    assert partita.device("cuda:2") == partita.cuda(2)
+    assert partita.runtime.device(1, 0) == partita.cpu()
+
+
+# ---- the VM ---------------------------------------------------------------------------------
+
+def build():
+    return relax.build(module())
+
+
+def test_vm_results_are_runtime_tensors_numpy_code_still_works():
+    vm = relax.VirtualMachine(build(), partita.cpu())
+    x = np.ones((2, 3), "float32")
+    y = np.full((2, 3), 2, "float32")
+    out = vm["main"](partita.nd.array(x), partita.nd.array(y))
+    assert isinstance(out, partita.runtime.Tensor)
+    assert out.shape == (2, 3) and out.dtype == "float32" and out.device == partita.cpu()
+    np.testing.assert_allclose(out.numpy(), (x + y) * y)
+    np.testing.assert_allclose(out, (x + y) * y)
+    a, b = vm["pair"](x)
+    assert isinstance(a, partita.runtime.Tensor) and isinstance(b, partita.runtime.Tensor)
+    np.testing.assert_allclose(a.numpy(), x + x)
+
+
+def test_vm_stateful_api():
+    vm = relax.VirtualMachine(build(), partita.cpu())
+    x = np.ones((2, 3), "float32")
+    y = np.full((2, 3), 3, "float32")
+    with pytest.raises(ValueError, match="set_input was not called"):
+        vm.invoke_stateful("main")
+    vm.set_input("main", x, y)
+    with pytest.raises(ValueError, match="invoke_stateful was not called"):
+        vm.get_outputs("main")
+    vm.invoke_stateful("main")
+    np.testing.assert_allclose(vm.get_outputs("main").numpy(), (x + y) * y)
+    vm.set_input("main", y=x, x=y)  # by parameter name
+    vm.invoke_stateful("main")
+    np.testing.assert_allclose(vm.get_outputs("main").numpy(), (y + x) * x)
+    vm.set_input("pair", x)
+    vm.invoke_stateful("pair")
+    out = vm.get_outputs("pair")
+    assert isinstance(out, tuple) and len(out) == 2
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        vm.set_input("main", x)
+    with pytest.raises(TypeError, match="no parameter named z"):
+        vm.set_input("main", x, z=y)
+    with pytest.raises(KeyError):
+        vm.set_input("absent", x)
+
+
+def test_vm_save_function_and_time_evaluator():
+    vm = relax.VirtualMachine(build(), partita.cpu())
+    x = np.ones((2, 3), "float32")
+    vm.save_function("main", "main_saved", x, x)
+    np.testing.assert_allclose(vm["main_saved"]().numpy(), (x + x) * x)
+    res = vm.time_evaluator("main", partita.cpu(), number=3, repeat=4)(x, x)
+    assert isinstance(res, partita.runtime.BenchmarkResult)
+    assert len(res.results) == 4 and 0 < res.min <= res.mean <= res.max
+    assert "mean (ms)" in str(res)
+    vm.set_input("main", x, x)
+    res = vm.time_evaluator("invoke_stateful", partita.cpu(), number=2, min_repeat_ms=5)("main")
+    assert len(res.results) == 1 and res.results[0] > 0
+    res = vm.time_evaluator("main_saved", partita.cpu(), number=1)()
+    assert res.mean > 0
+
+
+def test_vm_refuses_what_is_not_an_executable():
+    with pytest.raises(ValueError, match="expects an Executable"):
+        relax.VirtualMachine(module(), partita.cpu())
+
+
+# ---- passes and pipelines -------------------------------------------------------------------
+
+def test_module_pass_decorator_on_function_and_class():
+    seen = []
+
+    @partita.transform.module_pass(opt_level=0, name="Record")
+    def record(mod, ctx):
+        seen.append(ctx.opt_level)
+        return mod
+
+    @partita.transform.module_pass(opt_level=0, name="AddAttr")
+    class AddAttr:
+        def __init__(self, value):
+            self.value = value
+
+        def transform_module(self, mod, _ctx):
+            return mod.with_attr("tag", self.value)
+
+    with partita.transform.PassContext(opt_level=3):
+        assert partita.transform.PassContext.current().opt_level == 3
+        out = partita.transform.Sequential([record, AddAttr("hi")])(module())
+    assert seen == [3] and out.get_attr("tag") == "hi"
+    assert record.info.name == "Record"
+    assert partita.ir.transform.Sequential is partita.transform.Sequential
+
+
+def test_sequential_respects_opt_level():
+    ran = []
+    high = partita.transform.module_pass(lambda m: ran.append("high") or m, opt_level=3, name="High")
+    low = partita.transform.module_pass(lambda m: ran.append("low") or m, opt_level=1, name="Low")
+    seq = partita.transform.Sequential([high, low])
+    with partita.transform.PassContext(opt_level=2):
+        seq(module())
+    assert ran == ["low"]
+    with partita.transform.PassContext(opt_level=3):
+        seq(module())
+    assert ran == ["low", "high", "low"]
+
+
+# ---- printing -------------------------------------------------------------------------------
+
+def test_every_node_prints():
+    mod = module()
+    main = mod["main"]
+    seq = main.body
+    text = repr(seq)
+    assert "R.Object" not in text
+    assert text.startswith("with R.dataflow():") and text.rstrip().endswith("gv")
+    assert "lv: R.Tensor((2, 3), dtype=\"float32\") = R.add(x, y)" in text
+    block = seq.blocks[0]
+    assert repr(block).startswith("with R.dataflow():") and "R.output(gv)" in repr(block)
+    binding = block.bindings[0]
+    assert repr(binding).startswith("lv: R.Tensor((2, 3)")
+    assert repr(binding.value) == "R.add(x, y)"
+    assert repr(main.params[0]) == "x"
+    assert repr(main.params[0].struct_info) == 'R.Tensor((2, 3), dtype="float32")'
+    assert repr(mod).startswith("# from partita.script import ir as I")
+    assert "@R.function" in repr(main)

@@ -3,7 +3,11 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/transform/attach_global_symbol.h"
 #include "partita/transform/basic.h"
+#include "partita/transform/bind_params.h"
+#include "partita/transform/eliminate_common_subexpr.h"
+#include "partita/transform/remove_unused_outputs.h"
 #include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
@@ -150,6 +154,15 @@ static void bind_passes(py::module_& m) {
   m.def("DeadCodeElimination", &transform::DeadCodeElimination,
         py::arg("entry_functions") = std::vector<std::string>());
   m.def("FoldConstant", &transform::FoldConstant);
+  m.def("AttachGlobalSymbol", &transform::AttachGlobalSymbol);
+  m.def("EliminateCommonSubexpr", &transform::EliminateCommonSubexpr, py::arg("call_only") = false);
+  m.def("RemoveUnusedOutputs", &transform::RemoveUnusedOutputs);
+  // (name, var, value) triples: python/partita/relax/transform turns TVM's dict into them.
+  m.def("BindParams", [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {
+    std::vector<transform::ParamBinding> bindings;
+    for (auto& [name, var, value] : params) bindings.push_back({name, var, value});
+    return transform::BindParams(std::move(func_name), std::move(bindings));
+  }, py::arg("func_name"), py::arg("params"));
   m.def("FoldBatchnormToConv2D", &transform::FoldBatchnormToConv2D);
   m.def("FoldForInference", &transform::FoldForInference);
   // The code generator's registered check and fusion kinds are found by its name.

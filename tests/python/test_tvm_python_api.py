@@ -277,3 +277,31 @@ def test_every_node_prints():
     assert repr(main.params[0].struct_info) == 'R.Tensor((2, 3), dtype="float32")'
     assert repr(mod).startswith("# from partita.script import ir as I")
     assert "@R.function" in repr(main)
+
+
+def test_bind_params_from_numpy_by_name_and_var():
+    text = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32"), w: R.Tensor((4, 3), dtype="float32")) -> R.Tensor(("n", 3), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            gv: R.Tensor((n, 3), dtype="float32") = R.matmul(x, w)
+            R.output(gv)
+        return gv
+"""
+    mod = partita.script.from_source(text)
+    w = np.arange(12, dtype="float32").reshape(4, 3)
+    bound = relax.transform.BindParams("main", {"w": w})(mod)
+    assert [p.name_hint for p in bound["main"].params] == ["x"]
+    x = np.ones((2, 4), "float32")
+    out = relax.VirtualMachine(relax.build(bound), partita.cpu())["main"](x)
+    np.testing.assert_allclose(out.numpy(), x @ w)
+    by_var = relax.transform.BindParams("main", {mod["main"].params[1]: partita.nd.array(w)})(mod)
+    partita.ir.assert_structural_equal(by_var, bound)
+    with pytest.raises(ValueError, match="no parameter named \"q\""):
+        relax.transform.BindParams("main", {"q": w})(mod)
+    # relax.build(params=...) binds them too, as TVM's.
+    out = relax.VirtualMachine(relax.build(mod, params={"w": w}), partita.cpu())["main"](x)
+    np.testing.assert_allclose(out.numpy(), x @ w)

@@ -8,6 +8,7 @@ from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutp
 from ...transform import Pass, PassContext, Sequential, function_pass
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
 from .bind_params import BindParams
+from .mixed_precision import ToMixedPrecision
 
 __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "FoldConstant", "FoldBatchnormToConv2D", "FoldForInference",
@@ -16,4 +17,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "RunCodegen", "InlineCompilerFunctions", "OutlineCompilerFunctions",
            "MarkCompilerFunctionsAsExtern", "NameCodegenConstants", "RealizeVDevice",
            "PlaceDeviceCopies", "FuseOpsByKind", "AttachGlobalSymbol", "EliminateCommonSubexpr",
-           "RemoveUnusedOutputs", "BindParams"]
+           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision"]

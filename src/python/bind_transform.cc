@@ -10,6 +10,7 @@
 #include "partita/transform/remove_unused_outputs.h"
 #include "partita/transform/to_mixed_precision.h"
 #include "partita/transform/fold_constant.h"
+#include "partita/transform/fuse_ops.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
 #include "partita/transform/place_device_copies.h"
@@ -158,6 +159,7 @@ static void bind_passes(py::module_& m) {
   m.def("AttachGlobalSymbol", &transform::AttachGlobalSymbol);
   m.def("EliminateCommonSubexpr", &transform::EliminateCommonSubexpr, py::arg("call_only") = false);
   m.def("RemoveUnusedOutputs", &transform::RemoveUnusedOutputs);
+  m.def("FuseOps", &transform::FuseOps, py::arg("fuse_opt_level") = -1);
   m.def("ToMixedPrecision", &transform::ToMixedPrecision, py::arg("out_dtype") = DataType::Float(32));
   // (name, var, value) triples: python/partita/relax/transform turns TVM's dict into them.
   m.def("BindParams", [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {

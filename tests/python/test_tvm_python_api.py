@@ -329,7 +329,7 @@ class Module:
     mixed = relax.transform.ToMixedPrecision(out_dtype="float32")(mod)
     printed = mixed.script()
     assert 'R.astype(x, dtype="float16")' in printed and 'out_dtype="float32"' in printed
-    assert 'R.nn.softmax(y, axis=-1)' in printed.replace("lv", "y") or "R.nn.softmax(" in printed
+    assert "R.nn.softmax(" in printed
     assert mixed["main"].ret_struct_info.dtype == "float32"
     with pytest.raises(ValueError, match="fp16_input_names"):
         relax.transform.ToMixedPrecision(fp16_input_names=["x"])
@@ -341,3 +341,31 @@ class Module:
     out = relax.VirtualMachine(relax.build(mixed, "cuda"), partita.cuda(0))["main"](*args)
     assert out.dtype == "float32" and out.device == partita.cuda(0)
     np.testing.assert_allclose(out.numpy(), ref, rtol=2e-2, atol=2e-3)
+
+
+def test_get_pipeline_zero_fuses_and_builds():
+    mod = module()
+    zero = relax.get_pipeline("zero")
+    assert isinstance(zero, partita.transform.Pass)
+    fused = partita.transform.Sequential([zero])(mod)
+    names = [gv.name_hint for gv in fused.get_global_vars()]
+    assert "fused_relax_add_relax_multiply" in names, names
+    assert fused["fused_relax_add_relax_multiply"].attrs["Primitive"] == 1
+    x = np.ones((2, 3), "float32")
+    y = np.full((2, 3), 2, "float32")
+    for m in (fused, mod):  # relax.build runs FuseOps' host groups as their operators
+        out = relax.VirtualMachine(relax.build(m), partita.cpu())["main"](x, y)
+        np.testing.assert_allclose(out.numpy(), (x + y) * y)
+    out = relax.VirtualMachine(relax.build(mod, relax_pipeline="zero"), partita.cpu())["main"](x, y)
+    np.testing.assert_allclose(out.numpy(), (x + y) * y)
+    with partita.transform.PassContext(opt_level=0):
+        assert partita.ir.structural_equal(relax.transform.FuseOps()(mod), mod)
+    with pytest.raises(ValueError, match="Unknown pre-built pipeline"):
+        relax.get_pipeline("nope")
+    attached = relax.get_pipeline("default_build")(fused)
+    assert attached["fused_relax_add_relax_multiply"].attrs["global_symbol"] == "fused_relax_add_relax_multiply"
+
+    @relax.pipeline.register_pipeline("test_only_cse")
+    def _cse():
+        return relax.transform.EliminateCommonSubexpr()
+    assert isinstance(relax.get_pipeline("test_only_cse"), partita.transform.Pass)

@@ -30,7 +30,18 @@ def build(mod, target=None, params=None, relax_pipeline=None, tir_pipeline=None,
             from .pipeline import get_pipeline
             relax_pipeline = get_pipeline(relax_pipeline)
         mod = relax_pipeline(mod)
-    return _ffi.build(mod, target, fallback)
+    return _ffi.build(_inline_host_primitives(mod), target, fallback)
+
+
+def _inline_host_primitives(mod):
+    """FuseOps' "Primitive" functions without a code generator are TVM's input to FuseTIR,
+    which fuses their TIR into one kernel. Partita's host VM runs operators one by one, so such
+    a group runs as its operators: it is inlined back where it is called."""
+    names = [gv.name_hint for gv, f in mod.functions_items()
+             if isinstance(f, _ffi.Function) and "Primitive" in f.attrs and "Codegen" not in f.attrs]
+    if not names:
+        return mod
+    return _ffi.InlineCompilerFunctions([], names)(mod)
 
 
 def _vm_arg(arg):

@@ -4,7 +4,7 @@ from ..._ffi import FoldConstant, FoldBatchnormToConv2D, FoldForInference, FuseO
 from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
-from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs
+from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps
 from ...transform import Pass, PassContext, Sequential, function_pass
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
 from .bind_params import BindParams
@@ -17,4 +17,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "RunCodegen", "InlineCompilerFunctions", "OutlineCompilerFunctions",
            "MarkCompilerFunctionsAsExtern", "NameCodegenConstants", "RealizeVDevice",
            "PlaceDeviceCopies", "FuseOpsByKind", "AttachGlobalSymbol", "EliminateCommonSubexpr",
-           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision"]
+           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps"]

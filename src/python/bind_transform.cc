@@ -6,6 +6,7 @@
 #include "partita/transform/attach_global_symbol.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/bind_params.h"
+#include "partita/transform/decompose_ops.h"
 #include "partita/transform/eliminate_common_subexpr.h"
 #include "partita/transform/remove_unused_outputs.h"
 #include "partita/transform/to_mixed_precision.h"
@@ -160,6 +161,9 @@ static void bind_passes(py::module_& m) {
   m.def("EliminateCommonSubexpr", &transform::EliminateCommonSubexpr, py::arg("call_only") = false);
   m.def("RemoveUnusedOutputs", &transform::RemoveUnusedOutputs);
   m.def("FuseOps", &transform::FuseOps, py::arg("fuse_opt_level") = -1);
+  m.def("DecomposeOpsForInference", [](std::optional<std::string> func_name) {
+    return transform::DecomposeOpsForInference(func_name.value_or(""));
+  }, py::arg("func_name") = py::none());
   m.def("ToMixedPrecision", &transform::ToMixedPrecision, py::arg("out_dtype") = DataType::Float(32));
   // (name, var, value) triples: python/partita/relax/transform turns TVM's dict into them.
   m.def("BindParams", [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {

@@ -5,6 +5,7 @@ from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
 from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps
+from ..._ffi import DecomposeOpsForInference
 from ...transform import Pass, PassContext, Sequential, function_pass
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
 from .bind_params import BindParams
@@ -17,4 +18,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "RunCodegen", "InlineCompilerFunctions", "OutlineCompilerFunctions",
            "MarkCompilerFunctionsAsExtern", "NameCodegenConstants", "RealizeVDevice",
            "PlaceDeviceCopies", "FuseOpsByKind", "AttachGlobalSymbol", "EliminateCommonSubexpr",
-           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps"]
+           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps", "DecomposeOpsForInference"]

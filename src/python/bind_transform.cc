@@ -12,6 +12,7 @@
 #include "partita/transform/to_mixed_precision.h"
 #include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops.h"
+#include "partita/transform/lambda_lift.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/pass.h"
 #include "partita/transform/place_device_copies.h"
@@ -161,6 +162,7 @@ static void bind_passes(py::module_& m) {
   m.def("EliminateCommonSubexpr", &transform::EliminateCommonSubexpr, py::arg("call_only") = false);
   m.def("RemoveUnusedOutputs", &transform::RemoveUnusedOutputs);
   m.def("FuseOps", &transform::FuseOps, py::arg("fuse_opt_level") = -1);
+  m.def("LambdaLift", &transform::LambdaLift);
   m.def("DecomposeOpsForInference", [](std::optional<std::string> func_name) {
     return transform::DecomposeOpsForInference(func_name.value_or(""));
   }, py::arg("func_name") = py::none());

@@ -5,7 +5,7 @@ from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
 from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps
-from ..._ffi import DecomposeOpsForInference
+from ..._ffi import DecomposeOpsForInference, LambdaLift
 from ...transform import Pass, PassContext, Sequential, function_pass
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
 from .bind_params import BindParams
@@ -18,4 +18,4 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "RunCodegen", "InlineCompilerFunctions", "OutlineCompilerFunctions",
            "MarkCompilerFunctionsAsExtern", "NameCodegenConstants", "RealizeVDevice",
            "PlaceDeviceCopies", "FuseOpsByKind", "AttachGlobalSymbol", "EliminateCommonSubexpr",
-           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps", "DecomposeOpsForInference"]
+           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps", "DecomposeOpsForInference", "LambdaLift"]

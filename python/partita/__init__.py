@@ -20,6 +20,7 @@ from ._ffi import PartitaError  # noqa: E402
 from . import ir, tir, transform, target, runtime, relax, script, nd  # noqa: E402
 from .runtime import cpu, cuda, device  # noqa: E402
 from .ir import IRModule  # noqa: E402
+from ._global_func import register_func, get_global_func, list_global_func_names  # noqa: E402
 
 __all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "nd", "cpu", "cuda",
-           "device", "IRModule", "PartitaError"]
+           "device", "IRModule", "PartitaError", "register_func", "get_global_func", "list_global_func_names"]

@@ -6,6 +6,7 @@ import pytest
 import partita
 from partita import relax
 from partita.script import ir as I, relax as R  # noqa: F401
+import partita.script  # noqa: F401
 
 
 ADD_MUL = """
@@ -369,3 +370,50 @@ def test_get_pipeline_zero_fuses_and_builds():
     def _cse():
         return relax.transform.EliminateCommonSubexpr()
     assert isinstance(relax.get_pipeline("test_only_cse"), partita.transform.Pass)
+
+
+def test_global_func_registry():
+    assert partita.get_global_func("relax.ext.example_npu", True) is None
+    with pytest.raises(ValueError, match="Cannot find global function relax.ext.nope"):
+        partita.get_global_func("relax.ext.nope")
+
+    @partita.register_func("test.tvm_api.double")
+    def double(x):
+        return 2 * x
+    assert partita.get_global_func("test.tvm_api.double")(4) == 8
+    with pytest.raises(ValueError, match="already registered"):
+        partita.register_func("test.tvm_api.double", double)
+    partita.register_func("test.tvm_api.double", lambda x: 3 * x, override=True)
+    assert partita.get_global_func("test.tvm_api.double")(4) == 12
+    assert "test.tvm_api.double" in partita.list_global_func_names()
+
+
+@partita.script.ir_module
+class DecoratedLikeTVM:
+    @R.function
+    def main(data: R.Tensor((1, 3, 8, 8), "float32"), weight: R.Tensor((4, 3, 3, 3), "float32")) -> R.Tensor((1, 4, 6, 6), "float32"):
+        with R.dataflow():
+            conv = relax.op.nn.conv2d(data, weight)
+            out = relax.op.nn.relu(conv)
+            R.output(out)
+        return out
+
+
+def test_tvm_script_spellings_in_decorated_sources():
+    # @tvm.script.ir_module and relax.op.X (the Python operator functions) inside TVMScript.
+    text = DecoratedLikeTVM.script()
+    assert "R.nn.conv2d(data, weight" in text and "R.nn.relu(conv)" in text
+    # Columns are kept: an error on such a line points where the user wrote it.
+    src = "\n".join([
+        "@partita.script.ir_module",
+        "class Bad:",
+        "    @R.function",
+        "    def main(x: R.Tensor((2,), \"float32\")) -> R.Tensor((2,), \"float32\"):",
+        "        y = relax.op.not_an_op(x)",
+        "        return y",
+    ])
+    from partita.script import _source
+    fixed = _source.normalize_relax_op_calls(_source.normalize_decorators(src, globals()), globals())
+    assert fixed.splitlines()[0].startswith("@I.ir_module")
+    line = fixed.splitlines()[4]
+    assert line.index("not_an_op") == src.splitlines()[4].index("not_an_op")

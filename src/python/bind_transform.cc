@@ -166,7 +166,8 @@ static void bind_passes(py::module_& m) {
   m.def("DecomposeOpsForInference", [](std::optional<std::string> func_name) {
     return transform::DecomposeOpsForInference(func_name.value_or(""));
   }, py::arg("func_name") = py::none());
-  m.def("ToMixedPrecision", &transform::ToMixedPrecision, py::arg("out_dtype") = DataType::Float(32));
+  m.def("ToMixedPrecision", &transform::ToMixedPrecision, py::arg("out_dtype") = DataType::Float(32),
+        py::arg("fp16_input_names") = std::vector<std::string>());
   // (name, var, value) triples: python/partita/relax/transform turns TVM's dict into them.
   m.def("BindParams", [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {
     std::vector<transform::ParamBinding> bindings;

@@ -239,8 +239,22 @@ bool in_fp16_range(const Tensor& t) {
 
 class MixedPrecisionRewriter : public ExprMutator {
  public:
-  MixedPrecisionRewriter(const VarNTypes& decided, DataType out_dtype, IRModule mod)
-      : ExprMutator(mod), decided_(decided), out_dtype_(out_dtype) {}
+  MixedPrecisionRewriter(const VarNTypes& decided, DataType out_dtype, const std::vector<std::string>& fp16_inputs,
+                         IRModule mod)
+      : ExprMutator(mod), decided_(decided), out_dtype_(out_dtype),
+        fp16_inputs_(fp16_inputs.begin(), fp16_inputs.end()) {}
+
+  /// Parameters named in fp16_input_names are defined as float16 tensors.
+  Var visit_var_def(const Var& var) override {
+    Var v = ExprMutator::visit_var_def(var);
+    const auto* t = v->struct_info_ ? v->struct_info_.as<TensorStructInfoNode>() : nullptr;
+    if (!t || !fp16_inputs_.count(v->name_hint) || !is_param(var)) return v;
+    StructInfo s = t->shape ? make<TensorStructInfoNode>(*t->shape, kF16, t->vdevice)
+                            : make<TensorStructInfoNode>(kF16, t->ndim, t->vdevice);
+    Var fp16 = with_struct_info(v, s);
+    fp16_params_[var] = fp16;
+    return fp16;
+  }
 
   Expr visit_(const FunctionNode* op) override {
     params_ = op->params;
@@ -251,7 +265,10 @@ class MixedPrecisionRewriter : public ExprMutator {
     builder_.begin_dataflow_block();
     for (const Var& p : params_) cast_if_fp16_only(p);
     for (const Binding& b : block->bindings) visit_binding(b);
-    for (const Var& p : params_) var_remap_.erase(p);  // the block-local float16 copies end here
+    for (const Var& p : params_) {
+      var_remap_.erase(p);  // the block-local float16 copies end here
+      if (auto it = fp16_params_.find(p); it != fp16_params_.end()) var_remap_[p] = it->second;
+    }
     BindingBlock out = builder_.end_block();
     bool same = out->bindings.size() == block->bindings.size();
     for (size_t i = 0; same && i < out->bindings.size(); ++i) same = out->bindings[i].get() == block->bindings[i].get();
@@ -410,21 +427,29 @@ class MixedPrecisionRewriter : public ExprMutator {
     return make<AttrsNode>(call.attrs->type_key, std::move(values));
   }
 
+  bool is_param(const Var& v) const {
+    for (const Var& p : params_)
+      if (p.get() == v.get()) return true;
+    return false;
+  }
+
   const VarNTypes& decided_;
   DataType out_dtype_;
+  std::unordered_set<std::string> fp16_inputs_;
+  std::unordered_map<Var, Var, RefHash, RefEq> fp16_params_;
   std::vector<Var> params_;
 };
 
 }  // namespace
 
-Pass ToMixedPrecision(DataType out_dtype) {
+Pass ToMixedPrecision(DataType out_dtype, std::vector<std::string> fp16_input_names) {
   if (out_dtype != kF16 && out_dtype != kF32)
     throw_error("ValueError", "ToMixedPrecision: out_dtype must be float16 or float32, not " + out_dtype.str());
   return create_function_pass(
-      [out_dtype](Function f, IRModule mod, const PassContext&) {
+      [out_dtype, fp16_input_names](Function f, IRModule mod, const PassContext&) {
         DTypeCollector collector;
         collector.visit_expr(f);
-        MixedPrecisionRewriter rewriter(collector.decided, out_dtype, mod);
+        MixedPrecisionRewriter rewriter(collector.decided, out_dtype, fp16_input_names, mod);
         return rewriter.visit_expr(f).as_ref<FunctionNode>();
       },
       0, "ToMixedPrecision");

@@ -332,8 +332,8 @@ class Module:
     assert 'R.astype(x, dtype="float16")' in printed and 'out_dtype="float32"' in printed
     assert "R.nn.softmax(" in printed
     assert mixed["main"].ret_struct_info.dtype == "float32"
-    with pytest.raises(ValueError, match="fp16_input_names"):
-        relax.transform.ToMixedPrecision(fp16_input_names=["x"])
+    sig = relax.transform.ToMixedPrecision(fp16_input_names=["w"])(mod)["main"]
+    assert [p.struct_info.dtype for p in sig.params] == ["float32", "float16", "float32", "float32"]
     if "cuda" not in partita.target.list_target_kinds() or not partita.cuda(0).exist:
         pytest.skip("float16 matmul needs the cuda target and a CUDA device")
     rng = np.random.default_rng(0)
@@ -417,3 +417,27 @@ def test_tvm_script_spellings_in_decorated_sources():
     assert fixed.splitlines()[0].startswith("@I.ir_module")
     line = fixed.splitlines()[4]
     assert line.index("not_an_op") == src.splitlines()[4].index("not_an_op")
+
+
+def test_if_prints_as_a_statement():
+    src = """
+@I.ir_module
+class Module:
+    @R.function
+    def foo(c: R.Tensor((), dtype="bool"), x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        a: R.Tensor((4,), dtype="float32") = R.exp(x)
+        if c:
+            b: R.Tensor((4,), dtype="float32") = R.add(a, x)
+            r: R.Tensor((4,), dtype="float32") = b
+        else:
+            r: R.Tensor((4,), dtype="float32") = x
+        return r
+"""
+    branch = partita.script.from_source(src)["foo"].body.blocks[0].bindings[1].value
+    assert isinstance(branch, relax.If)
+    text = repr(branch)
+    assert "R.Object" not in text
+    lines = text.splitlines()
+    assert lines[0] == "if c:" and "else:" in lines
+    assert '    b: R.Tensor((4,), dtype="float32") = R.add(a, x)' in lines
+    assert lines[-1] == "    x"

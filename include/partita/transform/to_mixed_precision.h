@@ -1,6 +1,9 @@
 // ToMixedPrecision (TVM relax.transform.ToMixedPrecision): float32 models computed in float16.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "partita/runtime/data_type.h"
 #include "partita/transform/pass.h"
 
@@ -17,8 +20,9 @@ namespace partita::transform {
 ///    had before.
 /// A value used only by "always" operators is stored in float16 (cast once where it is made;
 /// parameters at the start of each dataflow block); outputs of a dataflow block keep their
-/// original dtype. Only float16/float32 tensors are ever cast. Error("ValueError") for an
-/// `out_dtype` other than float16 or float32.
-Pass ToMixedPrecision(DataType out_dtype = DataType::Float(32));
+/// original dtype. Only float16/float32 tensors are ever cast. Parameters named in
+/// `fp16_input_names` are taken in float16 (the signature changes; a value already in float16
+/// needs no cast). Error("ValueError") for an `out_dtype` other than float16 or float32.
+Pass ToMixedPrecision(DataType out_dtype = DataType::Float(32), std::vector<std::string> fp16_input_names = {});
 
 }  // namespace partita::transform

@@ -170,6 +170,35 @@ class Module:
   check_pass(ToMixedPrecision(), text, text);
 }
 
+// TVM's test_convert_sig: parameters given in float16 need no cast.
+TEST(ToMixedPrecision, Fp16InputNames) {
+  check_pass(ToMixedPrecision(f16, {"w", "bias"}), R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 64, 64), dtype="float32"), w: R.Tensor((512, 4, 3, 3), dtype="float32"), bias: R.Tensor((512,), dtype="float32")) -> R.Tensor((1, 512, 62, 62), dtype="float32"):
+        with R.dataflow():
+            lv142: R.Tensor((1, 512, 62, 62), dtype="float32") = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0], out_dtype="float32")
+            lv143: R.Tensor((1, 512, 1, 1), dtype="float32") = R.reshape(bias, R.shape([1, 512, 1, 1]))
+            lv144: R.Tensor((1, 512, 62, 62), dtype="float32") = R.add(lv142, lv143)
+            R.output(lv144)
+        return lv144
+)", R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 64, 64), dtype="float32"), w: R.Tensor((512, 4, 3, 3), dtype="float16"), bias: R.Tensor((512,), dtype="float16")) -> R.Tensor((1, 512, 62, 62), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((1, 4, 64, 64), dtype="float16") = R.astype(x, dtype="float16")
+            lv142: R.Tensor((1, 512, 62, 62), dtype="float16") = R.nn.conv2d(lv, w, strides=[1, 1], padding=[0, 0, 0, 0], out_dtype="float16")
+            lv143: R.Tensor((1, 512, 1, 1), dtype="float16") = R.reshape(bias, R.shape([1, 512, 1, 1]))
+            lv1: R.Tensor((1, 512, 62, 62), dtype="float16") = R.add(lv142, lv143)
+            lv144: R.Tensor((1, 512, 62, 62), dtype="float32") = R.astype(lv1, dtype="float32")
+            R.output(lv144)
+        return lv144
+)");
+}
+
 TEST(ToMixedPrecision, RejectsOtherAccumulationTypes) {
   EXPECT_THROW(ToMixedPrecision(DataType::Float(64)), Error);
 }

@@ -21,6 +21,7 @@ from . import ir, tir, transform, target, runtime, relax, script, nd  # noqa: E4
 from .runtime import cpu, cuda, device  # noqa: E402
 from .ir import IRModule  # noqa: E402
 from ._global_func import register_func, get_global_func, list_global_func_names  # noqa: E402
+from .driver import compile  # noqa: E402,A004 - TVM's tvm.compile
 
 __all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "nd", "cpu", "cuda",
-           "device", "IRModule", "PartitaError", "register_func", "get_global_func", "list_global_func_names"]
+           "device", "IRModule", "PartitaError", "register_func", "get_global_func", "list_global_func_names", "compile"]

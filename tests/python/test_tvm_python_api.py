@@ -441,3 +441,36 @@ class Module:
     assert lines[0] == "if c:" and "else:" in lines
     assert '    b: R.Tensor((4,), dtype="float32") = R.add(a, x)' in lines
     assert lines[-1] == "    x"
+
+
+def test_tvm_compile_entry_point():
+    ex = partita.compile(module(), target="llvm")
+    vm = relax.VirtualMachine(ex, partita.cpu())
+    x = np.ones((2, 3), "float32")
+    np.testing.assert_allclose(vm["main"](x, x).numpy(), (x + x) * x)
+    ex = partita.compile(module(), relax_pipeline=relax.get_pipeline("zero"))
+    np.testing.assert_allclose(relax.VirtualMachine(ex, partita.cpu())["main"](x, x).numpy(), (x + x) * x)
+
+
+def test_eliminate_common_subexpr_respects_dataflow_scopes():
+    src = """
+@I.ir_module
+class Module:
+    @R.function
+    def foo(x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        with R.dataflow():
+            lv0: R.Tensor((2, 3), dtype="float32") = R.subtract(x, y)
+            gv0: R.Tensor((2, 3), dtype="float32") = R.add(x, y)
+            R.output(gv0)
+        with R.dataflow():
+            lv1: R.Tensor((2, 3), dtype="float32") = R.subtract(x, y)
+            lv2: R.Tensor((2, 3), dtype="float32") = R.add(x, y)
+            gv1: R.Tensor((2, 3), dtype="float32") = R.multiply(lv1, lv2)
+            R.output(gv1)
+        return gv1
+"""
+    out = relax.transform.EliminateCommonSubexpr()(partita.script.from_source(src)).script()
+    # gv0 (an output) is visible in the second block; lv0 (a dataflow variable) is not.
+    assert 'lv1: R.Tensor((2, 3), dtype="float32") = R.subtract(x, y)' in out
+    assert 'lv2: R.Tensor((2, 3), dtype="float32") = gv0' in out
+    assert "R.multiply(lv1, gv0)" in out

@@ -303,6 +303,8 @@ class Module:
     partita.ir.assert_structural_equal(by_var, bound)
     with pytest.raises(ValueError, match="no parameter named \"q\""):
         relax.transform.BindParams("main", {"q": w})(mod)
+    with pytest.raises(TypeError, match="params must be a dict"):
+        relax.build(mod, "llvm", True)
     # relax.build(params=...) binds them too, as TVM's.
     out = relax.VirtualMachine(relax.build(mod, params={"w": w}), partita.cpu())["main"](x)
     np.testing.assert_allclose(out.numpy(), x @ w)

@@ -22,6 +22,9 @@ def build(mod, target=None, params=None, relax_pipeline=None, tir_pipeline=None,
     module before it is lowered. ``tir_pipeline``, ``exec_mode`` and ``system_lib`` are accepted
     for compatibility: Partita has no TIR and one execution mode."""
     del tir_pipeline, exec_mode, system_lib
+    if params is not None and not isinstance(params, dict):
+        raise TypeError("relax.build: params must be a dict of parameter name to array "
+                        f"(got {type(params).__name__}; fallback is a keyword argument)")
     if params:
         from .transform import BindParams
         mod = BindParams("main", params)(mod)

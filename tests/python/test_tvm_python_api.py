@@ -476,3 +476,28 @@ class Module:
     assert 'lv1: R.Tensor((2, 3), dtype="float32") = R.subtract(x, y)' in out
     assert 'lv2: R.Tensor((2, 3), dtype="float32") = gv0' in out
     assert "R.multiply(lv1, gv0)" in out
+
+
+def test_dead_code_elimination_entry_functions():
+    src = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        unused: R.Tensor((2,), dtype="float32") = R.exp(x)
+        gv: R.Tensor((2,), dtype="float32") = R.add(x, x)
+        return gv
+
+    @R.function(private=True)
+    def helper(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        return x
+
+    @R.function(private=True)
+    def kept(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        return x
+"""
+    mod = partita.script.from_source(src)
+    out = relax.transform.DeadCodeElimination()(mod)
+    assert "helper" not in out and "kept" not in out and "R.exp" not in out.script()
+    out = relax.transform.DeadCodeElimination(["kept"])(mod)
+    assert "kept" in out and "helper" not in out

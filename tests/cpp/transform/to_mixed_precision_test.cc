@@ -199,6 +199,43 @@ class Module:
 )");
 }
 
+// TVM's test_tuple_get (smaller shapes): a float32 operand keeps the add in float32; the tuple
+// of split and its items follow.
+TEST(ToMixedPrecision, TupleGet) {
+  check_pass(ToMixedPrecision(f16), R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 8, 8), dtype="float32"), w: R.Tensor((8, 4, 3, 3), dtype="float32"), bias: R.Tensor((8, 1, 1), dtype="float32")) -> R.Tensor((1, 4, 8, 8), dtype="float32"):
+        with R.dataflow():
+            conv: R.Tensor((1, 8, 8, 8), dtype="float32") = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            bias_out: R.Tensor((1, 8, 8, 8), dtype="float32") = R.add(conv, bias)
+            split: R.Tuple(R.Tensor((1, 4, 8, 8), dtype="float32"), R.Tensor((1, 4, 8, 8), dtype="float32")) = R.split(bias_out, indices_or_sections=2, axis=1)
+            lv3: R.Tensor((1, 4, 8, 8), dtype="float32") = split[0]
+            lv4: R.Tensor((1, 4, 8, 8), dtype="float32") = split[1]
+            out: R.Tensor((1, 4, 8, 8), dtype="float32") = R.add(lv3, lv4)
+            R.output(out)
+        return out
+)", R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, 8, 8), dtype="float32"), w: R.Tensor((8, 4, 3, 3), dtype="float32"), bias: R.Tensor((8, 1, 1), dtype="float32")) -> R.Tensor((1, 4, 8, 8), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((1, 4, 8, 8), dtype="float16") = R.astype(x, dtype="float16")
+            lv1: R.Tensor((8, 4, 3, 3), dtype="float16") = R.astype(w, dtype="float16")
+            conv: R.Tensor((1, 8, 8, 8), dtype="float16") = R.nn.conv2d(lv, lv1, strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="float16")
+            lv2: R.Tensor((1, 8, 8, 8), dtype="float32") = R.astype(conv, dtype="float32")
+            bias_out: R.Tensor((1, 8, 8, 8), dtype="float32") = R.add(lv2, bias)
+            split: R.Tuple(R.Tensor((1, 4, 8, 8), dtype="float32"), R.Tensor((1, 4, 8, 8), dtype="float32")) = R.split(bias_out, indices_or_sections=2, axis=1)
+            lv3: R.Tensor((1, 4, 8, 8), dtype="float32") = split[0]
+            lv4: R.Tensor((1, 4, 8, 8), dtype="float32") = split[1]
+            out: R.Tensor((1, 4, 8, 8), dtype="float32") = R.add(lv3, lv4)
+            R.output(out)
+        return out
+)");
+}
+
 TEST(ToMixedPrecision, RejectsOtherAccumulationTypes) {
   EXPECT_THROW(ToMixedPrecision(DataType::Float(64)), Error);
 }

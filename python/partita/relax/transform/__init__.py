@@ -1,21 +1,26 @@
 """Relax passes (``tvm.relax.transform``)."""
 from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination
-from ..._ffi import FoldConstant, FoldBatchnormToConv2D, FoldForInference, FuseOpsByKind
+from ..._ffi import FoldConstant, FoldBatchnormToConv2D, FoldForInference
+from ..._ffi import Normalize, CanonicalizeBindings, ConvertToDataflow, DeadCodeElimination, FuseOpsByKind
 from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
-from ..._ffi import AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps
-from ..._ffi import DecomposeOpsForInference, LambdaLift
-from ...transform import Pass, PassContext, Sequential, function_pass
+from ...transform import Pass, PassContext, Sequential
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
-from .bind_params import BindParams
-from .mixed_precision import ToMixedPrecision
 
 __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
            "FoldConstant", "FoldBatchnormToConv2D", "FoldForInference",
            "FuseOpsByPattern", "MergeCompositeFunctions", "FusionPattern",
-           "PatternCheckContext", "Pass", "PassContext", "Sequential", "function_pass",
-           "RunCodegen", "InlineCompilerFunctions", "OutlineCompilerFunctions",
-           "MarkCompilerFunctionsAsExtern", "NameCodegenConstants", "RealizeVDevice",
-           "PlaceDeviceCopies", "FuseOpsByKind", "AttachGlobalSymbol", "EliminateCommonSubexpr",
-           "RemoveUnusedOutputs", "BindParams", "ToMixedPrecision", "FuseOps", "DecomposeOpsForInference", "LambdaLift"]
+           "PatternCheckContext", "Pass", "PassContext", "Sequential", "RunCodegen",
+           "InlineCompilerFunctions", "OutlineCompilerFunctions", "MarkCompilerFunctionsAsExtern",
+           "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies", "FuseOpsByKind"]
+
+# The passes a TVM pipeline uses beyond the basic ones (src/python/bind_relax_passes.cc).
+from ..._ffi import (AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps,  # noqa: E402
+                     DecomposeOpsForInference, LambdaLift)
+from ...transform import function_pass  # noqa: E402
+from .bind_params import BindParams  # noqa: E402
+from .mixed_precision import ToMixedPrecision  # noqa: E402
+
+__all__ += ["AttachGlobalSymbol", "EliminateCommonSubexpr", "RemoveUnusedOutputs", "FuseOps",
+            "DecomposeOpsForInference", "LambdaLift", "BindParams", "ToMixedPrecision", "function_pass"]

@@ -241,12 +241,14 @@ class BlockFusion {
       // Groups of views alone run as views on the VM; a tuple op whose fields are all unused has
       // no value to compute.
       bool only_views = true, has_value = false;
+      int members = 0;
       graph_.for_each_member(root, [&](int m) {
+        ++members;
         if (nodes_[m].is_tuple_op) return;
         has_value = true;
         only_views = only_views && nodes_[m].is_view;
       });
-      if (only_views || !has_value) continue;
+      if (only_views || !has_value || (options_.keep_single_bindings && members == 1)) continue;
       int g = int(groups.attrs.size());
       number[root] = g;
       // No codegen: TVM's FuseOps, whose "Primitive" functions the host runs.

@@ -24,7 +24,8 @@ class Module:
         return gv
 )";
 
-// The matmul takes its element-wise epilogue; softmax, a second anchor, is a group of its own.
+// The matmul takes its element-wise epilogue; softmax, a second anchor, is a group of its own,
+// and a group of one call stays a call (TVM's FuseOps).
 TEST(FuseOps, GroupsIntoPrimitiveFunctions) {
   check_pass(FuseOps(), kBefore, R"(
 @I.ir_module
@@ -40,20 +41,12 @@ class Module:
             R.output(gv)
         return gv
 
-    @R.function(private=True)
-    def fused_relax_nn_softmax(lv3: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        R.func_attr({"Primitive": 1})
-        with R.dataflow():
-            gv: R.Tensor((4, 8), dtype="float32") = R.nn.softmax(lv3, axis=-1)
-            R.output(gv)
-        return gv
-
     @R.function
     def main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32"), b: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
         cls = Module
         with R.dataflow():
             lv: R.Tensor((4, 8), dtype="float32") = cls.fused_relax_matmul_relax_add_relax_nn_relu_relax_exp(x, w, b)
-            gv: R.Tensor((4, 8), dtype="float32") = cls.fused_relax_nn_softmax(lv)
+            gv: R.Tensor((4, 8), dtype="float32") = R.nn.softmax(lv, axis=-1)
             R.output(gv)
         return gv
 )");
@@ -67,6 +60,23 @@ TEST(FuseOps, OptLevelZeroFusesNothing) {
   PassContext::Scope scope(ctx);
   EXPECT_TRUE(modules_equal(FuseOps()(before), before));
   EXPECT_FALSE(structural_equal(FuseOps(2)(before), before));
+}
+
+// Opaque calls (dropout) are never grouped; the lone exp and add around it stay calls.
+TEST(FuseOps, OpaqueAndLoneCallsStay) {
+  const char* text = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
+        with R.dataflow():
+            a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
+            b: R.Tensor((4, 8), dtype="float32") = R.nn.dropout(a, rate=0.5)
+            c: R.Tensor((4, 8), dtype="float32") = R.add(b, b)
+            R.output(c)
+        return c
+)";
+  check_pass(FuseOps(), text, text);
 }
 
 // Outside dataflow blocks nothing is grouped, as in TVM.

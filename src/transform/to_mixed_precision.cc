@@ -375,6 +375,8 @@ class MixedPrecisionRewriter : public ExprMutator {
   /// already has it, has no known dtype or another dtype).
   Expr rewrite(const Expr& e, const NType& to) {
     const StructInfo& s = struct_info_of(e);
+    // Nothing to cast: no items of a tuple are taken (the normalizer would bind them).
+    if (!needs_cast(s, to)) return e;
     if (const auto* t = s.as<TensorStructInfoNode>()) {
       if (to.is_tuple || to.leaf.empty() || t->dtype.is_void()) return e;
       if (t->dtype.str() == to.leaf || (t->dtype != kF16 && t->dtype != kF32)) return e;
@@ -392,6 +394,18 @@ class MixedPrecisionRewriter : public ExprMutator {
       fields.push_back(nf);
     }
     return changed ? builder_.normalize(make<TupleNode>(fields)) : e;
+  }
+
+  static bool needs_cast(const StructInfo& s, const NType& to) {
+    if (const auto* t = s.as<TensorStructInfoNode>()) {
+      if (to.is_tuple || to.leaf.empty() || t->dtype.is_void()) return false;
+      return t->dtype.str() != to.leaf && (t->dtype == kF16 || t->dtype == kF32);
+    }
+    const auto* ts = s.as<TupleStructInfoNode>();
+    if (!ts || !to.is_tuple || to.fields.size() != ts->fields.size()) return false;
+    for (size_t i = 0; i < ts->fields.size(); ++i)
+      if (needs_cast(ts->fields[i], to.fields[i])) return true;
+    return false;
   }
 
   void cast_if_fp16_only(const Var& v) {

@@ -276,6 +276,54 @@ class Module:
 )");
 }
 
+// TVM's test_relu_conv2d_relu: a value made in float32 and used only by conv2d is cast once where
+// it is made.
+TEST(ToMixedPrecision, ReluConv2dRelu) {
+  const char* input = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 28, 28), dtype="float32"), w: R.Tensor((4, 3, 3, 3), dtype="float32")) -> R.Tensor((2, 4, 26, 26), dtype="float32"):
+        with R.dataflow():
+            x0: R.Tensor((2, 3, 28, 28), dtype="float32") = R.nn.relu(x)
+            gv: R.Tensor((2, 4, 26, 26), dtype="float32") = R.nn.conv2d(x0, w, out_dtype="float32")
+            gv2: R.Tensor((2, 4, 26, 26), dtype="float32") = R.nn.relu(gv)
+            R.output(gv2)
+        return gv2
+)";
+  check_pass(ToMixedPrecision(), input, R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 28, 28), dtype="float32"), w: R.Tensor((4, 3, 3, 3), dtype="float32")) -> R.Tensor((2, 4, 26, 26), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((4, 3, 3, 3), dtype="float16") = R.astype(w, dtype="float16")
+            x0: R.Tensor((2, 3, 28, 28), dtype="float32") = R.nn.relu(x)
+            lv1: R.Tensor((2, 3, 28, 28), dtype="float16") = R.astype(x0, dtype="float16")
+            lv2: R.Tensor((2, 4, 26, 26), dtype="float32") = R.nn.conv2d(lv1, lv, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="float32")
+            gv: R.Tensor((2, 4, 26, 26), dtype="float16") = R.astype(lv2, dtype="float16")
+            lv3: R.Tensor((2, 4, 26, 26), dtype="float16") = R.nn.relu(gv)
+            gv2: R.Tensor((2, 4, 26, 26), dtype="float32") = R.astype(lv3, dtype="float32")
+            R.output(gv2)
+        return gv2
+)");
+  check_pass(ToMixedPrecision(f16), input, R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3, 28, 28), dtype="float32"), w: R.Tensor((4, 3, 3, 3), dtype="float32")) -> R.Tensor((2, 4, 26, 26), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((4, 3, 3, 3), dtype="float16") = R.astype(w, dtype="float16")
+            x0: R.Tensor((2, 3, 28, 28), dtype="float32") = R.nn.relu(x)
+            lv1: R.Tensor((2, 3, 28, 28), dtype="float16") = R.astype(x0, dtype="float16")
+            gv: R.Tensor((2, 4, 26, 26), dtype="float16") = R.nn.conv2d(lv1, lv, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="float16")
+            lv2: R.Tensor((2, 4, 26, 26), dtype="float16") = R.nn.relu(gv)
+            gv2: R.Tensor((2, 4, 26, 26), dtype="float32") = R.astype(lv2, dtype="float32")
+            R.output(gv2)
+        return gv2
+)");
+}
+
 TEST(ToMixedPrecision, RejectsOtherAccumulationTypes) {
   EXPECT_THROW(ToMixedPrecision(DataType::Float(64)), Error);
 }

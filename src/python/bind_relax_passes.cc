@@ -20,17 +20,24 @@ void init_relax_passes(py::module_& m) {
   m.def("RemoveUnusedOutputs", &transform::RemoveUnusedOutputs);
   m.def("FuseOps", &transform::FuseOps, py::arg("fuse_opt_level") = -1);
   m.def("LambdaLift", &transform::LambdaLift);
-  m.def("DecomposeOpsForInference", [](std::optional<std::string> func_name) {
-    return transform::DecomposeOpsForInference(func_name.value_or(""));
-  }, py::arg("func_name") = py::none());
-  m.def("ToMixedPrecision", &transform::ToMixedPrecision, py::arg("out_dtype") = DataType::Float(32),
+  m.def(
+      "DecomposeOpsForInference",
+      [](std::optional<std::string> func_name) {
+        return transform::DecomposeOpsForInference(func_name.value_or(""));
+      },
+      py::arg("func_name") = py::none());
+  m.def("ToMixedPrecision", &transform::ToMixedPrecision,
+        py::arg("out_dtype") = DataType::Float(32),
         py::arg("fp16_input_names") = std::vector<std::string>());
   // (name, var, value) triples: python/partita/relax/transform turns TVM's dict into them.
-  m.def("BindParams", [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {
-    std::vector<transform::ParamBinding> bindings;
-    for (auto& [name, var, value] : params) bindings.push_back({name, var, value});
-    return transform::BindParams(std::move(func_name), std::move(bindings));
-  }, py::arg("func_name"), py::arg("params"));
+  m.def(
+      "BindParams",
+      [](std::string func_name, std::vector<std::tuple<std::string, Var, Expr>> params) {
+        std::vector<transform::ParamBinding> bindings;
+        for (auto& [name, var, value] : params) bindings.push_back({name, var, value});
+        return transform::BindParams(std::move(func_name), std::move(bindings));
+      },
+      py::arg("func_name"), py::arg("params"));
 }
 
 }  // namespace partita::python

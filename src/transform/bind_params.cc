@@ -16,7 +16,8 @@ namespace {
 /// Substitutes variables and, in every symbolic value (struct info, shapes), symbolic variables.
 class ParamSubstitutor : public Substitutor {
  public:
-  ParamSubstitutor(PtrMap<Expr> remap, PrimVarMap prims) : Substitutor(std::move(remap)), prims_(std::move(prims)) {}
+  ParamSubstitutor(PtrMap<Expr> remap, PrimVarMap prims)
+      : Substitutor(std::move(remap)), prims_(std::move(prims)) {}
   PrimExpr visit_prim_expr(const PrimExpr& e) override {
     if (prims_.empty()) return e;
     return bind_struct_info(prim_sinfo(e->dtype, e), prims_).as<PrimStructInfoNode>()->value;
@@ -36,19 +37,22 @@ Var resolve_param(const FunctionNode& f, const ParamBinding& b) {
   if (b.var) {
     for (const Var& p : f.params)
       if (p.get() == b.var.get()) return p;
-    throw_error("ValueError", "BindParams: " + b.var->name_hint + " is not a parameter of the function; its parameters "
-                              "are " + param_list(f));
+    throw_error("ValueError", "BindParams: " + b.var->name_hint +
+                                  " is not a parameter of the function; its parameters "
+                                  "are " +
+                                  param_list(f));
   }
   Var found;
   for (const Var& p : f.params) {
     if (p->name_hint != b.name) continue;
     if (found)
-      throw_error("ValueError", "BindParams: the function has several parameters named \"" + b.name + "\"");
+      throw_error("ValueError",
+                  "BindParams: the function has several parameters named \"" + b.name + "\"");
     found = p;
   }
   if (!found)
-    throw_error("ValueError", "BindParams: the function has no parameter named \"" + b.name + "\"; its parameters are " +
-                                  param_list(f));
+    throw_error("ValueError", "BindParams: the function has no parameter named \"" + b.name +
+                                  "\"; its parameters are " + param_list(f));
   return found;
 }
 
@@ -59,7 +63,8 @@ void match_value(const Var& param, const Expr& value, PrimVarMap& prims) {
   if (!want || !have) return;
   const std::string where = "BindParams: parameter " + param->name_hint;
   if (!want->dtype.is_void() && !have->dtype.is_void() && want->dtype != have->dtype)
-    throw_error("ValueError", where + " has dtype " + want->dtype.str() + ", the value " + have->dtype.str());
+    throw_error("ValueError",
+                where + " has dtype " + want->dtype.str() + ", the value " + have->dtype.str());
   if (!want->shape || !have->shape) {
     if (!want->is_unknown_ndim() && !have->is_unknown_ndim() && want->ndim != have->ndim)
       throw_error("ValueError", where + " has rank " + std::to_string(want->ndim) + ", the value " +
@@ -67,8 +72,8 @@ void match_value(const Var& param, const Expr& value, PrimVarMap& prims) {
     return;
   }
   if (want->shape->size() != have->shape->size())
-    throw_error("ValueError", where + " has rank " + std::to_string(want->shape->size()) + ", the value " +
-                                  std::to_string(have->shape->size()));
+    throw_error("ValueError", where + " has rank " + std::to_string(want->shape->size()) +
+                                  ", the value " + std::to_string(have->shape->size()));
   for (size_t i = 0; i < want->shape->size(); ++i) {
     const PrimExpr& w = (*want->shape)[i];
     const PrimExpr& h = (*have->shape)[i];
@@ -76,11 +81,12 @@ void match_value(const Var& param, const Expr& value, PrimVarMap& prims) {
       PrimVar pv(v);
       auto [it, inserted] = prims.emplace(pv, h);
       if (!inserted && !prove_equal(it->second, h))
-        throw_error("ValueError", where + ": symbolic dimension " + v->name + " is given two values, " +
-                                      prim_expr_str(it->second) + " and " + prim_expr_str(h));
+        throw_error("ValueError", where + ": symbolic dimension " + v->name +
+                                      " is given two values, " + prim_expr_str(it->second) +
+                                      " and " + prim_expr_str(h));
     } else if (w.as<IntImmNode>() && h.as<IntImmNode>() && !prove_equal(w, h)) {
-      throw_error("ValueError", where + " has dimension " + std::to_string(i) + " = " + prim_expr_str(w) +
-                                    ", the value " + prim_expr_str(h));
+      throw_error("ValueError", where + " has dimension " + std::to_string(i) + " = " +
+                                    prim_expr_str(w) + ", the value " + prim_expr_str(h));
     }
   }
 }
@@ -92,7 +98,9 @@ Function function_bind_params(const Function& func, const std::vector<ParamBindi
   PrimVarMap prims;
   std::vector<const VarNode*> bound;
   for (const ParamBinding& b : params) {
-    if (!b.value) throw_error("ValueError", "BindParams: no value for parameter " + (b.var ? b.var->name_hint : b.name));
+    if (!b.value)
+      throw_error("ValueError",
+                  "BindParams: no value for parameter " + (b.var ? b.var->name_hint : b.name));
     Var p = resolve_param(*func, b);
     Expr value = BlockBuilder().normalize(b.value);  // gives a new Constant its struct info
     if (!remap.emplace(p.get(), value).second)
@@ -104,7 +112,8 @@ Function function_bind_params(const Function& func, const std::vector<ParamBindi
   std::vector<Var> kept;
   for (const Var& p : func->params)
     if (std::find(bound.begin(), bound.end(), p.get()) == bound.end()) kept.push_back(p);
-  Function unbound = make<FunctionNode>(kept, func->body, func->ret_struct_info, func->is_pure, func->attrs);
+  Function unbound =
+      make<FunctionNode>(kept, func->body, func->ret_struct_info, func->is_pure, func->attrs);
   ParamSubstitutor sub(std::move(remap), std::move(prims));
   return sub(unbound).as_ref<FunctionNode>();
 }
@@ -113,10 +122,12 @@ Pass BindParams(std::string func_name, std::vector<ParamBinding> params) {
   return create_module_pass(
       [func_name, params](IRModule mod, const PassContext&) -> IRModule {
         if (!mod.contains(func_name))
-          throw_error("ValueError", "BindParams: the module has no function named \"" + func_name + "\"");
+          throw_error("ValueError",
+                      "BindParams: the module has no function named \"" + func_name + "\"");
         GlobalVar gv = mod.get_global_var(func_name);
         const auto* f = mod.lookup(gv).as<FunctionNode>();
-        if (!f) throw_error("ValueError", "BindParams: \"" + func_name + "\" is not a Relax function");
+        if (!f)
+          throw_error("ValueError", "BindParams: \"" + func_name + "\" is not a Relax function");
         mod.update(gv, function_bind_params(Function(f), params));
         return mod;
       },

@@ -13,9 +13,13 @@ namespace {
 
 Expr scalar_constant(double value, DataType dtype) {
   Tensor t = Tensor::empty({}, dtype);
-  if (dtype == DataType::Float(32)) *t.data_as<float>() = float(value);
-  else if (dtype == DataType::Float(64)) *t.data_as<double>() = value;
-  else throw_error("TypeError", "DecomposeOpsForInference: batch_norm on " + dtype.str() + " tensors (float32 or float64 expected)");
+  if (dtype == DataType::Float(32))
+    *t.data_as<float>() = float(value);
+  else if (dtype == DataType::Float(64))
+    *t.data_as<double>() = value;
+  else
+    throw_error("TypeError", "DecomposeOpsForInference: batch_norm on " + dtype.str() +
+                                 " tensors (float32 or float64 expected)");
   return make<ConstantNode>(t);
 }
 
@@ -37,17 +41,23 @@ class OpDecomposer : public ExprMutator {
     if (!callee || callee->name != "relax.nn.batch_norm" || call->args.size() != 5) return e;
     const auto* t = struct_info_of(call->args[0]).as<TensorStructInfoNode>();
     if (!t || t->is_unknown_ndim())
-      throw_error("TypeError", "DecomposeOpsForInference: batch_norm's data must be a tensor of known rank");
+      throw_error("TypeError",
+                  "DecomposeOpsForInference: batch_norm's data must be a tensor of known rank");
     int64_t ndim = t->ndim;
     int64_t axis = call->attrs->get<int64_t>("axis");
     if (axis < 0) axis += ndim;
     double eps = call->attrs->get<double>("epsilon");
-    auto make = [](const char* name, std::vector<Expr> args) { return Expr(op::make_call(name, std::move(args))); };
+    auto make = [](const char* name, std::vector<Expr> args) {
+      return Expr(op::make_call(name, std::move(args)));
+    };
     Expr out = make("relax.subtract", {call->args[0], expand_to(call->args[3], ndim, axis)});
-    Expr sqrt_var = make("relax.sqrt", {make("relax.add", {expand_to(call->args[4], ndim, axis), scalar_constant(eps, t->dtype)})});
+    Expr sqrt_var = make("relax.sqrt", {make("relax.add", {expand_to(call->args[4], ndim, axis),
+                                                           scalar_constant(eps, t->dtype)})});
     out = make("relax.divide", {out, sqrt_var});
-    if (call->attrs->get<bool>("scale")) out = make("relax.multiply", {out, expand_to(call->args[1], ndim, axis)});
-    if (call->attrs->get<bool>("center")) out = make("relax.add", {out, expand_to(call->args[2], ndim, axis)});
+    if (call->attrs->get<bool>("scale"))
+      out = make("relax.multiply", {out, expand_to(call->args[1], ndim, axis)});
+    if (call->attrs->get<bool>("center"))
+      out = make("relax.add", {out, expand_to(call->args[2], ndim, axis)});
     return make_tuple(out, call->args[3], call->args[4]);
   }
 
@@ -63,7 +73,9 @@ Pass DecomposeOpsForInference(std::string func_name) {
   return create_module_pass(
       [func_name](IRModule mod, const PassContext&) -> IRModule {
         if (!func_name.empty() && !mod.contains(func_name))
-          throw_error("ValueError", "DecomposeOpsForInference: the module has no function named \"" + func_name + "\"");
+          throw_error(
+              "ValueError",
+              "DecomposeOpsForInference: the module has no function named \"" + func_name + "\"");
         for (const auto& [gv, f] : mod.functions()) {
           const auto* fn = f.as<FunctionNode>();
           if (!fn || (!func_name.empty() && gv->name_hint != func_name)) continue;

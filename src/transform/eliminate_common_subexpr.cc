@@ -50,11 +50,15 @@ class CommonSubexprEliminator : public ExprMutator {
       return;
     }
     if (eligible) {
-      if (found) found->vars.push_back(binding->var);
-      else table_[structural_hash(value)].push_back(Candidate{value, cast, {binding->var}});
+      if (found)
+        found->vars.push_back(binding->var);
+      else
+        table_[structural_hash(value)].push_back(Candidate{value, cast, {binding->var}});
     }
-    if (mc) builder_.emit_normalized(make<MatchCastNode>(binding->var, value, mc->struct_info));
-    else builder_.emit_normalized(make<VarBindingNode>(binding->var, value));
+    if (mc)
+      builder_.emit_normalized(make<MatchCastNode>(binding->var, value, mc->struct_info));
+    else
+      builder_.emit_normalized(make<VarBindingNode>(binding->var, value));
   }
 
   Expr visit_(const FunctionNode* op) override {
@@ -68,7 +72,8 @@ class CommonSubexprEliminator : public ExprMutator {
     Expr cond = visit_expr(op->cond);
     Expr t = in_inner_scope(op->true_branch);
     Expr f = in_inner_scope(op->false_branch);
-    if (cond.get() == op->cond.get() && t.get() == op->true_branch.get() && f.get() == op->false_branch.get())
+    if (cond.get() == op->cond.get() && t.get() == op->true_branch.get() &&
+        f.get() == op->false_branch.get())
       return Expr(op);
     return make<IfNode>(cond, t, f);
   }

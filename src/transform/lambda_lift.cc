@@ -19,7 +19,8 @@ struct Lifted {
 
 class LambdaLifter : public ExprMutator {
  public:
-  LambdaLifter(IRModule mod, std::set<std::string>& taken) : ExprMutator(mod), mod_(mod), taken_(taken) {}
+  LambdaLifter(IRModule mod, std::set<std::string>& taken)
+      : ExprMutator(mod), mod_(mod), taken_(taken) {}
 
   /// `fn` (the module function `name`) with its lambdas lifted; the lifted ones in `lifted`.
   Function run(const std::string& name, const Function& fn) {
@@ -55,9 +56,10 @@ class LambdaLifter : public ExprMutator {
     auto it = lambdas_.find(Var(op));
     if (it == lambdas_.end()) return ExprMutator::visit_(op);
     if (!it->second.captured.empty())
-      throw_error("ValueError", "LambdaLift: " + path_.front() + " uses the closure " + op->name_hint +
-                                    " other than by calling it; Partita lifts closures by passing what they "
-                                    "capture at each call and has no closure objects");
+      throw_error("ValueError",
+                  "LambdaLift: " + path_.front() + " uses the closure " + op->name_hint +
+                      " other than by calling it; Partita lifts closures by passing what they "
+                      "capture at each call and has no closure objects");
     return it->second.gv;
   }
 
@@ -65,7 +67,8 @@ class LambdaLifter : public ExprMutator {
     std::vector<std::string> candidates;
     if (auto sym = lambda.attr_string("global_symbol")) {
       if (taken_.count(*sym))
-        throw_error("ValueError", "LambdaLift: " + path_.front() + " holds a function whose global_symbol \"" + *sym +
+        throw_error("ValueError", "LambdaLift: " + path_.front() +
+                                      " holds a function whose global_symbol \"" + *sym +
                                       "\" is already a name in the module");
       candidates.push_back(*sym);
     }
@@ -78,7 +81,9 @@ class LambdaLifter : public ExprMutator {
     for (const std::string& c : candidates)
       if (!taken_.count(c)) return c;
     for (int n = 0;; ++n)
-      if (std::string c = path_.front() + "_" + var_name + "_" + std::to_string(n); !taken_.count(c)) return c;
+      if (std::string c = path_.front() + "_" + var_name + "_" + std::to_string(n);
+          !taken_.count(c))
+        return c;
   }
 
   void lift(const Var& var, const Function& lambda) {
@@ -95,14 +100,16 @@ class LambdaLifter : public ExprMutator {
       params.push_back(p);
       to_params[c] = p;
     }
-    Function opened = make<FunctionNode>(params, to_params.empty() ? lambda->body : substitute_vars(lambda->body, to_params),
-                                         lambda->ret_struct_info, lambda->is_pure, lambda->attrs);
+    Function opened = make<FunctionNode>(
+        params, to_params.empty() ? lambda->body : substitute_vars(lambda->body, to_params),
+        lambda->ret_struct_info, lambda->is_pure, lambda->attrs);
     GlobalVar gv = make<GlobalVarNode>(name);
     gv->struct_info_ = func_struct_info_of(*opened);
     lambdas_[var] = Lifted{gv, captured};
     // Inside the lifted function, a recursive call passes its own parameters for the captures.
     Lifted inside{gv, {}};
-    for (size_t i = lambda->params.size(); i < params.size(); ++i) inside.captured.push_back(params[i]);
+    for (size_t i = lambda->params.size(); i < params.size(); ++i)
+      inside.captured.push_back(params[i]);
     auto saved = lambdas_[var];
     lambdas_[var] = inside;
     path_.push_back(var->name_hint);
@@ -116,7 +123,9 @@ class LambdaLifter : public ExprMutator {
   }
 
   /// Visits a function to be lifted as a function of its own (its body in a fresh scope).
-  Function visit_with_scope(const Function& f) { return ExprMutator::visit_(f.get()).as_ref<FunctionNode>(); }
+  Function visit_with_scope(const Function& f) {
+    return ExprMutator::visit_(f.get()).as_ref<FunctionNode>();
+  }
 
   IRModule mod_;
   std::set<std::string>& taken_;

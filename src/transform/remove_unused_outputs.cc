@@ -34,7 +34,8 @@ class UsageCollector : public ExprVisitor {
     if (std::vector<bool>* mask = callee_mask(op->tuple)) {
       if (op->index < 0 || size_t(op->index) >= mask->size())
         throw_error("IndexError", "RemoveUnusedOutputs: tuple index " + std::to_string(op->index) +
-                                      " is out of range for a tuple of " + std::to_string(mask->size()));
+                                      " is out of range for a tuple of " +
+                                      std::to_string(mask->size()));
       (*mask)[size_t(op->index)] = true;
       return;  // the tuple itself is only read through this element
     }
@@ -80,7 +81,8 @@ Function drop_outputs(const Function& f, const std::vector<bool>& mask) {
       continue;
     }
     Expr item = make<TupleGetItemNode>(seq->body, int(i));
-    const auto* t = seq->body->struct_info_ ? seq->body->struct_info_.as<TupleStructInfoNode>() : nullptr;
+    const auto* t =
+        seq->body->struct_info_ ? seq->body->struct_info_.as<TupleStructInfoNode>() : nullptr;
     PARTITA_ICHECK(t);  // the returned value has tuple struct info
     Var v = make<VarNode>("output", t->fields[i]);
     reads.push_back(make<VarBindingNode>(v, item));
@@ -95,7 +97,8 @@ Function drop_outputs(const Function& f, const std::vector<bool>& mask) {
 
 class CallSiteRewriter : public ExprMutator {
  public:
-  CallSiteRewriter(const UsageMasks& masks, IRModule mod) : ExprMutator(mod), masks_(masks), mod_(mod) {}
+  CallSiteRewriter(const UsageMasks& masks, IRModule mod)
+      : ExprMutator(mod), masks_(masks), mod_(mod) {}
   Expr visit_(const CallNode* op) override {
     Expr e = ExprMutator::visit_(op);
     const auto* call = e.as<CallNode>();
@@ -105,8 +108,8 @@ class CallSiteRewriter : public ExprMutator {
     const std::vector<bool>& mask = it->second;
     size_t used = std::count(mask.begin(), mask.end(), true);
     // The callee's new GlobalVar carries its new struct info.
-    Expr new_call = builder_.normalize(make<CallNode>(mod_.get_global_var(gv->name_hint), call->args, call->attrs,
-                                                      call->sinfo_args));
+    Expr new_call = builder_.normalize(make<CallNode>(mod_.get_global_var(gv->name_hint),
+                                                      call->args, call->attrs, call->sinfo_args));
     std::vector<Expr> fields;
     int next = 0;
     for (bool u : mask) {
@@ -131,7 +134,8 @@ IRModule remove_unused_outputs(IRModule mod) {
   for (const auto& [gv, f] : mod.functions()) {
     const auto* fn = f.as<FunctionNode>();
     if (!fn || fn->attr_string("global_symbol")) continue;
-    if (const auto* t = fn->ret_struct_info ? fn->ret_struct_info.as<TupleStructInfoNode>() : nullptr)
+    if (const auto* t =
+            fn->ret_struct_info ? fn->ret_struct_info.as<TupleStructInfoNode>() : nullptr)
       masks[gv->name_hint] = std::vector<bool>(t->fields.size(), false);
   }
   if (masks.empty()) return mod;
@@ -164,8 +168,9 @@ IRModule remove_unused_outputs(IRModule mod) {
 }  // namespace
 
 Pass RemoveUnusedOutputs() {
-  Pass inner = create_module_pass([](IRModule mod, const PassContext&) { return remove_unused_outputs(mod); }, 0,
-                                  "RemoveUnusedOutputsInner");
+  Pass inner = create_module_pass(
+      [](IRModule mod, const PassContext&) { return remove_unused_outputs(mod); }, 0,
+      "RemoveUnusedOutputsInner");
   return Sequential({inner, CanonicalizeBindings(), DeadCodeElimination()}, "RemoveUnusedOutputs");
 }
 

@@ -25,36 +25,47 @@ namespace {
 enum class Policy { kAlways, kFollow, kNever, kNotAnOp };
 
 Policy policy_of(const CallNode& call) {
-  static const std::unordered_set<std::string> always = {
-      "relax.matmul", "relax.outer", "relax.nn.conv1d", "relax.nn.conv2d", "relax.nn.conv3d",
-      "relax.nn.conv1d_transpose", "relax.nn.conv2d_transpose", "relax.nn.conv3d_transpose",
-      "relax.nn.attention", "relax.nn.attention_bias", "relax.nn.attention_var_len"};
+  static const std::unordered_set<std::string> always = {"relax.matmul",
+                                                         "relax.outer",
+                                                         "relax.nn.conv1d",
+                                                         "relax.nn.conv2d",
+                                                         "relax.nn.conv3d",
+                                                         "relax.nn.conv1d_transpose",
+                                                         "relax.nn.conv2d_transpose",
+                                                         "relax.nn.conv3d_transpose",
+                                                         "relax.nn.attention",
+                                                         "relax.nn.attention_bias",
+                                                         "relax.nn.attention_var_len"};
   static const std::unordered_set<std::string> follow = {
       // unary element-wise (TVM's RELAX_REGISTER_UNARY_OP family)
-      "relax.abs", "relax.acos", "relax.acosh", "relax.asin", "relax.asinh", "relax.atan", "relax.atanh",
-      "relax.bitwise_not", "relax.ceil", "relax.cos", "relax.cosh", "relax.exp", "relax.floor", "relax.log",
-      "relax.logical_not", "relax.negative", "relax.round", "relax.rsqrt", "relax.sigmoid", "relax.sign",
-      "relax.sin", "relax.sinh", "relax.square", "relax.sqrt", "relax.tan", "relax.tanh", "relax.trunc",
-      "relax.erf", "relax.isfinite", "relax.isinf", "relax.isnan", "relax.nn.relu", "relax.nn.gelu",
-      "relax.nn.gelu_tanh", "relax.nn.selu", "relax.nn.silu",
+      "relax.abs", "relax.acos", "relax.acosh", "relax.asin", "relax.asinh", "relax.atan",
+      "relax.atanh", "relax.bitwise_not", "relax.ceil", "relax.cos", "relax.cosh", "relax.exp",
+      "relax.floor", "relax.log", "relax.logical_not", "relax.negative", "relax.round",
+      "relax.rsqrt", "relax.sigmoid", "relax.sign", "relax.sin", "relax.sinh", "relax.square",
+      "relax.sqrt", "relax.tan", "relax.tanh", "relax.trunc", "relax.erf", "relax.isfinite",
+      "relax.isinf", "relax.isnan", "relax.nn.relu", "relax.nn.gelu", "relax.nn.gelu_tanh",
+      "relax.nn.selu", "relax.nn.silu",
       // binary broadcasting and comparisons
-      "relax.add", "relax.divide", "relax.floor_divide", "relax.log_add_exp", "relax.multiply", "relax.power",
-      "relax.atan2", "relax.subtract", "relax.mod", "relax.floor_mod", "relax.minimum", "relax.maximum",
-      "relax.logical_and", "relax.logical_or", "relax.logical_xor", "relax.bitwise_and", "relax.bitwise_or",
-      "relax.bitwise_xor", "relax.left_shift", "relax.right_shift", "relax.equal", "relax.greater",
+      "relax.add", "relax.divide", "relax.floor_divide", "relax.log_add_exp", "relax.multiply",
+      "relax.power", "relax.atan2", "relax.subtract", "relax.mod", "relax.floor_mod",
+      "relax.minimum", "relax.maximum", "relax.logical_and", "relax.logical_or",
+      "relax.logical_xor", "relax.bitwise_and", "relax.bitwise_or", "relax.bitwise_xor",
+      "relax.left_shift", "relax.right_shift", "relax.equal", "relax.greater",
       "relax.greater_equal", "relax.less", "relax.less_equal", "relax.not_equal",
       // pooling, norms, image, vision
       "relax.nn.max_pool1d", "relax.nn.max_pool2d", "relax.nn.max_pool3d", "relax.nn.avg_pool1d",
       "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool1d",
       "relax.nn.adaptive_avg_pool2d", "relax.nn.adaptive_avg_pool3d", "relax.nn.layer_norm",
       "relax.nn.group_norm", "relax.nn.instance_norm", "relax.nn.rms_norm", "relax.nn.dropout",
-      "relax.nn.batch_flatten", "relax.image.resize2d", "relax.image.resize3d", "relax.image.grid_sample",
-      "relax.image.affine_grid", "relax.vision.roi_pool", "relax.vision.roi_align",
+      "relax.nn.batch_flatten", "relax.image.resize2d", "relax.image.resize3d",
+      "relax.image.grid_sample", "relax.image.affine_grid", "relax.vision.roi_pool",
+      "relax.vision.roi_align",
       // creation, data movement
-      "relax.astype", "relax.full", "relax.full_like", "relax.ones", "relax.zeros", "relax.eye", "relax.arange",
-      "relax.hamming_window", "relax.strided_slice", "relax.dynamic_strided_slice", "relax.ewise_fma",
-      "relax.broadcast_to", "relax.concat", "relax.expand_dims", "relax.flatten", "relax.layout_transform",
-      "relax.permute_dims", "relax.reshape", "relax.split", "relax.squeeze", "relax.stack", "relax.meshgrid"};
+      "relax.astype", "relax.full", "relax.full_like", "relax.ones", "relax.zeros", "relax.eye",
+      "relax.arange", "relax.hamming_window", "relax.strided_slice", "relax.dynamic_strided_slice",
+      "relax.ewise_fma", "relax.broadcast_to", "relax.concat", "relax.expand_dims", "relax.flatten",
+      "relax.layout_transform", "relax.permute_dims", "relax.reshape", "relax.split",
+      "relax.squeeze", "relax.stack", "relax.meshgrid"};
   const auto* op = call.op.as<OpNode>();
   if (!op) return Policy::kNotAnOp;
   if (always.count(op->name)) return Policy::kAlways;
@@ -83,7 +94,9 @@ bool is_nested_tensor(const StructInfo& s) {
   }
   return false;
 }
-bool is_nested_tensor(const Expr& e) { return e->struct_info_ && is_nested_tensor(e->struct_info_); }
+bool is_nested_tensor(const Expr& e) {
+  return e->struct_info_ && is_nested_tensor(e->struct_info_);
+}
 
 /// The NType of `s`: each tensor's own dtype, or `force` for every leaf ("" is unknown).
 NType ntype_of(const StructInfo& s, const std::optional<std::string>& force = std::nullopt) {
@@ -94,8 +107,10 @@ NType ntype_of(const StructInfo& s, const std::optional<std::string>& force = st
     return n;
   }
   NType n;
-  if (force) n.leaf = *force;
-  else if (const auto* t = s.as<TensorStructInfoNode>()) n.leaf = t->dtype.is_void() ? "" : t->dtype.str();
+  if (force)
+    n.leaf = *force;
+  else if (const auto* t = s.as<TensorStructInfoNode>())
+    n.leaf = t->dtype.is_void() ? "" : t->dtype.str();
   return n;
 }
 NType ntype_of(const Expr& e, const std::optional<std::string>& force = std::nullopt) {
@@ -113,7 +128,8 @@ NType combine(const NType& a, const NType& b, F&& f) {
   PARTITA_ICHECK(a.fields.size() == b.fields.size());
   NType n;
   n.is_tuple = true;
-  for (size_t i = 0; i < a.fields.size(); ++i) n.fields.push_back(combine(a.fields[i], b.fields[i], f));
+  for (size_t i = 0; i < a.fields.size(); ++i)
+    n.fields.push_back(combine(a.fields[i], b.fields[i], f));
   return n;
 }
 
@@ -189,8 +205,10 @@ class DTypeCollector : public ExprVisitor {
   }
   void update(const Var& v, const NType& n) {
     auto it = decided.find(v);
-    if (it == decided.end()) decided.emplace(v, n);
-    else it->second = merge(it->second, n);
+    if (it == decided.end())
+      decided.emplace(v, n);
+    else
+      it->second = merge(it->second, n);
   }
   NType tracked(const Var& v) {
     auto it = decided.find(v);
@@ -239,9 +257,11 @@ bool in_fp16_range(const Tensor& t) {
 
 class MixedPrecisionRewriter : public ExprMutator {
  public:
-  MixedPrecisionRewriter(const VarNTypes& decided, DataType out_dtype, const std::vector<std::string>& fp16_inputs,
-                         IRModule mod)
-      : ExprMutator(mod), decided_(decided), out_dtype_(out_dtype),
+  MixedPrecisionRewriter(const VarNTypes& decided, DataType out_dtype,
+                         const std::vector<std::string>& fp16_inputs, IRModule mod)
+      : ExprMutator(mod),
+        decided_(decided),
+        out_dtype_(out_dtype),
         fp16_inputs_(fp16_inputs.begin(), fp16_inputs.end()) {}
 
   /// Parameters named in fp16_input_names are defined as float16 tensors.
@@ -271,7 +291,8 @@ class MixedPrecisionRewriter : public ExprMutator {
     }
     BindingBlock out = builder_.end_block();
     bool same = out->bindings.size() == block->bindings.size();
-    for (size_t i = 0; same && i < out->bindings.size(); ++i) same = out->bindings[i].get() == block->bindings[i].get();
+    for (size_t i = 0; same && i < out->bindings.size(); ++i)
+      same = out->bindings[i].get() == block->bindings[i].get();
     return same ? BindingBlock(block) : out;
   }
 
@@ -310,8 +331,10 @@ class MixedPrecisionRewriter : public ExprMutator {
         for (Expr& a : args)
           if (is_nested_tensor(a)) a = rewrite(a, ntype_of(a, to));
         value = builder_.normalize(make<CallNode>(call->op, args, attrs, call->sinfo_args));
-        if (!dataflow_var) value = rewrite(value, ntype_of(b->var));  // block outputs keep their dtype
-        else if (policy == Policy::kAlways) value = rewrite(value, ntype_of(value, std::string("float16")));
+        if (!dataflow_var)
+          value = rewrite(value, ntype_of(b->var));  // block outputs keep their dtype
+        else if (policy == Policy::kAlways)
+          value = rewrite(value, ntype_of(value, std::string("float16")));
       } else {
         value = make<CallNode>(call->op, args, attrs, call->sinfo_args);
       }
@@ -380,7 +403,8 @@ class MixedPrecisionRewriter : public ExprMutator {
     if (const auto* t = s.as<TensorStructInfoNode>()) {
       if (to.is_tuple || to.leaf.empty() || t->dtype.is_void()) return e;
       if (t->dtype.str() == to.leaf || (t->dtype != kF16 && t->dtype != kF32)) return e;
-      return builder_.normalize(op::make_call("relax.astype", {e}, {{"dtype", DataType::parse(to.leaf)}}));
+      return builder_.normalize(
+          op::make_call("relax.astype", {e}, {{"dtype", DataType::parse(to.leaf)}}));
     }
     const auto* ts = s.as<TupleStructInfoNode>();
     if (!ts || !to.is_tuple || to.fields.size() != ts->fields.size()) return e;
@@ -388,7 +412,8 @@ class MixedPrecisionRewriter : public ExprMutator {
     std::vector<Expr> fields;
     bool changed = false;
     for (size_t i = 0; i < ts->fields.size(); ++i) {
-      Expr field = literal ? literal->fields[i] : builder_.normalize(make<TupleGetItemNode>(e, int(i)));
+      Expr field =
+          literal ? literal->fields[i] : builder_.normalize(make<TupleGetItemNode>(e, int(i)));
       Expr nf = rewrite(field, to.fields[i]);
       changed |= nf.get() != field.get();
       fields.push_back(nf);
@@ -413,9 +438,10 @@ class MixedPrecisionRewriter : public ExprMutator {
     if (it == decided_.end()) return;
     Expr cur = current(v);
     if (!is_nested_tensor(cur)) return;
-    NType to = combine(ntype_of(cur), it->second, [](const std::string& from, const std::string& required) {
-      return required == "float16" ? required : from;
-    });
+    NType to = combine(ntype_of(cur), it->second,
+                       [](const std::string& from, const std::string& required) {
+                         return required == "float16" ? required : from;
+                       });
     Expr cast = rewrite(cur, to);
     if (cast.get() != cur.get()) var_remap_[v] = builder_.emit(cast);
   }
@@ -458,7 +484,8 @@ class MixedPrecisionRewriter : public ExprMutator {
 
 Pass ToMixedPrecision(DataType out_dtype, std::vector<std::string> fp16_input_names) {
   if (out_dtype != kF16 && out_dtype != kF32)
-    throw_error("ValueError", "ToMixedPrecision: out_dtype must be float16 or float32, not " + out_dtype.str());
+    throw_error("ValueError",
+                "ToMixedPrecision: out_dtype must be float16 or float32, not " + out_dtype.str());
   return create_function_pass(
       [out_dtype, fp16_input_names](Function f, IRModule mod, const PassContext&) {
         DTypeCollector collector;

@@ -23,6 +23,7 @@ namespace partita::transform {
 /// original dtype. Only float16/float32 tensors are ever cast. Parameters named in
 /// `fp16_input_names` are taken in float16 (the signature changes; a value already in float16
 /// needs no cast). Error("ValueError") for an `out_dtype` other than float16 or float32.
-Pass ToMixedPrecision(DataType out_dtype = DataType::Float(32), std::vector<std::string> fp16_input_names = {});
+Pass ToMixedPrecision(DataType out_dtype = DataType::Float(32),
+                      std::vector<std::string> fp16_input_names = {});
 
 }  // namespace partita::transform

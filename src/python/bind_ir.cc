@@ -172,7 +172,17 @@ static void bind_exprs(py::module_& m) {
         Ref<FunctionNode> copy(copy_node(f));
         const_cast<FunctionNode*>(copy.get())->attrs[key] = v;
         return copy;
-      });
+      })
+      .def("with_attrs", [](const Function& f, const DictAttrs& attrs) {
+        Ref<FunctionNode> copy(copy_node(f));
+        for (const auto& [k, v] : attrs) const_cast<FunctionNode*>(copy.get())->attrs[k] = v;
+        return copy;
+      }, py::arg("attr_map"))
+      .def("without_attr", [](const Function& f, const std::string& key) {
+        Ref<FunctionNode> copy(copy_node(f));
+        const_cast<FunctionNode*>(copy.get())->attrs.erase(key);
+        return copy;
+      }, py::arg("attr_key"));
   bind_node<ExternFuncNode, ExprNode>(m, "ExternFunc").def(py::init([](std::string s) { return make<ExternFuncNode>(s); }));
   bind_node<GlobalVarNode, ExprNode>(m, "GlobalVar").def(py::init([](std::string s) { return make<GlobalVarNode>(s); }));
   bind_node<OpNode, ExprNode>(m, "Op");

@@ -501,3 +501,19 @@ class Module:
     assert "helper" not in out and "kept" not in out and "R.exp" not in out.script()
     out = relax.transform.DeadCodeElimination(["kept"])(mod)
     assert "kept" in out and "helper" not in out
+
+
+def test_function_attrs_and_module_from_expr():
+    f = module()["main"]
+    g = f.with_attrs({"Primitive": 1, "note": "x"})
+    assert g.attrs["Primitive"] == 1 and g.attrs["note"] == "x" and "note" not in f.attrs
+    assert "note" not in g.without_attr("note").attrs
+    mod = partita.IRModule.from_expr(f)
+    assert [gv.name_hint for gv in mod.get_global_vars()] == ["main"]
+    x = relax.Var("x", relax.TensorStructInfo([2, 3], "float32"))
+    expr = relax.op.add(x, x)
+    mod2 = partita.IRModule.from_expr(expr)
+    assert [p.name_hint for p in mod2["main"].params] == ["x"]
+    a = np.ones((2, 3), "float32")
+    out = relax.VirtualMachine(relax.build(mod2), partita.cpu())["main"](a)
+    np.testing.assert_allclose(out.numpy(), a + a)

@@ -33,3 +33,23 @@ IRModule.__str__ = _script
 Object.script = _node_script
 Object.show = lambda self: print(_node_script(self))
 Object.__repr__ = _node_script
+
+
+def _from_expr(expr, functions=None):
+    """A module whose "main" is ``expr`` (TVM's ``IRModule.from_expr``): a Function as it is
+    (made public as "main"), any other expression as the body of a function whose parameters are
+    its free variables; ``functions`` (name or GlobalVar -> function) are added beside it."""
+    from .. import relax as _relax
+    if isinstance(expr, _native.Function):
+        func = expr
+    else:
+        params = list(_native.free_vars(expr))
+        func = _native.Function(params, expr)
+    if "global_symbol" not in func.attrs:
+        func = func.with_attr("global_symbol", "main")
+    mod = IRModule(dict(functions or {}))
+    mod["main"] = func
+    return _relax.transform.Normalize()(mod)
+
+
+IRModule.from_expr = staticmethod(_from_expr)

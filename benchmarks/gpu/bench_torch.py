@@ -6,7 +6,10 @@
         [--runs 50] [--compile-mode default] [--json out.jsonl]
 
 One line per (model, batch, dtype, engine) is printed and, with --json, appended as JSON with
-the compile time (first call of the compiled module, seconds). TF32 is off for fp32.
+the compile time (first call of the compiled module, seconds). TF32 is off for fp32, as
+Partita's fp32 is exact fp32; for fp32, eager is also timed with PyTorch's defaults
+(`torch-eager-tf32`: torch.backends.cudnn.allow_tf32 is True by default, so cuDNN's
+convolutions use TF32 tensor cores; matmuls stay fp32 unless allow_tf32 is set, which we set too).
 """
 import argparse
 import json
@@ -45,6 +48,8 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--compile-mode", default="default")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--engines", default="eager,eager-tf32,compile",
+                    help="which of eager, eager-tf32 (fp32 only), compile to time")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -57,8 +62,11 @@ def main(argv=None):
                 model, x = models.build(name, batch)
                 dt = getattr(torch, dtype)
                 model, x = model.cuda().to(dt), x.cuda().to(dt)
-                engines = [("torch-eager", model, 0.0)]
-                if not args.no_compile:
+                wanted = args.engines.split(",")
+                engines = [("torch-eager", model, 0.0)] if "eager" in wanted else []
+                if dtype == "float32" and "eager-tf32" in wanted:
+                    engines.append(("torch-eager-tf32", model, 0.0))
+                if not args.no_compile and "compile" in wanted:
                     compiled = torch.compile(model, mode=args.compile_mode)
                     t0 = time.perf_counter()
                     with torch.no_grad():
@@ -66,8 +74,13 @@ def main(argv=None):
                     torch.cuda.synchronize()
                     engines.append(("torch-compile", compiled, time.perf_counter() - t0))
                 for engine, fn, compile_s in engines:
+                    tf32 = engine.endswith("tf32")
+                    torch.backends.cuda.matmul.allow_tf32 = tf32
+                    torch.backends.cudnn.allow_tf32 = tf32
                     with torch.no_grad():
                         med, lo, hi = time_cuda(fn, x, args.runs)
+                    torch.backends.cuda.matmul.allow_tf32 = False
+                    torch.backends.cudnn.allow_tf32 = False
                     row = dict(model=name, batch=batch, dtype=dtype, engine=engine, median_ms=med,
                                min_ms=lo, max_ms=hi, compile_s=compile_s)
                     print("%-14s b%-3d %-8s %-14s %8.3f ms  [%.3f, %.3f]  compile %.1f s" % (

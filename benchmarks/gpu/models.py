@@ -71,22 +71,30 @@ def build(name, batch):
     return model, x.expand(batch, *x.shape[1:]).contiguous() if name != "mlp" else x
 
 
-def export(name, batch, out_dir):
+def export(name, batch, out_dir, dtype="float32"):
+    """Writes NAME_bBATCH[_fp16].{onnx,input.npy,ref.npy}; float16 models are exported from the
+    model made .half() on the GPU (PyTorch's CPU has no half convolutions), and their reference
+    is PyTorch's own float16 output on the GPU."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    stem = os.path.join(out_dir, "%s_b%d" % (name, batch))
+    half = dtype == "float16"
+    stem = os.path.join(out_dir, "%s_b%d%s" % (name, batch, "_fp16" if half else ""))
     model, x = build(name, batch)
+    model, x = model.cuda(), x.cuda()
+    if half:
+        model, x = model.half(), x.half()
     with torch.no_grad():
-        ref = model.cuda()(x.cuda()).float().cpu()
-    model = model.cpu()
+        ref = model(x).float().cpu()
+    if not half:
+        model, x = model.cpu(), x.cpu()
     kwargs = dict(opset_version=OPSET, input_names=["input"], output_names=["output"],
                   do_constant_folding=True)
     try:  # PyTorch >= 2.9 defaults to the dynamo exporter; the TorchScript one is what we test
         torch.onnx.export(model, (x,), stem + ".onnx", dynamo=False, **kwargs)
     except TypeError:
         torch.onnx.export(model, (x,), stem + ".onnx", **kwargs)
-    np.save(stem + ".input.npy", x.numpy().astype(np.float32))
+    np.save(stem + ".input.npy", x.cpu().numpy().astype(np.float16 if half else np.float32))
     np.save(stem + ".ref.npy", ref.numpy().astype(np.float32))
     return stem + ".onnx"
 
@@ -96,19 +104,21 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--batch", default="1")
+    ap.add_argument("--dtype", default="float32", help="float32, float16 or both (comma list)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     failed = False
     for name in args.only.split(","):
         for batch in map(int, args.batch.split(",")):
-            try:
-                path = export(name, batch, args.out)
-                print("%-16s b%-3d %s (%.1f MB)" % (name, batch, path, os.path.getsize(path) / 1e6),
-                      flush=True)
-            except Exception as e:  # report every model, not only the first failure
-                failed = True
-                print("%-16s b%-3d FAILED: %s: %s" % (name, batch, type(e).__name__, e),
-                      file=sys.stderr, flush=True)
+            for dtype in args.dtype.split(","):
+                try:
+                    path = export(name, batch, args.out, dtype)
+                    print("%-16s b%-3d %-8s %s (%.1f MB)" % (
+                        name, batch, dtype, path, os.path.getsize(path) / 1e6), flush=True)
+                except Exception as e:  # report every model, not only the first failure
+                    failed = True
+                    print("%-16s b%-3d %-8s FAILED: %s: %s" % (name, batch, dtype, type(e).__name__, e),
+                          file=sys.stderr, flush=True)
     return 1 if failed else 0
 
 

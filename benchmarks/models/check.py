@@ -8,6 +8,7 @@ and its output matches PyTorch's reference within a relative error of 1e-4.
 
 --backends lists the backends in partitioning order (the first gets the first pick:
 "cblas,dnnl" is partition_for_dnnl(partition_for_cblas(mod))); "host" runs on the VM alone;
+"auto:dnnl,cblas" places by measurement (relax.transform.collage_partition);
 repeat the option for several configurations (default: cblas,dnnl). Each model runs in its own
 child process, so a crash is reported as that model's failure. Prints one line per model,
 opset and configuration: the relative error max|out - ref| / max|ref|, the compile time
@@ -50,7 +51,12 @@ def worker(model, opset, backends, cache):
     times["import_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     targets = []
-    for b in backends:
+    if backends and backends[0].startswith("auto"):  # "auto:dnnl,cblas": placement by measurement
+        names = [b for b in [backends[0][5:]] + list(backends[1:]) if b]
+        targets = [partita.target.Target(b, {"num_threads": THREADS}) for b in names]
+        mod = relax.transform.collage_partition(mod, targets)[0]
+        backends = names
+    for b in ([] if targets else backends):
         if b == "host":
             continue
         # The backend's own wrapper, TVM's partition_for_<name> (dnnl, cblas).

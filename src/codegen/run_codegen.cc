@@ -121,7 +121,7 @@ IRModule run_codegen(IRModule mod, const RunCodegenOptions& options) {
                                                  e.function() + "': " + e.reason() + " (set config '" +
                                                  kRunCodegenFallbackConfig + "' to run it on the host)");
         warn("RunCodegen: codegen '" + codegen + "' cannot compile function '" + e.function() + "' (" + e.reason() +
-             "); it runs on the host instead");
+             "); it runs " + options.fallback_to + " instead");
         refused.insert(global);
         rejected.push_back(global);
         continue;

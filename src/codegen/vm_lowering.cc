@@ -5,6 +5,7 @@
 #include "partita/codegen/vm_lowering.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "partita/op/ops.h"
 #include "partita/op/registry.h"
@@ -64,6 +65,7 @@ class FunctionLowering {
   }
 
   VMFunction lower(const FunctionNode& fn) {
+    collect_returned(fn.body);
     for (const Var& p : fn.params) {
       int32_t r = new_reg();
       regs_[p.get()] = r;
@@ -185,12 +187,38 @@ class FunctionLowering {
     emit(std::move(in));
   }
 
-  int32_t constant_reg(const Tensor& t) {
+  int32_t constant_reg(const Tensor& t, const TensorSpec* on_device = nullptr) {
     Instruction in;
     in.op = Opcode::LoadConst;
     in.index = ex_.add_constant(t);
+    // A constant copied to a device is that device's copy, which the VM uploads once when it
+    // is made (the spec says where), instead of a copy per call.
+    if (on_device) in.outs = {*on_device};
     in.dst = new_reg();
     return f_.code[size_t(emit(std::move(in)))].dst;
+  }
+
+  /// The variables the function returns (its body's value, or the fields of a returned tuple).
+  void collect_returned(const Expr& body) {
+    const auto* seq = body.as<SeqExprNode>();
+    Expr result = seq ? seq->body : body;
+    std::vector<Expr> work{result};
+    std::unordered_map<const VarNode*, Expr> bound;
+    if (seq)
+      for (const auto& block : seq->blocks)
+        for (const auto& b : block->bindings)
+          if (const auto* vb = b.as<VarBindingNode>()) bound[vb->var.get()] = vb->value;
+    while (!work.empty()) {
+      Expr e = work.back();
+      work.pop_back();
+      if (const auto* t = e.as<TupleNode>()) {
+        for (const auto& f : t->fields) work.push_back(f);
+      } else if (const auto* v = e.as<VarNode>()) {
+        if (!returned_.insert(v).second) continue;
+        auto it = bound.find(v);
+        if (it != bound.end() && it->second.as<TupleNode>()) work.push_back(it->second);
+      }
+    }
   }
 
   Tensor scalar_tensor(const PrimExpr& e, DataType dtype) {
@@ -254,9 +282,22 @@ class FunctionLowering {
     fail("TypeError", "unsupported expression kind in a host function");
   }
 
+  /// `v = R.to_vdevice(x, <host>)` that the function returns: results go to the user's device,
+  /// which the VM does on return, so a copy to the host here would only be copied back when the
+  /// user's tensors are on the GPU.
+  bool is_returned_host_copy(const VarBindingNode& vb) const {
+    const auto* call = vb.value.as<CallNode>();
+    const auto* op = call ? call->op.as<OpNode>() : nullptr;
+    if (!op || op->name != "relax.to_vdevice" || call->args.size() != 1) return false;
+    return returned_.count(vb.var.get()) && device_of(vb.value->struct_info_).is_cpu() &&
+           call->args[0]->struct_info_.as<TensorStructInfoNode>();
+  }
+
   void lower_binding(const Binding& b) {
     if (const auto* vb = b.as<VarBindingNode>()) {
-      regs_[vb->var.get()] = lower_expr(vb->value);
+      regs_[vb->var.get()] = is_returned_host_copy(*vb)
+                                 ? lower_expr(vb->value.as<CallNode>()->args[0])
+                                 : lower_expr(vb->value);
       return;
     }
     const auto* mc = b.as<MatchCastNode>();
@@ -345,6 +386,11 @@ class FunctionLowering {
         in.dst = new_reg();
         return f_.code[size_t(emit(std::move(in)))].dst;
       }
+      if (op->name == "relax.to_vdevice" && call.args.size() == 1)
+        if (const auto* c = call.args[0].as<ConstantNode>()) {
+          TensorSpec on = spec_of(rs, what);
+          if (!on.device.is_cpu()) return constant_reg(c->data, &on);
+        }
       Instruction in;
       in.op = Opcode::CallKernel;
       int32_t kidx = -1;
@@ -452,6 +498,7 @@ class FunctionLowering {
   int32_t next_reg_ = 0;
   std::unordered_map<const VarNode*, int32_t> regs_;
   std::map<const PrimVarNode*, int32_t> slots_;
+  std::unordered_set<const VarNode*> returned_;
 };
 
 bool is_host_function(const FunctionNode& fn) {

@@ -2,9 +2,11 @@
 // relax.VirtualMachine, tvm.target.Target, relax.transform.RunCodegen ...).
 #include "common.h"
 #include "partita/codegen/build.h"
+#include "partita/codegen/collage.h"
 #include "partita/codegen/codegen.h"
 #include "partita/runtime/vm.h"
 #include "partita/transform/byoc_helpers.h"
+#include "partita/transform/pattern_registry.h"
 
 namespace partita::python {
 
@@ -55,6 +57,51 @@ TargetOptionMap to_options(const py::dict& d) {
     else options[key] = v.cast<std::vector<std::string>>();
   }
   return options;
+}
+
+// CollagePartition: the Python wrappers (relax/transform/collage.py) make the options; a
+// Target's kind names its backend when it has patterns (the host kinds and "cuda", which fuses
+// by kind, are where the rest runs), its options are what candidates are built with.
+void bind_collage(py::module_& m) {
+  py::class_<codegen::CollageOptions>(m, "CollageOptions")
+      .def(py::init([](py::handle targets) {
+        codegen::CollageOptions o;
+        for (const Target& t : to_targets(targets)) {
+          if (!transform::get_patterns_with_prefix(t.kind() + ".").empty()) o.backends.push_back(t.kind());
+          o.targets.push_back(t);
+        }
+        return o;
+      }))
+      .def_readwrite("cost_cache", &codegen::CollageOptions::cost_cache)
+      .def_readwrite("budget_s", &codegen::CollageOptions::budget_s)
+      .def_readwrite("max_merge", &codegen::CollageOptions::max_merge)
+      .def_readwrite("device", &codegen::CollageOptions::device)
+      .def_readwrite("verbose", &codegen::CollageOptions::verbose);
+  m.def("CollagePartition", &codegen::CollagePartition);
+  m.def("collage_partition", [](const IRModule& mod, const codegen::CollageOptions& o) {
+    codegen::CollageResult r = codegen::collage_partition(mod, o);
+    py::list parts;
+    for (const auto& p : r.partitions) {
+      py::dict d;
+      d["function"] = p.function;
+      d["backend"] = p.backend;
+      d["vars"] = p.vars;
+      d["patterns"] = p.patterns;
+      d["cost_us"] = p.cost_us;
+      d["measured"] = p.measured;
+      parts.append(d);
+    }
+    py::dict stats;
+    stats["predicted_us"] = r.predicted_us();
+    stats["candidates"] = r.candidates;
+    stats["measured"] = r.measured;
+    stats["cached"] = r.cached;
+    stats["measure_s"] = r.measure_s;
+    stats["search_s"] = r.search_s;
+    stats["summary"] = r.summary();
+    stats["alternatives"] = r.alternatives_table();
+    return py::make_tuple(r.mod, parts, stats);
+  });
 }
 
 /// A function of a VM, callable from Python: vm["main"](x, y).
@@ -207,6 +254,7 @@ static void bind_vm(py::module_& m) {
   m.def("build", [](const IRModule& mod, py::object target, std::optional<bool> fallback) {
     return codegen::build(mod, codegen::BuildOptions{to_targets(target), fallback});
   }, py::arg("mod"), py::arg("target") = py::none(), py::arg("fallback") = py::none());
+  bind_collage(m);
 }
 
 static void bind_byoc_passes(py::module_& m) {

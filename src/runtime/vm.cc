@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "partita/support/error.h"
+#include "vm_arena.h"
 #include "vm_graphs.h"
 
 namespace partita::runtime {
@@ -33,6 +34,13 @@ struct VirtualMachine::Impl {
   // Resolved devices: per function its parameters', per instruction its outputs'.
   std::vector<std::vector<std::optional<Device>>> param_devices;
   std::vector<std::vector<std::vector<Device>>> out_devices;
+  // Per function: its intermediates on the VM's device placed in one arena per run (vm_arena.h).
+  std::vector<FunctionArena> arenas;
+  // Device copies (R.to_vdevice): a value already on the destination passes through.
+  std::vector<bool> kernel_is_device_copy;
+  // Per function, per instruction: constants the executable places on a device (a LoadConst
+  // with a device spec), uploaded when the VM is made.
+  std::vector<std::unordered_map<size_t, Tensor>> device_constants;
   // Constants uploaded to a device, by (host data pointer, device), so each goes once.
   std::unordered_set<const void*> constant_data;
   std::map<std::pair<const void*, std::pair<int32_t, int32_t>>, Tensor> uploaded;
@@ -229,6 +237,15 @@ struct VirtualMachine::Impl {
     }
   }
 
+  /// The arena of one run of a planned function: one device allocation.
+  std::shared_ptr<uint8_t> new_arena(const FunctionArena& plan) {
+    if (plan.bytes == 0) return nullptr;
+    ++stats.allocations;
+    stats.bytes_allocated += int64_t(plan.bytes);
+    stats.planned += plan.planned;
+    return device_empty({int64_t(plan.bytes)}, DataType::UInt(8), vm_device).buffer();
+  }
+
   Value run(int32_t fidx, std::vector<Value> args) {
     const VMFunction& f = ex->functions[size_t(fidx)];
     if (args.size() != f.param_names.size())
@@ -241,6 +258,8 @@ struct VirtualMachine::Impl {
     const std::vector<std::optional<Device>>& params = param_devices[size_t(fidx)];
     for (size_t i = 0; i < args.size(); ++i) regs[i] = params[i] ? move(args[i], *params[i]) : std::move(args[i]);
     const auto& fn_out_devices = out_devices[size_t(fidx)];
+    const FunctionArena& plan = arenas[size_t(fidx)];
+    std::shared_ptr<uint8_t> arena;
     std::vector<Tensor> ins, outs;
     size_t pc = 0;
     while (pc < f.code.size()) {
@@ -258,10 +277,26 @@ struct VirtualMachine::Impl {
           } else if (kernel_placements[size_t(in.index)] == KernelPlacement::kHost) {
             for (int32_t a : in.args) flatten(move_register(regs[size_t(a)], Device::cpu()), ins);
           } else {
+            if (kernel_is_device_copy[size_t(in.index)] && in.args.size() == 1 && !in.tuple_result) {
+              const Value& src = regs[size_t(in.args[0])];
+              if (!src.tuple && src.tensor.defined() &&
+                  (out_devs[0].is_cpu() ? src.tensor.device().is_cpu() : src.tensor.device() == out_devs[0])) {
+                regs[size_t(in.dst)] = src;  // already there: R.to_vdevice moves nothing
+                break;
+              }
+            }
             for (int32_t a : in.args) flatten(regs[size_t(a)], ins);
           }
-          for (size_t o = 0; o < in.outs.size(); ++o)
-            outs.push_back(alloc(shape_of(in.outs[o], syms.data(), syms.size()), in.outs[o].dtype, out_devs[o]));
+          for (size_t o = 0; o < in.outs.size(); ++o) {
+            int64_t offset = plan.bytes ? plan.offsets[pc][o] : -1;
+            if (offset < 0) {
+              outs.push_back(alloc(shape_of(in.outs[o], syms.data(), syms.size()), in.outs[o].dtype, out_devs[o]));
+              continue;
+            }
+            if (!arena) arena = new_arena(plan);
+            outs.push_back(Tensor::from_buffer(in.outs[o].static_shape, in.outs[o].dtype,
+                                               std::shared_ptr<uint8_t>(arena, arena.get() + offset), out_devs[o]));
+          }
           auto started = kernel_profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
           if (in.op == Opcode::CallKernel) {
             static const KernelAttrs kEmpty;
@@ -331,7 +366,17 @@ struct VirtualMachine::Impl {
           regs[size_t(in.dst)] = std::move(item);
           break;
         }
-        case Opcode::LoadConst: regs[size_t(in.dst)] = Value(ex->constants[size_t(in.index)]); break;
+        case Opcode::LoadConst: {
+          if (!in.outs.empty()) {
+            auto it = device_constants[size_t(fidx)].find(pc);
+            if (it != device_constants[size_t(fidx)].end()) {
+              regs[size_t(in.dst)] = Value(it->second);
+              break;
+            }
+          }
+          regs[size_t(in.dst)] = Value(ex->constants[size_t(in.index)]);
+          break;
+        }
         case Opcode::Move: {
           Value v = regs[size_t(in.args[0])];
           regs[size_t(in.dst)] = std::move(v);
@@ -442,6 +487,24 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
       per_instruction.push_back(std::move(outs));
     }
     impl_->out_devices.push_back(std::move(per_instruction));
+  }
+  for (const auto& k : exec_->kernel_names) impl_->kernel_is_device_copy.push_back(k == "relax.to_vdevice");
+  for (size_t fi = 0; fi < exec_->functions.size(); ++fi) {
+    const VMFunction& f = exec_->functions[fi];
+    impl_->arenas.push_back(device.is_host_accessible()
+                                ? FunctionArena{}
+                                : plan_function_arena(f, impl_->out_devices[fi], device, impl_->kernel_is_device_copy));
+    // Constants placed on a device are uploaded now, once (moves are cached per constant).
+    std::unordered_map<size_t, Tensor> on_device;
+    for (size_t pc = 0; pc < f.code.size(); ++pc) {
+      const Instruction& in = f.code[pc];
+      if (in.op != Opcode::LoadConst || in.outs.empty()) continue;
+      Device d = impl_->out_devices[fi][pc].at(0);
+      if (d.is_cpu() || in.index < 0 || size_t(in.index) >= exec_->constants.size()) continue;
+      impl_->api->set_device(d.id);
+      on_device.emplace(pc, impl_->move(exec_->constants[size_t(in.index)], d));
+    }
+    impl_->device_constants.push_back(std::move(on_device));
   }
 }
 

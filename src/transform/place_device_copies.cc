@@ -111,8 +111,10 @@ class OffloadedFunctionPlacer : public GlobalVarRemapper {
 class HostFunctionPlacer : public GlobalVarRemapper {
  public:
   HostFunctionPlacer(const IRModule& mod, const std::unordered_map<const Object*, GlobalVar>& remap,
-                     const std::unordered_map<std::string, VDevice>& offloaded, VDevice host)
-      : GlobalVarRemapper(mod, remap), offloaded_(offloaded), host_(std::move(host)) {}
+                     const std::unordered_map<std::string, VDevice>& offloaded,
+                     const std::map<std::string, VDevice>& externs, VDevice host)
+      : GlobalVarRemapper(mod, remap), offloaded_(offloaded), externs_(externs),
+        host_(std::move(host)) {}
 
   Function place(const Function& f) {
     post_order_visit(f, [&](const Expr& e) {
@@ -154,8 +156,23 @@ class HostFunctionPlacer : public GlobalVarRemapper {
       changed |= v.get() != a.get();
       args.push_back(v);
     }
+    // A compiled function's result is on its device (the host's for one not listed): its
+    // declared result says so.
+    std::vector<StructInfo> sinfo_args = op->sinfo_args;
+    if (const auto* ext = callee.as<ExternFuncNode>(); ext && target) {
+      for (StructInfo& s : sinfo_args) {
+        StructInfo placed = place_on(s, target);
+        changed |= placed.get() != s.get();
+        s = placed;
+      }
+      if (changed && !sinfo_args.empty()) {
+        auto placed_callee = make<ExternFuncNode>(ext->global_symbol);
+        placed_callee->struct_info_ = make<FuncStructInfoNode>(std::nullopt, sinfo_args[0], true);
+        callee = placed_callee;
+      }
+    }
     if (!changed) return Expr(op);
-    return make<CallNode>(callee, std::move(args), op->attrs, op->sinfo_args);
+    return make<CallNode>(callee, std::move(args), op->attrs, std::move(sinfo_args));
   }
 
   // As ExprMutator's, plus: a function's result goes where its return struct info says (the
@@ -203,7 +220,11 @@ class HostFunctionPlacer : public GlobalVarRemapper {
       auto it = offloaded_.find(gv->name_hint);
       return it == offloaded_.end() ? host_ : it->second;
     }
-    return host_;  // host functions, closures, packed functions
+    if (const auto* ext = callee.as<ExternFuncNode>()) {
+      auto it = externs_.find(ext->global_symbol);
+      return it == externs_.end() ? host_ : it->second;
+    }
+    return host_;  // host functions, closures, other packed functions
   }
 
   const VDevice& device_of(const TensorStructInfoNode& t) const {
@@ -275,6 +296,7 @@ class HostFunctionPlacer : public GlobalVarRemapper {
   };
 
   const std::unordered_map<std::string, VDevice>& offloaded_;
+  const std::map<std::string, VDevice>& externs_;
   VDevice host_;
   std::unordered_set<const Object*> params_;
   const FunctionNode* function_ = nullptr;
@@ -283,15 +305,24 @@ class HostFunctionPlacer : public GlobalVarRemapper {
 
 }  // namespace
 
-Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host) {
+namespace {
+
+Pass place_device_copies(std::map<std::string, VDevice> codegen_devices, VDevice host,
+                         std::map<std::string, VDevice> extern_devices) {
   for (const auto& [name, d] : codegen_devices)
     if (!d)
       throw_error("ValueError", "PlaceDeviceCopies: the device of codegen '" + name + "' is null");
+  for (const auto& [name, d] : extern_devices)
+    if (!d)
+      throw_error("ValueError", "PlaceDeviceCopies: the device of external function '" + name +
+                                    "' is null");
   return create_module_pass(
-      [codegen_devices = std::move(codegen_devices), host = std::move(host)](
-          IRModule mod, const PassContext&) -> IRModule {
+      [codegen_devices = std::move(codegen_devices), host = std::move(host),
+       extern_devices = std::move(extern_devices)](IRModule mod, const PassContext&) -> IRModule {
         VDeviceList vdevices(mod);
         VDevice host_device = vdevices.canonical(host ? host : make_vdevice("llvm"));
+        std::map<std::string, VDevice> externs;
+        for (const auto& [name, d] : extern_devices) externs[name] = vdevices.canonical(d);
         // Offloaded functions first: their new signatures type the calls in host functions.
         std::unordered_map<std::string, VDevice> offloaded;
         std::unordered_map<const Object*, GlobalVar> remap;
@@ -314,7 +345,7 @@ Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice h
         std::vector<std::pair<GlobalVar, Expr>> updated;
         for (const auto& [gv, f] : mod.functions()) {
           if (remap.count(gv.get()) || !f.as<FunctionNode>()) continue;
-          Function out = HostFunctionPlacer(mod, remap, offloaded, host_device)
+          Function out = HostFunctionPlacer(mod, remap, offloaded, externs, host_device)
                              .place(f.as_ref<FunctionNode>());
           if (out.get() != f.get()) updated.emplace_back(gv, out);
         }
@@ -327,6 +358,16 @@ Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice h
         return mod;
       },
       0, "PlaceDeviceCopies");
+}
+
+}  // namespace
+
+Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host) {
+  return place_device_copies(std::move(codegen_devices), std::move(host), {});
+}
+
+Pass PlaceDeviceCopiesOfExterns(std::map<std::string, VDevice> extern_devices, VDevice host) {
+  return place_device_copies({}, std::move(host), std::move(extern_devices));
 }
 
 }  // namespace partita::transform

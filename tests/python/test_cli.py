@@ -69,13 +69,17 @@ def check_error(res, *fragments):
         assert f in last, last
 
 
-@pytest.mark.parametrize("backends,path", [(None, 2), ("dnnl,cblas", 2), ("cblas,dnnl", 1), ("cblas", 2)])
+@pytest.mark.parametrize("backends,path", [(None, 2), ("dnnl,cblas", 2), ("cblas,dnnl", 1), ("cblas", 2),
+                                           ("auto:dnnl,cblas", 2)])
 def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     art = tmp_path / "m.partita"
     args = ["compile", model, "-o", art, "--path", path]
     if backends:
         args += ["--backends", backends, "--target", "dnnl -num_threads=1"]
-    res = cli(*args)
+    # Collage's cost cache goes into the test's own directory.
+    res = cli(*args, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache")))
+    if backends and backends.startswith("auto"):
+        assert "predicted" in res.stdout and (tmp_path / "cache" / "partita" / "collage_costs.json").exists()
     assert res.returncode == 0, res.stderr
     assert "compiled" in res.stdout and art.exists()
     assert "build" in res.stderr and "export" in res.stderr  # progress lines (not a TTY)
@@ -94,10 +98,29 @@ def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     assert 0 <= mn <= median <= p90 and mn <= mean
 
 
+def test_collage_backend_spec_errors(model, tmp_path):
+    check_error(cli("compile", model, "--backends", "automatic", "-o", tmp_path / "a.partita"),
+                "expected 'auto' or 'auto:NAME,...'")
+    check_error(cli("compile", model, "--backends", "auto:nosuch", "-o", tmp_path / "a.partita"),
+                "unknown backend 'nosuch'")
+
+
 def test_compile_summary_counts_partitions(model, tmp_path):
     res = cli("compile", model, "--backends", "cblas,dnnl", "-o", tmp_path / "a.partita")
     assert res.returncode == 0, res.stderr
     assert "cblas: 1 partition, dnnl: 1 partition, host: 1 ops" in res.stdout  # the flatten
+
+
+def test_compile_summary_counts_what_runs_where_for_cuda(model, tmp_path):
+    """With --target cuda, the summary is counted after build's fusion by kind: the generated
+    kernels' calls on cuda:0, nothing left on the host, one copy (the input's, skipped at run
+    time when the input is already on the GPU). NVRTC compiles here; no GPU is needed."""
+    res = cli("compile", model, "--target", "cuda", "-o", tmp_path / "c.partita", "-q")
+    if res.returncode != 0 and "cuda" in res.stderr and "unknown" in res.stderr.lower():
+        pytest.skip("this build has no cuda target: " + res.stderr.strip())
+    assert res.returncode == 0, res.stderr
+    m = re.search(r"cuda on cuda:0: (\d+) calls?, host: 0 ops, device copies: 1", res.stdout)
+    assert m and int(m.group(1)) >= 1, res.stdout
 
 
 def test_run_random_inputs_are_seeded(model, tmp_path):
@@ -135,6 +158,20 @@ def report_rows(text):
             rows[m.group(1)] = dict(partitions=m.group(2), ops=int(m.group(3)), mflops=float(m.group(4)),
                                     mb=float(m.group(5)), share=float(m.group(6)), operators=m.group(7))
     return rows
+
+
+def test_report_placement_explains_collage(model, tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    res = cli("report", model, "--backends", "auto:dnnl,cblas", "--placement", env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "placement by measurement (Collage)" in out
+    table = out[out.index("binding "):]
+    conv = [line for line in table.splitlines() if "relax.nn.conv2d" in line]
+    assert conv and "dnnl.conv2d" in conv[0]  # its dnnl alternative, with a cost
+    m = re.search(r"predicted (\S+) us, measured (\S+) us", out)
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0
+    check_error(cli("report", model, "--backends", "cblas", "--placement"), "use it with --backends auto")
 
 
 def test_report_counts(model):

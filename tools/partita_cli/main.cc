@@ -1,10 +1,10 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
-//   partita compile model.onnx --backends cblas,dnnl [--path 1|2] [--target "dnnl -num_threads=2"]
+//   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"]
 //                   [--precision fp32|fp16] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
-//   partita report model.onnx --backends cblas,dnnl [--svg out.svg] [--dot out.dot]
+//   partita report model.onnx --backends cblas,dnnl|auto[:...] [--placement] [--svg out.svg] [--dot out.dot]
 //
 // Every error is one line `partita: error: ...` on stderr and exit status 1.
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -48,11 +49,51 @@ std::string size_text(uintmax_t bytes) {
   return buf;
 }
 
+// What the built executable runs where, counted in its bytecode (after build's own grouping, such
+// as the cuda target's fusion by kind): the external functions called on each device module,
+// the operators left to host kernels (views of host tensors included), and the copies between
+// devices that remain in it.
+std::string where_it_runs(const runtime::Executable& ex) {
+  std::map<std::string, int64_t> per_module;  // device modules' type keys (CPU backends are
+                                              // counted as partitions above)
+  std::vector<std::string> order;
+  int64_t host_ops = 0, copies = 0;
+  for (const runtime::VMFunction& f : ex.functions)
+    for (const runtime::Instruction& in : f.code) {
+      if (in.op == runtime::Opcode::CallExtern) {
+        const std::string& symbol = ex.extern_symbols[size_t(in.index)];
+        for (const auto& m : ex.external_modules)
+          if (m->find_function(symbol)) {
+            if (m->device_kind() != DeviceKind::kCPU) {
+              std::string key = m->type_key() + " on " + Device{m->device_kind(), 0}.str();
+              if (!per_module.count(key)) order.push_back(key);
+              ++per_module[key];
+            }
+            break;
+          }
+      } else if (in.op == runtime::Opcode::CallKernel) {
+        const std::string& name = ex.kernel_names[size_t(in.index)];
+        if (name == "relax.to_vdevice") ++copies;
+        else if (runtime::kernel_placement(name) == runtime::KernelPlacement::kHost) ++host_ops;
+      } else if (in.op == runtime::Opcode::View && !in.outs.empty() && in.outs[0].device.is_cpu()) {
+        ++host_ops;
+      }
+    }
+  std::string out;
+  for (const std::string& key : order)
+    out += key + ": " + std::to_string(per_module[key]) + (per_module[key] == 1 ? " call, " : " calls, ");
+  out += "host: " + std::to_string(host_ops) + " ops";
+  if (copies) out += ", device copies: " + std::to_string(copies);
+  return out;
+}
+
 // Import and partition, with progress stages; returns the partitioned module.
 // With precision "fp16", ToMixedPrecision (float16 compute, float32 accumulation) runs before
 // partitioning, so backends see the float16 operators.
-IRModule import_and_partition(const std::string& model, const std::vector<std::string>& backends, int path,
-                              bool progress, const std::string& precision = "fp32") {
+IRModule import_and_partition(const std::string& model, const BackendChoice& choice, int path, bool progress,
+                              const std::vector<codegen::Target>& targets = {},
+                              codegen::CollageResult* placement = nullptr,
+                              const std::string& precision = "fp32") {
   IRModule mod;
   {
     Stage s("import " + std::filesystem::path(model).filename().string(), progress);
@@ -64,19 +105,26 @@ IRModule import_and_partition(const std::string& model, const std::vector<std::s
     mod = transform::ToMixedPrecision(DataType::Float(32))(mod);
     s.done();
   }
-  for (const std::string& b : backends) {
+  if (choice.collage) {
+    Stage s("place by measurement (Collage) on " + std::to_string(choice.backends.size()) + " backends", progress);
+    mod = partition(mod, choice, true, targets, progress, placement);
+    s.done();
+    return mod;
+  }
+  for (const std::string& b : choice.backends) {
     Stage s("partition " + b, progress);
-    mod = partition(mod, {b}, path == 2);
+    mod = partition(mod, BackendChoice{{b}}, path == 2);
     s.done();
   }
   return mod;
 }
 
 int compile_command(const CompileArgs& a) {
-  std::vector<std::string> backends = parse_backends(a.backends);
+  BackendChoice choice = parse_backend_choice(a.backends);
+  const std::vector<std::string>& backends = choice.backends;
   codegen::BuildOptions options;
   for (const std::string& t : a.targets) options.targets.push_back(parse_target(t));
-  IRModule mod = import_and_partition(a.model, backends, a.path, !a.quiet, a.precision);
+  IRModule mod = import_and_partition(a.model, choice, a.path, !a.quiet, options.targets, nullptr, a.precision);
   ModuleReport report = analyze_module(mod);
   std::shared_ptr<runtime::Executable> exec;
   {
@@ -95,9 +143,7 @@ int compile_command(const CompileArgs& a) {
     int64_t n = it == report.backends.end() ? 0 : it->second.partitions;
     summary += b + ": " + std::to_string(n) + (n == 1 ? " partition" : " partitions") + ", ";
   }
-  int64_t host_ops = 0;
-  for (const auto& [_, n] : report.backends["host"].op_counts) host_ops += n;
-  summary += "host: " + std::to_string(host_ops) + " ops";
+  summary += where_it_runs(*exec);
   std::printf("compiled %s -> %s (%s; %s)\n", a.model.c_str(), a.output.c_str(), summary.c_str(),
               size_text(std::filesystem::file_size(a.output)).c_str());
   return 0;
@@ -128,12 +174,26 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// Collage's explanation: every operator's alternatives, and the predicted against the measured
+// time of one call.
+void print_placement(const codegen::CollageResult& placed) {
+  std::printf("\nplacement by measurement (Collage):\n%s\n%s", placed.summary().c_str(),
+              placed.alternatives_table().c_str());
+  double measured = median_latency_ms(codegen::build(placed.mod), "main", 20) * 1000.0;
+  std::printf("\npredicted %.1f us, measured %.1f us (median of 20 on random inputs): %+.1f%%\n",
+              placed.predicted_us(), measured, 100.0 * (placed.predicted_us() - measured) / measured);
+}
+
 int report_command(const std::string& model, const std::vector<std::string>& backend_specs, int path,
-                   const std::string& svg, const std::string& dot_out) {
-  std::vector<std::string> backends = parse_backends(backend_specs);
-  IRModule mod = import_and_partition(model, backends, path, false);
+                   const std::string& svg, const std::string& dot_out, bool placement) {
+  BackendChoice choice = parse_backend_choice(backend_specs);
+  if (placement && !choice.collage)
+    throw_error("ValueError", "--placement explains placement by measurement: use it with --backends auto[:NAME,...]");
+  codegen::CollageResult placed;
+  IRModule mod = import_and_partition(model, choice, path, false, {}, placement ? &placed : nullptr);
   ModuleReport report = analyze_module(mod);
-  std::printf("%s", format_report(report, backends).c_str());
+  std::printf("%s", format_report(report, choice.backends).c_str());
+  if (placement) print_placement(placed);
   if (svg.empty() && dot_out.empty()) return 0;
   std::string dot_text = module_to_dot(mod);
   if (!dot_out.empty()) {
@@ -156,8 +216,7 @@ int report_command(const std::string& model, const std::vector<std::string>& bac
 }
 
 int show_command(const std::string& model, const std::vector<std::string>& backend_specs, int path, bool metadata) {
-  std::vector<std::string> backends = parse_backends(backend_specs);
-  IRModule mod = import_and_partition(model, backends, path, false);
+  IRModule mod = import_and_partition(model, parse_backend_choice(backend_specs), path, false);
   script::PrintOptions po;
   po.show_metadata = metadata;
   std::printf("%s\n", script::print_module(mod, po).c_str());
@@ -180,7 +239,8 @@ int main(int argc, char** argv) {
   CompileArgs ca;
   CLI::App* compile = app.add_subcommand("compile", "import a model, partition it for backends, build and export it");
   compile->add_option("model", ca.model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
-  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl")->delimiter(',');
+  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl; or auto / "
+                      "auto:dnnl,cblas: placement by measurement (Collage)")->delimiter(',');
   compile->add_option("--path", ca.path, "1: one function per composite; 2: merged partitions")
       ->check(CLI::IsMember({1, 2}));
   compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");
@@ -222,6 +282,10 @@ int main(int argc, char** argv) {
   report->add_option("--path", rep_path, "1 or 2 (see compile)")->check(CLI::IsMember({1, 2}));
   report->add_option("--svg", rep_svg, "draw the partitioned graph (needs Graphviz)");
   report->add_option("--dot", rep_dot, "write the graph in the dot language");
+  bool rep_placement = false;
+  report->add_flag("--placement", rep_placement,
+                   "with --backends auto[:NAME,...]: each operator's alternatives and their measured costs, and the "
+                   "predicted against the measured time");
 
   try {
     app.parse(argc, argv);
@@ -237,7 +301,7 @@ int main(int argc, char** argv) {
     if (*compile) return compile_command(ca);
     if (*run) return run_command(ro);
     if (*show) return show_command(show_model, show_backends, show_path, show_metadata);
-    if (*report) return report_command(rep_model, rep_backends, rep_path, rep_svg, rep_dot);
+    if (*report) return report_command(rep_model, rep_backends, rep_path, rep_svg, rep_dot, rep_placement);
   } catch (const Error& e) {
     fail(e.what());
   } catch (const std::exception& e) {

@@ -1,11 +1,14 @@
 #include "model_io.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "partita/backend/registry.h"
+#include "partita/codegen/collage.h"
 #include "partita/frontend/onnx.h"
 #include "partita/script/parser.h"
 #include "partita/support/error.h"
@@ -49,8 +52,40 @@ std::vector<std::string> parse_backends(const std::vector<std::string>& specs) {
   return out;
 }
 
-IRModule partition(IRModule mod, const std::vector<std::string>& backends, bool merge) {
-  for (const std::string& b : backends) mod = transform::partition_for(b, mod, merge);
+BackendChoice parse_backend_choice(const std::vector<std::string>& specs) {
+  BackendChoice choice;
+  std::vector<std::string> rest = specs;
+  if (!rest.empty() && rest[0].rfind("auto", 0) == 0) {
+    const std::string& first = rest[0];
+    if (first != "auto" && first.rfind("auto:", 0) != 0)
+      throw_error("ValueError", "--backends: expected 'auto' or 'auto:NAME,...', got '" + first + "'");
+    choice.collage = true;
+    rest[0] = first.size() > 5 ? first.substr(5) : "";
+    if (rest.size() == 1 && rest[0].empty()) {  // every backend that could take something
+      for (const std::string& b : backend::list_backends()) {
+        auto info = backend::find_backend(b);
+        if (info->codegen && !transform::get_patterns_with_prefix(b + ".").empty()) choice.backends.push_back(b);
+      }
+      return choice;
+    }
+  }
+  choice.backends = parse_backends(rest);
+  return choice;
+}
+
+IRModule partition(IRModule mod, const BackendChoice& choice, bool merge, const std::vector<codegen::Target>& targets,
+                   bool verbose, codegen::CollageResult* placement) {
+  if (choice.collage) {
+    codegen::CollageOptions options;
+    options.backends = choice.backends;
+    options.targets = targets;
+    codegen::CollageResult placed = codegen::collage_partition(std::move(mod), options);
+    if (verbose) std::printf("%s", placed.summary().c_str());
+    IRModule out = placed.mod;
+    if (placement) *placement = std::move(placed);
+    return out;
+  }
+  for (const std::string& b : choice.backends) mod = transform::partition_for(b, mod, merge);
   return mod;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "partita/codegen/collage.h"
 #include "partita/codegen/target.h"
 #include "partita/ir/module.h"
 
@@ -18,8 +19,20 @@ IRModule load_model(const std::string& path);
 /// listing the available backends otherwise).
 std::vector<std::string> parse_backends(const std::vector<std::string>& specs);
 
-/// Partitions `mod` for each backend in order (later backends get what earlier ones left).
-IRModule partition(IRModule mod, const std::vector<std::string>& backends, bool merge);
+/// What --backends asks for: a priority list ("cblas,dnnl": each backend partitions what the
+/// earlier ones left), or placement by measurement among backends ("auto", "auto:dnnl,cblas":
+/// CollagePartition; "auto" alone offers every backend with patterns and a code generator).
+struct BackendChoice {
+  std::vector<std::string> backends;
+  bool collage = false;
+};
+BackendChoice parse_backend_choice(const std::vector<std::string>& specs);
+
+/// Partitions `mod` as `choice` says; `targets` are what candidates are built with when
+/// measuring. Prints Collage's placement when `verbose`.
+IRModule partition(IRModule mod, const BackendChoice& choice, bool merge,
+                   const std::vector<codegen::Target>& targets = {}, bool verbose = false,
+                   codegen::CollageResult* placement = nullptr);
 
 /// Parses a target string "kind -opt=value -list=a,b" using the kind's declared option types.
 codegen::Target parse_target(const std::string& text);

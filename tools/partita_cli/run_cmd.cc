@@ -186,4 +186,22 @@ int run_command(const RunOptions& o) {
   return 0;
 }
 
+double median_latency_ms(const std::shared_ptr<Executable>& exec, const std::string& function, int repeat) {
+  int fi = exec->function_index(function);
+  if (fi < 0) throw_error("KeyError", "the module has no function '" + function + "'");
+  std::mt19937_64 rng(0);
+  std::vector<Tensor> inputs;
+  for (const ParamSpec& p : signature_of(exec->functions[size_t(fi)])) inputs.push_back(random_tensor(p, rng));
+  runtime::VirtualMachine vm(exec);
+  vm.invoke(function, inputs);
+  std::vector<double> ms;
+  for (int i = 0; i < std::max(repeat, 1); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    vm.invoke(function, inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
 }  // namespace partita::cli

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "partita/runtime/executable.h"
 
 namespace partita::cli {
 
@@ -23,5 +26,8 @@ struct RunOptions {
 };
 
 int run_command(const RunOptions& options);
+
+/// The median latency (ms) of `repeat` runs of `function` on seeded random inputs, on the CPU.
+double median_latency_ms(const std::shared_ptr<runtime::Executable>& exec, const std::string& function, int repeat);
 
 }  // namespace partita::cli

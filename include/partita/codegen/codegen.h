@@ -91,6 +91,9 @@ struct RunCodegenOptions {
   std::optional<bool> fallback;
   /// Where fallback warnings go (stderr when null).
   std::function<void(const std::string&)> warn;
+  /// Where a refused function runs instead, as its warning says ("on the host"; build() with a
+  /// target that fuses by kind says its generated code).
+  std::string fallback_to = "on the host";
 };
 
 /// The module-level transformation: offloaded functions removed, each call of one becomes

@@ -52,6 +52,7 @@ struct MemoryStats {
   int64_t pool_bytes = 0;        // bytes now idle in the pool
   int64_t device_copies = 0;     // tensors copied between devices by the VM
   int64_t device_copy_bytes = 0; // their total size
+  int64_t planned = 0;           // device tensors placed in a run's arena (one allocation)
 };
 
 struct GraphStats {

@@ -26,4 +26,10 @@ namespace partita::transform {
 /// pass every tensor has a vdevice and every device change is an explicit copy.
 Pass PlaceDeviceCopies(std::map<std::string, VDevice> codegen_devices, VDevice host = {});
 
+/// The same placement for functions already compiled (after RunCodegen: calls of `R.call_packed`
+/// ExternFuncs): `extern_devices` gives, by global symbol, the device each runs on (its runtime
+/// module's); their arguments are copied there where they are elsewhere and their results are
+/// typed on it. `build` uses this form, so that devices come from what the backends compiled.
+Pass PlaceDeviceCopiesOfExterns(std::map<std::string, VDevice> extern_devices, VDevice host = {});
+
 }  // namespace partita::transform

@@ -10,8 +10,9 @@
 // the module's bytes (kernel_launch.h) and lets the runtime load them, as an artifact is loaded.
 //
 // Target kind "cuda": arch ("sm_90"), include_dirs (where NVRTC finds cuda_fp16.h; the toolkit's
-// include directory found at configure time), options (more NVRTC options), cache_dir ("": the
-// directory $XDG_CACHE_HOME/partita/cuda, else ~/.cache/partita/cuda; "none": no disk cache).
+// include directory found at configure time), options (more NVRTC options), gemm_split_k_below
+// and gemm_split_k_groups (GemmTuning below), cache_dir ("": the directory
+// $XDG_CACHE_HOME/partita/cuda, else ~/.cache/partita/cuda; "none": no disk cache).
 #pragma once
 
 #include <optional>
@@ -31,9 +32,18 @@ struct GeneratedSource {
   std::vector<KernelFunction> functions;
   std::vector<std::string> const_names;
 };
+/// How matrix products and convolutions pick their kernel (target options gemm_split_k_below and
+/// gemm_split_k_groups). A product with float accumulation whose regular tiles (64 x 64 FFMA,
+/// 128 x 128 tensor cores) number fewer than `split_k_below` — less than one wave of the GPU's
+/// SMs, as at batch 1 — runs on 32 x 32 tiles with K split among `split_k_groups` groups of 64
+/// threads of a block (0: 8 when even the small tiles are fewer than split_k_below, else 4).
+struct GemmTuning {
+  int64_t split_k_below = 132;  // the H200's SM count
+  int split_k_groups = 0;
+};
 /// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
 GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                                int sm = 90);
+                                int sm = 90, const GemmTuning& tuning = {});
 /// The compute capability of a "sm_XY" / "sm_XYa" arch (90 for sm_90); Error("ValueError")
 /// naming the option for anything else.
 int arch_compute_capability(const std::string& arch);

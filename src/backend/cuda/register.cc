@@ -31,6 +31,11 @@ PARTITA_REGISTER_BACKEND([] {
       {"include_dirs", codegen::TargetOptionType::StringList, std::vector<std::string>{PARTITA_CUDA_INCLUDE_DIR},
        "directories NVRTC searches for cuda_fp16.h and cuda_bf16.h"},
       {"options", codegen::TargetOptionType::StringList, std::vector<std::string>{}, "more NVRTC options"},
+      {"gemm_split_k_below", codegen::TargetOptionType::Int, int64_t(132),
+       "float-accumulating matrix products with fewer regular tiles than this take the split-K kernel "
+       "(the GPU's SM count; 0: never)"},
+      {"gemm_split_k_groups", codegen::TargetOptionType::Int, int64_t(0),
+       "thread groups sharing K in the split-K kernel: 4, 8, or 0 (automatic)"},
       {"cache_dir", codegen::TargetOptionType::String, "",
        "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
        "\"none\": no disk cache)"}};

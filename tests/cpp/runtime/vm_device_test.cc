@@ -420,3 +420,88 @@ TEST(VMGraphs, FailedCaptureFallsBackAndHostWorkIsNeverCaptured) {
   EXPECT_EQ(no_graphs.graph_stats().captures, 0);
   fake.graphs_supported = true;
 }
+
+namespace {
+
+Instruction view(int32_t src, int32_t dst, std::vector<int64_t> shape) {
+  Instruction in;
+  in.op = Opcode::View;
+  in.args = {src};
+  in.dst = dst;
+  in.outs = {spec(std::move(shape), kFake)};
+  return in;
+}
+
+/// main(x: (4,)) = (v, d) with a = copy(x), v = a viewed as (2, 2), b = copy(v), c = copy(b),
+/// d = copy(c): a escapes through its view, b and c are intermediates, d is the result.
+std::shared_ptr<Executable> planned_chain(std::shared_ptr<CopyModule> module) {
+  auto ex = std::make_shared<Executable>();
+  ex->extern_symbols = {"copy"};
+  ex->external_modules = {module};
+  Instruction tuple;
+  tuple.op = Opcode::MakeTuple;
+  tuple.args = {2, 5};
+  tuple.dst = 6;
+  VMFunction f = function({"x"}, 7, {call(Opcode::CallExtern, 0, {0}, 1, {spec({4}, kFake)}), view(1, 2, {2, 2}),
+                                     call(Opcode::CallExtern, 0, {2}, 3, {spec({2, 2}, kFake)}),
+                                     call(Opcode::CallExtern, 0, {3}, 4, {spec({2, 2}, kFake)}),
+                                     call(Opcode::CallExtern, 0, {4}, 5, {spec({2, 2}, kFake)}), tuple, ret(6)});
+  f.code[3].kills = {3};
+  f.code[4].kills = {4};
+  ex->functions.push_back(f);
+  return ex;
+}
+
+}  // namespace
+
+TEST(VMArena, DeviceIntermediatesShareOneAllocationPerRun) {
+  FakeDeviceAPI& fake = FakeDeviceAPI::get();
+  auto module = std::make_shared<CopyModule>();
+  VirtualMachine vm(planned_chain(module), kFake);
+  vm.set_graph_capture(false);
+  std::vector<std::vector<Tensor>> held;
+  for (int call = 0; call < 3; ++call) {
+    Tensor x = iota({4}, float(call + 1)).to(kFake);
+    fake.reset_counts();
+    held.push_back(vm.invoke("main", {x}));
+    // One arena (b and c), and a (escaping through v) and d on their own.
+    EXPECT_EQ(fake.allocs, 3) << call;
+  }
+  EXPECT_EQ(vm.memory_stats().planned, 6);
+  for (int call = 0; call < 3; ++call) {
+    float k = float(call + 1);
+    EXPECT_EQ(held[size_t(call)][0].shape(), (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(values(held[size_t(call)][0]), (std::vector<float>{0, k, 2 * k, 3 * k})) << call;
+    EXPECT_EQ(values(held[size_t(call)][1]), (std::vector<float>{0, k, 2 * k, 3 * k})) << call;
+  }
+}
+
+TEST(VMArena, CapturedGraphsKeepTheirArena) {
+  FakeDeviceAPI& fake = FakeDeviceAPI::get();
+  fake.graphs_supported = true;
+  auto module = std::make_shared<CopyModule>();
+  VirtualMachine vm(planned_chain(module), kFake);
+  std::vector<std::vector<Tensor>> held;
+  for (int call = 0; call < 5; ++call) held.push_back(vm.invoke("main", {iota({4}, float(call + 1)).to(kFake)}));
+  EXPECT_EQ(vm.graph_stats().captures, 1);
+  EXPECT_EQ(vm.graph_stats().launches, 4);
+  EXPECT_EQ(module->calls, 8);  // 4 externs x (warm-up + capture)
+  for (int call = 0; call < 5; ++call) {
+    float k = float(call + 1);
+    EXPECT_EQ(values(held[size_t(call)][0]), (std::vector<float>{0, k, 2 * k, 3 * k})) << call;
+    EXPECT_EQ(values(held[size_t(call)][1]), (std::vector<float>{0, k, 2 * k, 3 * k})) << call;
+  }
+}
+
+TEST(VMArena, HostVMsAndDynamicShapesKeepPerTensorBuffers) {
+  // A symbolic length has no static plan: every device buffer is its own allocation.
+  FakeDeviceAPI& fake = FakeDeviceAPI::get();
+  auto module = std::make_shared<CopyModule>();
+  VirtualMachine vm(copy_chain(module), kFake);
+  vm.set_graph_capture(false);
+  Tensor x = iota({4}).to(kFake);
+  fake.reset_counts();
+  vm.invoke("main", {x});
+  EXPECT_EQ(fake.allocs, 2);
+  EXPECT_EQ(vm.memory_stats().planned, 0);
+}

@@ -126,6 +126,35 @@ TEST(PlaceDeviceCopies, HostOperatorsAndHostBackendsGetHostCopies) {
 )"));
 }
 
+TEST(PlaceDeviceCopies, CompiledFunctionsByTheirSymbols) {
+  // After RunCodegen: calls of compiled functions by symbol (a GPU kernel, and a host library
+  // function that is not listed) are placed as offloaded functions are.
+  check_pass(transform::PlaceDeviceCopiesOfExterns({{"gpu_exp", make_vdevice("cuda")}}), R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        a = R.call_packed("gpu_exp", x, sinfo_args=(R.Tensor((4,), "float32"),))
+        b = R.call_packed("gpu_exp", a, sinfo_args=(R.Tensor((4,), "float32"),))
+        c = R.call_packed("host_relu", b, sinfo_args=(R.Tensor((4,), "float32"),))
+        return c
+)",
+             R"(
+@I.ir_module
+class Module:
+    I.module_global_infos({"vdevice": [I.vdevice("llvm"), I.vdevice("cuda")]})
+    @R.function
+    def main(x: R.Tensor((4,), "float32", "llvm")) -> R.Tensor((4,), "float32", "llvm"):
+        lv = R.to_vdevice(x, "cuda")
+        a = R.call_packed("gpu_exp", lv, sinfo_args=(R.Tensor((4,), "float32", "cuda"),))
+        b = R.call_packed("gpu_exp", a, sinfo_args=(R.Tensor((4,), "float32", "cuda"),))
+        lv1 = R.to_vdevice(b, "llvm")
+        c = R.call_packed("host_relu", lv1, sinfo_args=(R.Tensor((4,), "float32", "llvm"),))
+        return c
+)");
+  EXPECT_THROW(transform::PlaceDeviceCopiesOfExterns({{"gpu_exp", VDevice()}}), Error);
+}
+
 TEST(PlaceDeviceCopies, InputsAndOutputsStayWhereTheUserSaysTheyAre) {
   // Annotated on the GPU in and out: no copy at all.
   check_pass(cuda_placement(), module(kPlacedInfos, kOffloaded, R"(

@@ -6,6 +6,7 @@ from ..._ffi import RealizeVDevice, PlaceDeviceCopies
 from ..._ffi import (RunCodegen, InlineCompilerFunctions, OutlineCompilerFunctions,
                      MarkCompilerFunctionsAsExtern, NameCodegenConstants)
 from ...transform import Pass, PassContext, Sequential
+from .collage import CollagePartition, collage_partition
 from .partition import FuseOpsByPattern, MergeCompositeFunctions, FusionPattern, PatternCheckContext
 
 __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeElimination",
@@ -13,7 +14,8 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "FuseOpsByPattern", "MergeCompositeFunctions", "FusionPattern",
            "PatternCheckContext", "Pass", "PassContext", "Sequential", "RunCodegen",
            "InlineCompilerFunctions", "OutlineCompilerFunctions", "MarkCompilerFunctionsAsExtern",
-           "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies", "FuseOpsByKind"]
+           "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies", "FuseOpsByKind",
+           "CollagePartition", "collage_partition"]
 
 # The passes a TVM pipeline uses beyond the basic ones (src/python/bind_relax_passes.cc).
 from ..._ffi import (AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps,  # noqa: E402

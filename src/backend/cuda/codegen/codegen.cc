@@ -22,13 +22,13 @@ int arch_compute_capability(const std::string& arch) {
 }
 
 GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                                int sm) {
+                                int sm, const GemmTuning& tuning) {
   GeneratedSource out;
   out.source = kCudaPrelude;
   out.source += "\n";
   std::string kernels;
   for (const auto& f : functions) {
-    KernelEmitter emitter(f, namer, out.const_names, sm);
+    KernelEmitter emitter(f, namer, out.const_names, sm, tuning);
     out.functions.push_back(emitter.emit(kernels));
   }
   // Tensor-core kernels need mma.h, which triples NVRTC's time: included only when used.
@@ -40,7 +40,14 @@ GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& fun
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant) {
   codegen::ConstantNamer namer(const_name_to_constant);
-  GeneratedSource gen = generate_source(functions, namer, arch_compute_capability(target.get_string("arch")));
+  GemmTuning tuning;
+  tuning.split_k_below = target.get_int("gemm_split_k_below");
+  tuning.split_k_groups = int(target.get_int("gemm_split_k_groups"));
+  if (tuning.split_k_groups != 0 && tuning.split_k_groups != 4 && tuning.split_k_groups != 8)
+    throw_error("ValueError", "cuda target: gemm_split_k_groups must be 0 (automatic), 4 or 8, not " +
+                                  std::to_string(tuning.split_k_groups));
+  GeneratedSource gen =
+      generate_source(functions, namer, arch_compute_capability(target.get_string("arch")), tuning);
   std::string cubin = compile_cubin(gen.source, target);
   codegen::CodegenResult result;
   // The runtime plug-in makes the module from its bytes, as when an artifact is loaded.

@@ -83,8 +83,9 @@ const std::set<std::string>& row_ops() {
 }  // namespace
 
 KernelEmitter::KernelEmitter(const codegen::CodegenFunction& f, codegen::ConstantNamer& namer,
-                             std::vector<std::string>& const_names, int sm)
-    : f_(f), namer_(namer), const_names_(const_names), w_(std::make_unique<CodeWriter>()), sm_(sm) {}
+                             std::vector<std::string>& const_names, int sm, GemmTuning tuning)
+    : f_(f), namer_(namer), const_names_(const_names), w_(std::make_unique<CodeWriter>()), sm_(sm),
+      tuning_(tuning) {}
 
 void KernelEmitter::fail(const std::string& why) const { throw codegen::UnsupportedFunction(f_.symbol, why); }
 

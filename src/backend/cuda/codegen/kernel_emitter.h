@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../cuda_codegen.h"
 #include "../kernel_launch.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/expr.h"
@@ -74,7 +75,8 @@ class KernelEmitter {
  public:
   /// `sm`: the compute capability compiled for (90 for sm_90), which picks tensor-core paths.
   KernelEmitter(const codegen::CodegenFunction& f, codegen::ConstantNamer& namer, std::vector<std::string>& const_names,
-                int sm = 90);
+                int sm = 90, GemmTuning tuning = {});
+  const GemmTuning& gemm_tuning() const { return tuning_; }
 
   /// Appends the kernel's source to `source`; returns its launch description.
   KernelFunction emit(std::string& source);
@@ -155,6 +157,7 @@ class KernelEmitter {
   int64_t max_elements_ = 0;  // largest static element count seen (for the index type)
   bool all_static_ = true;
   int sm_ = 90;
+  GemmTuning tuning_;
 };
 
 }  // namespace partita::backend::cuda

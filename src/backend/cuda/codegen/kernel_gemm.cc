@@ -1,10 +1,14 @@
-// matmul and conv2d: a plain shared-memory tiled GEMM (64 x 64 tiles, 16-deep slices, 4 x 4
+// matmul and conv2d: a shared-memory tiled GEMM (64 x 64 tiles, 16-deep slices, 4 x 4
 // accumulators per thread) whose operand loads are inline evaluations, so transposes, pads and
 // elementwise producers fuse into the loads and the epilogue into the stores. conv2d is an
 // implicit GEMM per group (M = output channels of the group, N = images x output pixels,
 // K = input channels of the group x kernel window); convolutions with few output channels per
-// group (depthwise) run directly, one thread per output element.
+// group (depthwise) run directly, one thread per output element. Small problems (batch 1: fewer
+// regular tiles than the GPU has SMs) take a 32 x 32 tile with K split among thread groups of the
+// block; larger 16-bit ones take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
+#include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "call_attrs.h"
 #include "cuda_types.h"
@@ -20,6 +24,39 @@ std::string gemm_accumulator(DataType in) {
   if (in == DataType::Float(64)) return "double";
   if (in.is_float()) return "float";
   return compute_type(in);
+}
+
+
+// One operand tile into shared memory, the same for both operands of both kernels: `rows` x
+// `cols` elements, consecutive threads along cols (coalesced when the operand's fastest axis is
+// that one), `threads` threads of the block from `first_thread`. The element at tile position
+// (r, c) is global (row0 + r, col0 + c), zero outside rows x cols; `store` writes it to shared
+// memory (transposed or rounded as the kernel needs).
+struct TileLoad {
+  int rows = 0, cols = 0, threads = 0;
+  std::string thread = "threadIdx.x";  // the thread's index among `threads`
+  std::string row0, col0, row_limit, col_limit, value_type;
+  std::string unroll = "#pragma unroll";
+  std::function<std::string(const std::string& row, const std::string& col)> load;
+  std::function<std::string(const std::string& r, const std::string& c, const std::string& v)> store;
+};
+
+void emit_tile_load(CodeWriter& w, const TileLoad& t) {
+  const std::string C = std::to_string(t.cols);
+  std::string i = w.fresh("r");
+  w.line(t.unroll);
+  w.open("for (int " + i + " = 0; " + i + " < " + std::to_string(t.rows * t.cols / t.threads) + "; ++" + i + ")");
+  std::string e = w.fresh("e"), r = w.fresh("tr"), c = w.fresh("tc");
+  w.line("const int " + e + " = " + t.thread + " + " + i + " * " + std::to_string(t.threads) + ", " + r + " = " + e +
+         " / " + C + ", " + c + " = " + e + " % " + C + ";");
+  std::string row = w.fresh("gr"), col = w.fresh("gc"), v = w.fresh("v");
+  w.line("const pt_idx " + row + " = " + t.row0 + " + " + r + ", " + col + " = " + t.col0 + " + " + c + ";");
+  w.line(t.value_type + " " + v + " = 0;");
+  w.open("if (" + row + " < " + t.row_limit + " && " + col + " < " + t.col_limit + ")");
+  w.line(v + " = " + t.load(row, col) + ";");
+  w.close();
+  w.line(t.store(r, c, v));
+  w.close();
 }
 
 }  // namespace
@@ -68,34 +105,22 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
   w.line("  for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
   std::string k0 = w.fresh("k");
   w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += 32)");
-  {
-    std::string r = w.fresh("r");
-    w.line("#pragma unroll 4");
-    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
-    w.line("const int ea = threadIdx.x + " + r + " * 256, ma = ea / 32, ka = ea % 32;");
-    std::string m = w.fresh("m"), k = w.fresh("k");
-    w.line("const pt_idx " + m + " = " + m0 + " + ma, " + k + " = " + k0 + " + ka;");
-    w.line("float va = 0;");
-    w.open("if (" + m + " < " + M + " && " + k + " < " + K + ")");
-    w.line("va = " + g.load_a(b, m, k) + ";");
-    w.close();
-    w.line("As[ma][ka] = " + to16 + "(va);");
-    w.close();
-  }
-  {
-    std::string r = w.fresh("r");
-    w.line("#pragma unroll 4");
-    w.open("for (int " + r + " = 0; " + r + " < 16; ++" + r + ")");
-    w.line("const int eb = threadIdx.x + " + r + " * 256, kb = eb / 128, nb = eb % 128;");
-    std::string k = w.fresh("k"), n = w.fresh("n");
-    w.line("const pt_idx " + k + " = " + k0 + " + kb, " + n + " = " + n0 + " + nb;");
-    w.line("float vb = 0;");
-    w.open("if (" + k + " < " + K + " && " + n + " < " + N + ")");
-    w.line("vb = " + g.load_b(b, k, n) + ";");
-    w.close();
-    w.line("Bs[kb][nb] = " + to16 + "(vb);");
-    w.close();
-  }
+  TileLoad a{128, 32, 256};
+  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
+  a.unroll = "#pragma unroll 4";
+  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.store = [&](const std::string& r, const std::string& c, const std::string& v) {
+    return "As[" + r + "][" + c + "] = " + to16 + "(" + v + ");";
+  };
+  emit_tile_load(w, a);
+  TileLoad bt{32, 128, 256};
+  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
+  bt.unroll = "#pragma unroll 4";
+  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.store = [&](const std::string& r, const std::string& c, const std::string& v) {
+    return "Bs[" + r + "][" + c + "] = " + to16 + "(" + v + ");";
+  };
+  emit_tile_load(w, bt);
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int kk = 0; kk < 2; ++kk)");
@@ -135,8 +160,125 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
   w.close();
 }
 
-void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
-  if (!g.mma_type.empty()) return emit_gemm_mma(e, g);
+
+// Small problems (batch 1: fewer regular tiles than the GPU has SMs, each walking a long K):
+// 32 x 32 tiles, with K split among the block's G groups of 64 threads (each a 4 x 4 register
+// block per thread over every G-th 16-deep slice), the partial sums reduced in shared memory
+// (reusing the operand tiles' space) before the one epilogue. G times the parallelism of a
+// 32 x 32 tile, each group a G-th of the K walk. Float accumulation only: 16-bit operands are
+// widened as they are loaded (FFMA, no tensor cores: at these sizes the 128 x 128 tensor-core
+// tiles would leave most SMs idle).
+constexpr int kSplitTile = 32;
+
+struct GemmKernel {
+  int tile_m, tile_n, threads;
+};
+
+/// The split-K group count for `g` (4 or 8), or 0 for the regular kernels.
+int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
+  if (g.acc != "float" || tuning.split_k_below <= 0) return 0;
+  auto m = as_const_int(g.m), n = as_const_int(g.n), k = as_const_int(g.k), b = as_const_int(g.batch);
+  if (!m || !n || !k || !b || *k < 256) return 0;
+  const int64_t tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  int64_t regular = ((*m + tm - 1) / tm) * ((*n + tn - 1) / tn) * *b;
+  if (regular >= tuning.split_k_below) return 0;
+  if (tuning.split_k_groups) return tuning.split_k_groups;
+  int64_t small = ((*m + kSplitTile - 1) / kSplitTile) * ((*n + kSplitTile - 1) / kSplitTile) * *b;
+  return small < tuning.split_k_below && *k >= 512 ? 8 : 4;
+}
+
+void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
+  CodeWriter& w = e.w();
+  const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
+  const std::string G = std::to_string(groups);
+  const int tiles = groups * (16 * 33 + 16 * 32), reduce = groups * 32 * 32;
+  w.line("__shared__ __align__(16) float smem[" + std::to_string(std::max(tiles, reduce)) + "];");
+  w.line("float (*As)[16][33] = reinterpret_cast<float (*)[16][33]>(smem);");
+  w.line("float (*Bs)[16][32] = reinterpret_cast<float (*)[16][32]>(smem + " + G + " * 16 * 33);");
+  w.line("float (*Red)[32 * 32] = reinterpret_cast<float (*)[32 * 32]>(smem);");
+  w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
+  std::string b = w.fresh("b");
+  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
+  if (g.at_batch) g.at_batch(b);
+  std::string m0 = w.fresh("m");
+  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * 32; " + m0 + " < " + M + "; " + m0 + " += (pt_idx)gridDim.y * 32)");
+  std::string n0 = w.fresh("n");
+  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * 32;");
+  w.line("float acc[4][4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
+  // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
+  // block's barriers are uniform.
+  std::string t = w.fresh("t"), k0 = w.fresh("k");
+  w.open("for (pt_idx " + t + " = 0; " + t + " < " + K + "; " + t + " += " + std::to_string(16 * groups) + ")");
+  w.line("const pt_idx " + k0 + " = " + t + " + grp * 16;");
+  TileLoad a{kSplitTile, kTileK, 64};
+  a.thread = "lt";
+  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
+  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.store = [](const std::string& r, const std::string& c, const std::string& v) {
+    return "As[grp][" + c + "][" + r + "] = " + v + ";";
+  };
+  emit_tile_load(w, a);
+  TileLoad bt{kTileK, kSplitTile, 64};
+  bt.thread = "lt";
+  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
+  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
+    return "Bs[grp][" + r + "][" + c + "] = " + v + ";";
+  };
+  emit_tile_load(w, bt);
+  w.line("__syncthreads();");
+  w.line("#pragma unroll");
+  w.open("for (int kk = 0; kk < 16; ++kk)");
+  w.line("float ra[4], rb[4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i) ra[i] = As[grp][kk][ty + 8 * i];");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < 4; ++j) rb[j] = Bs[grp][kk][tx + 8 * j];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  // The operand tiles are dead (the loop ended on a barrier): their space holds the partials.
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) Red[grp][(ty + 8 * i) * 32 + tx + 8 * j] = acc[i][j];");
+  w.line("__syncthreads();");
+  // Epilogue: the partial tiles summed in a fixed order, 1024 / threads outputs per thread.
+  w.line("#pragma unroll 1");
+  w.open("for (int q = 0; q < " + std::to_string(1024 / (64 * groups)) + "; ++q)");
+  w.line("const int ec = threadIdx.x + " + std::to_string(64 * groups) + " * q, rc = ec / 32, cc = ec % 32;");
+  std::string m = w.fresh("m"), n = w.fresh("n");
+  w.line("const pt_idx " + m + " = " + m0 + " + rc, " + n + " = " + n0 + " + cc;");
+  w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+  w.line("float sum = 0;");
+  w.line("#pragma unroll");
+  w.line("for (int gi = 0; gi < " + G + "; ++gi) sum += Red[gi][ec];");
+  g.store(b, m, n, "sum");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  w.close();
+}
+
+/// Emits the kernel that fits `g` and returns its tile and block size.
+GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
+  if (int groups = split_k_groups(g, e.gemm_tuning())) {
+    emit_gemm_split_k(e, g, groups);
+    return {kSplitTile, kSplitTile, 64 * groups};
+  }
+  if (!g.mma_type.empty()) {
+    emit_gemm_mma(e, g);
+    return {kMmaTileM, kMmaTileN, kThreads};
+  }
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string TM = std::to_string(kTileM), TN = std::to_string(kTileN), TK = std::to_string(kTileK);
@@ -158,35 +300,22 @@ void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
   std::string k0 = w.fresh("k");
   w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += " + TK + ")");
-  // A tile: TM x TK, consecutive threads along k; B tile: TK x TN, consecutive threads along n.
-  {
-    std::string r = w.fresh("r");
-    w.line("#pragma unroll");
-    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(kTileM * kTileK / kThreads) + "; ++" + r + ")");
-    w.line("const int ea = threadIdx.x + " + r + " * " + std::to_string(kThreads) + ", ma = ea / " + TK + ", ka = ea % " + TK + ";");
-    std::string m = w.fresh("m"), k = w.fresh("k");
-    w.line("const pt_idx " + m + " = " + m0 + " + ma, " + k + " = " + k0 + " + ka;");
-    w.line(g.acc + " va = 0;");
-    w.open("if (" + m + " < " + M + " && " + k + " < " + K + ")");
-    w.line("va = " + g.load_a(b, m, k) + ";");
-    w.close();
-    w.line("As[ka][ma] = va;");
-    w.close();
-  }
-  {
-    std::string r = w.fresh("r");
-    w.line("#pragma unroll");
-    w.open("for (int " + r + " = 0; " + r + " < " + std::to_string(kTileN * kTileK / kThreads) + "; ++" + r + ")");
-    w.line("const int eb = threadIdx.x + " + r + " * " + std::to_string(kThreads) + ", kb = eb / " + TN + ", nb = eb % " + TN + ";");
-    std::string k = w.fresh("k"), n = w.fresh("n");
-    w.line("const pt_idx " + k + " = " + k0 + " + kb, " + n + " = " + n0 + " + nb;");
-    w.line(g.acc + " vb = 0;");
-    w.open("if (" + k + " < " + K + " && " + n + " < " + N + ")");
-    w.line("vb = " + g.load_b(b, k, n) + ";");
-    w.close();
-    w.line("Bs[kb][nb] = vb;");
-    w.close();
-  }
+  // A tile: TM x TK, consecutive threads along k (stored transposed); B tile: TK x TN,
+  // consecutive threads along n.
+  TileLoad a{kTileM, kTileK, kThreads};
+  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = g.acc;
+  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.store = [](const std::string& r, const std::string& c, const std::string& v) {
+    return "As[" + c + "][" + r + "] = " + v + ";";
+  };
+  emit_tile_load(w, a);
+  TileLoad bt{kTileK, kTileN, kThreads};
+  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = g.acc;
+  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
+    return "Bs[" + r + "][" + c + "] = " + v + ";";
+  };
+  emit_tile_load(w, bt);
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
@@ -216,6 +345,7 @@ void emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.close();
   w.close();
   w.close();
+  return {kTileM, kTileN, kThreads};
 }
 
 }  // namespace
@@ -275,10 +405,10 @@ void KernelEmitter::emit_matmul() {
     store_outputs(out);
   };
   g.mma_type = mma_type(X.dtype);
-  emit_gemm(*this, g);
-  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
-  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
-           min(g.batch, int_imm(65535)), kThreads);
+  GemmKernel k = emit_gemm(*this, g);
+  set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
+           min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),
+           uint32_t(k.threads));
 }
 
 void KernelEmitter::emit_conv2d() {
@@ -402,10 +532,10 @@ void KernelEmitter::emit_conv2d() {
     store(n, idx_var(b + " * " + sOG + " + " + m), oh, ow, acc);
   };
   g.mma_type = mma_type(X.dtype);
-  emit_gemm(*this, g);
-  int tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
-  set_grid(floordiv(g.n + int_imm(tn - 1), int_imm(tn)), min(floordiv(g.m + int_imm(tm - 1), int_imm(tm)), int_imm(65535)),
-           min(g.batch, int_imm(65535)), kThreads);
+  GemmKernel k = emit_gemm(*this, g);
+  set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
+           min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),
+           uint32_t(k.threads));
 }
 
 }  // namespace partita::backend::cuda

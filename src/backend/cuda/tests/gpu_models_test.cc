@@ -175,5 +175,38 @@ TEST(CudaModels, MobileNetV2FromOnnx) {
   EXPECT_LE(relative_error(out, ref), 1e-4);
 }
 
+// A whole real model on the GPU: after PlaceDeviceCopies nothing runs on the host, so the run is
+// captured as one CUDA Graph on its second call and replayed after (input on the GPU, where the
+// user keeps it); each run without the graph makes two device allocations (the planned arena of
+// every intermediate, and the result), and the results of all runs agree.
+TEST(CudaModels, MobileNetV2RunsAsOneCudaGraphWithOneArena) {
+  const char* src = std::getenv("PARTITA_TEST_SOURCE_DIR");
+  const std::string base = std::string(src && *src ? src : PARTITA_SOURCE_DIR) + "/models/mobilenet_v2_small";
+  IRModule mod = frontend::from_onnx_file(base + ".onnx");
+  auto exec = codegen::build(mod, codegen::BuildOptions({cuda_target()}, false));
+  Tensor x = read_npy(base + ".input.npy"), ref = read_npy(base + ".ref.npy");
+  PARTITA_REQUIRE_CUDA_DEVICE();
+  runtime::VirtualMachine vm(exec, Device::cuda(0));
+  Tensor xd = x.to(Device::cuda(0));
+  std::vector<Tensor> outs;
+  for (int call = 0; call < 4; ++call) {
+    outs.push_back(vm.invoke("main", {xd})[0]);
+    EXPECT_EQ(outs.back().device(), Device::cuda(0));
+  }
+  runtime::synchronize(Device::cuda(0));
+  EXPECT_EQ(vm.graph_stats().captures, 1);
+  EXPECT_EQ(vm.graph_stats().launches, 3);
+  EXPECT_EQ(vm.graph_stats().fallbacks, 0);
+  for (const Tensor& o : outs) EXPECT_LE(relative_error(o.to(Device::cpu()), ref), 1e-4);
+  vm.set_graph_capture(false);
+  int64_t before = vm.memory_stats().allocations, copies = vm.memory_stats().device_copies;
+  Tensor plain = vm.invoke("main", {xd})[0];
+  runtime::synchronize(Device::cuda(0));
+  EXPECT_EQ(vm.memory_stats().allocations - before, 2);
+  EXPECT_EQ(vm.memory_stats().device_copies, copies);  // the input stays where it is
+  EXPECT_GT(vm.memory_stats().planned, 50);
+  EXPECT_LE(relative_error(plain.to(Device::cpu()), ref), 1e-4);
+}
+
 }  // namespace
 }  // namespace partita::cudagen_test

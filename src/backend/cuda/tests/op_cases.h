@@ -172,7 +172,13 @@ inline const std::vector<OpCase>& op_cases() {
       {"matmul_out_dtype", "x: R.Tensor((5, 80), dtype=\"float16\"), y: R.Tensor((80, 6), dtype=\"float16\")",
        "gv = R.matmul(x, y, out_dtype=\"float32\")", {"float32"}, {}, {}, 8,
        "a = R.astype(x, dtype=\"float32\")\nb = R.astype(y, dtype=\"float32\")\ngv = R.matmul(a, b)"},
+      // The split-K kernel (few regular tiles, long K): four groups, and eight with an epilogue.
+      {"matmul_split_k4", "x: " T_("(45, 300)") ", y: " T_("(300, 70)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
+      {"matmul_split_k8_bias_relu", "x: " T_("(33, 1030)") ", w: " T_("(1030, 97)") ", b: " T_("(97,)"),
+       "a = R.matmul(x, w)\nc = R.add(a, b)\ngv = R.nn.relu(c)", kFloats, {}, {}, 16},
       // ---- conv2d ----
+      {"conv2d_split_k8", "x: " T_("(1, 64, 7, 7)") ", w: " T_("(96, 64, 3, 3)"),
+       "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},
       {"conv2d_gemm", "x: " T_("(2, 16, 9, 9)") ", w: " T_("(32, 16, 3, 3)"),
        "gv = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])", kFloats, {}, {}, 8},
       {"conv2d_stride_dilation_groups", "x: " T_("(1, 8, 13, 12)") ", w: " T_("(32, 4, 3, 2)"),

@@ -1,0 +1,203 @@
+// CollagePartition: candidates, their costs, the search per block, and the partitioned module.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "collage_internal.h"
+#include "partita/backend/registry.h"
+#include "partita/transform/fold_constant.h"
+#include "partita/transform/pattern_registry.h"
+
+namespace partita::codegen {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+void check_backends(const CollageOptions& options) {
+  if (options.backends.empty())
+    throw_error("ValueError", "CollagePartition: no backends given (e.g. targets=[\"dnnl\", \"cblas\"])");
+  for (const std::string& b : options.backends) {
+    auto info = backend::find_backend(b);
+    if (!info) {
+      std::string names;
+      for (const std::string& n : backend::list_backends()) names += (names.empty() ? "" : ", ") + n;
+      throw_error("KeyError", "CollagePartition: unknown backend '" + b + "' (registered: " + names + ")");
+    }
+    if (transform::get_patterns_with_prefix(b + ".").empty())
+      throw_error("ValueError", "CollagePartition: backend '" + b +
+                                    "' has no fusion patterns (it takes operators by kind, not by pattern)");
+    if (!info->codegen) throw_error("ValueError", "CollagePartition: backend '" + b + "' has no code generator yet");
+  }
+}
+
+// The alternatives of every operator of a block, after the search placed them.
+void result_alternatives(const collage::BlockGraph& g, const std::vector<collage::Candidate>& cands,
+                         CollageResult& result) {
+  std::map<std::string, std::string> chosen;  // var -> backend
+  for (const CollagePartitionInfo& p : result.partitions)
+    if (p.function == g.function)
+      for (const std::string& v : p.vars) chosen[v] = p.backend;
+  for (int n = 0; n < g.size(); ++n) {
+    auto* call = g.values[size_t(n)].as<CallNode>();
+    auto* op = call ? call->op.as<OpNode>() : nullptr;
+    if (!op) continue;
+    CollageAlternatives a;
+    a.function = g.function;
+    a.var = g.vars[size_t(n)]->name_hint;
+    a.op = op->name;
+    a.chosen = chosen.count(a.var) ? chosen[a.var] : "host";
+    std::map<std::string, CollageAlternatives::Option> best;  // per backend: its cheapest single match
+    for (const collage::Candidate& c : cands) {
+      if (!std::binary_search(c.nodes.begin(), c.nodes.end(), n)) continue;
+      if (c.backend == "host") a.host_us = c.cost_us;
+      if (c.matches.size() != 1 || c.cost_us == collage::kInfinite) continue;
+      auto it = best.find(c.backend);
+      if (it == best.end() || c.cost_us < it->second.cost_us)
+        best[c.backend] = {c.backend, c.matches[0].first, c.cost_us, c.nodes.size()};
+    }
+    for (auto& [name, o] : best) a.backends.push_back(o);
+    result.alternatives.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+std::string CollageResult::alternatives_table() const {
+  std::ostringstream out;
+  char line[320];
+  std::snprintf(line, sizeof line, "%-10s %-26s %-8s %9s  %s\n", "binding", "operator", "placed", "host_us",
+                "backends: cheapest match holding it (us, bindings it covers)");
+  out << line;
+  for (const CollageAlternatives& a : alternatives) {
+    std::string opts;
+    for (const auto& o : a.backends) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s%s %.1f (%zu)", opts.empty() ? "" : ", ", o.pattern.c_str(), o.cost_us,
+                    o.bindings);
+      opts += buf;
+    }
+    std::snprintf(line, sizeof line, "%-10s %-26s %-8s %9.1f  %s\n", a.var.c_str(), a.op.c_str(), a.chosen.c_str(),
+                  a.host_us, opts.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+std::string CollageResult::summary() const {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s %-8s %9s  %s\n", "function", "backend", "cost_us", "bindings");
+  out << line;
+  for (const CollagePartitionInfo& p : partitions) {
+    std::string vars;
+    for (const std::string& v : p.vars) vars += (vars.empty() ? "" : " ") + v;
+    if (!p.patterns.empty()) {
+      vars += "  [";
+      for (size_t i = 0; i < p.patterns.size(); ++i) vars += (i ? " " : "") + p.patterns[i];
+      vars += "]";
+    }
+    std::snprintf(line, sizeof line, "%-10s %-8s %9.1f%s ", p.function.c_str(), p.backend.c_str(), p.cost_us,
+                  p.measured ? " " : "~");
+    out << line << vars << "\n";
+  }
+  std::snprintf(line, sizeof line,
+                "predicted %.1f us (%.1f of operators + %.1f of a call); %zu candidates, %zu measured (%.1f s), %zu from the cost cache; search %.3f s\n",
+                predicted_us(), estimated_us, call_overhead_us, candidates, measured, measure_s, cached, search_s);
+  out << line;
+  return out.str();
+}
+
+CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
+  check_backends(options);
+  // As partition_for: constants folded first, so candidates are what will run.
+  mod = transform::FoldForInference()(std::move(mod));
+  std::vector<collage::BlockGraph> blocks = collage::block_graphs(mod);
+  std::vector<std::vector<collage::Candidate>> per_block(blocks.size());
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (int i = 0; i < blocks[b].size(); ++i) {
+      collage::Candidate host;
+      host.backend = "host";
+      host.nodes = {i};
+      per_block[b].push_back(std::move(host));
+    }
+  for (const std::string& backend : options.backends) {
+    auto matches = collage::pattern_candidates(mod, blocks, backend);
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      auto merged = collage::merged_candidates(blocks[b], matches[b], options.max_merge);
+      for (auto& c : matches[b]) per_block[b].push_back(std::move(c));
+      for (auto& c : merged) per_block[b].push_back(std::move(c));
+    }
+  }
+
+  CollageResult result;
+  collage::CostModel costs(options);
+  auto t0 = Clock::now();
+  // Single matches and host operators are always measured (the search needs their costs);
+  // merged candidates while the budget lasts, then from the cache or as the sum of their parts.
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (collage::Candidate& c : per_block[b])
+      if (c.matches.size() <= 1) costs.cost(blocks[b], c, false);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::map<std::pair<std::string, int>, double> single;
+    for (const collage::Candidate& c : per_block[b])
+      if (c.matches.size() == 1) single[c.matches[0]] = c.cost_us;
+    for (collage::Candidate& c : per_block[b]) {
+      if (c.matches.size() <= 1) continue;
+      costs.cost(blocks[b], c, seconds_since(t0) > options.budget_s);
+      if (c.cost_us == collage::kInfinite && !c.measured) {  // not measured: the sum of its matches
+        double sum = 0;
+        for (const auto& m : c.matches) sum += single[m];
+        c.cost_us = sum;
+      }
+    }
+  }
+  costs.save();
+  result.measured = costs.measured();
+  result.cached = costs.cached();
+  result.measure_s = seconds_since(t0);
+
+  auto t1 = Clock::now();
+  auto allowed = std::make_shared<collage::AllowedMatches>();
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    result.candidates += per_block[b].size();
+    for (int c : collage::cheapest_cover(blocks[b], per_block[b])) {
+      const collage::Candidate& cand = per_block[b][size_t(c)];
+      result.estimated_us += cand.cost_us;
+      if (cand.backend == "host" && !blocks[b].is_op_call[size_t(cand.nodes[0])]) continue;
+      CollagePartitionInfo info;
+      info.function = blocks[b].function;
+      info.backend = cand.backend;
+      for (int n : cand.nodes) info.vars.push_back(blocks[b].vars[size_t(n)]->name_hint);
+      if (cand.matches.empty())  // the host: name the operator
+        if (auto* call = blocks[b].values[size_t(cand.nodes[0])].as<CallNode>())
+          if (auto* op = call->op.as<OpNode>()) info.patterns.push_back(op->name);
+      for (const auto& [pattern, root] : cand.matches) {
+        info.patterns.push_back(pattern);
+        (*allowed)[pattern].insert(blocks[b].vars[size_t(root)].get());
+      }
+      info.cost_us = cand.cost_us;
+      info.measured = cand.measured;
+      result.partitions.push_back(std::move(info));
+    }
+  }
+  result.search_s = seconds_since(t1);
+  result.call_overhead_us = costs.call_overhead_us();
+  for (size_t b = 0; b < blocks.size(); ++b) result_alternatives(blocks[b], per_block[b], result);
+  result.mod = collage::partition_restricted(std::move(mod), options.backends, allowed);
+  return result;
+}
+
+transform::Pass CollagePartition(CollageOptions options) {
+  return transform::create_module_pass(
+      [options](IRModule mod, const transform::PassContext&) {
+        CollageResult r = collage_partition(std::move(mod), options);
+        if (options.verbose) std::fprintf(stderr, "%s", r.summary().c_str());
+        return r.mod;
+      },
+      0, "CollagePartition");
+}
+
+}  // namespace partita::codegen

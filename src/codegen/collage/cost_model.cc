@@ -1,0 +1,290 @@
+// The cost of a candidate: its bindings extracted into a module of their own, built with its
+// backend, run and timed on this machine, and kept in a persistent cache.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+#include "collage_internal.h"
+#include "partita/codegen/build.h"
+#include "partita/ir/analysis.h"
+#include "partita/ir/block_builder.h"
+#include "partita/ir/functor.h"
+#include "partita/ir/substitute.h"
+#include "partita/runtime/device_api.h"
+#include "partita/runtime/vm.h"
+#include "partita/script/printer.h"
+#include "partita/support/error.h"
+
+namespace partita::codegen::collage {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown cpu";
+}
+
+std::string default_cache_path() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
+  return base + "/partita/collage_costs.json";
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The candidate's bindings as the function "main" of a module: parameters for what they use
+// from outside, outputs for what is used outside them. `roots` receives the new variable of
+// each match's root (in the order of c.matches).
+IRModule extract(const BlockGraph& g, const Candidate& c, std::vector<const VarNode*>& roots,
+                 std::vector<Var>& params_out) {
+  std::vector<char> in(size_t(g.size()), 0);
+  for (int n : c.nodes) in[size_t(n)] = 1;
+  VarRemap remap;
+  std::vector<Var> params;
+  for (int n : c.nodes)
+    for (const Var& v : free_vars(g.values[size_t(n)])) {
+      auto it = g.pos.find(v.get());
+      if ((it != g.pos.end() && in[size_t(it->second)]) || remap.count(v)) continue;
+      Var p = make<VarNode>("p" + std::to_string(params.size()), v->struct_info_);
+      params.push_back(p);
+      remap[v] = p;
+    }
+  BlockBuilder bb;
+  bb.begin_function("main", params);
+  bb.begin_dataflow();
+  std::vector<Var> outputs;
+  std::unordered_map<int, const VarNode*> made;
+  for (int n : c.nodes) {
+    bool out = g.used_outside[size_t(n)] != 0;
+    for (int u : g.users[size_t(n)]) out = out || !in[size_t(u)];
+    if (n == c.nodes.back()) out = true;
+    Expr value = substitute_vars(g.values[size_t(n)], remap);
+    Var v = out ? bb.emit_output(value) : bb.emit(value);
+    remap[g.vars[size_t(n)]] = v;
+    made[n] = v.get();
+    if (out) outputs.push_back(v);
+  }
+  bb.end_dataflow();
+  if (outputs.size() == 1) bb.emit_func_output(outputs[0]);
+  else bb.emit_func_output(make<TupleNode>(std::vector<Expr>(outputs.begin(), outputs.end())));
+  for (const auto& [pattern, root] : c.matches) roots.push_back(made.at(root));
+  params_out = std::move(params);
+  return bb.get();
+}
+
+// Concrete inputs for the parameters: symbolic dimensions take `symbolic_dim`; floats are
+// small random values, integers 0 (a valid index for any gather), booleans false.
+std::vector<Tensor> make_inputs(const std::vector<Var>& params, int64_t symbolic_dim) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::vector<Tensor> out;
+  for (const Var& p : params) {
+    auto* t = p->struct_info_.as<TensorStructInfoNode>();
+    if (!t || !t->shape)
+      throw_error("ValueError", "CollagePartition: parameter '" + p->name_hint + "' is not a tensor of known rank");
+    std::vector<int64_t> shape;
+    for (const PrimExpr& d : *t->shape) {
+      auto* imm = d.as<IntImmNode>();
+      shape.push_back(imm ? imm->value : symbolic_dim);
+    }
+    Tensor x = Tensor::empty(shape, t->dtype);
+    std::memset(x.data(), 0, x.nbytes());
+    if (t->dtype == DataType::Float(32))
+      for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = real(rng);
+    else if (t->dtype == DataType::Float(64))
+      for (int64_t i = 0; i < x.numel(); ++i) x.data_as<double>()[i] = real(rng);
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+// The shapes and dtypes of the constants `expr` uses, in visiting order.
+class ConstantShapes : public ExprVisitor {
+ public:
+  std::ostringstream out;
+  void visit_(const ConstantNode* op) override {
+    out << " " << op->data.dtype().str();
+    for (int64_t d : op->data.shape()) out << "x" << d;
+  }
+  using ExprVisitor::visit_;
+};
+
+// The key of a module: its text (constants are printed as references, so their shapes are
+// added), the backend, the targets and the CPU.
+std::string cost_key(const IRModule& mod, const std::string& backend, const std::string& context) {
+  std::ostringstream key;
+  ConstantShapes shapes;
+  for (const auto& [gv, f] : mod.functions()) shapes.visit_expr(f);
+  script::PrintOptions text;
+  text.show_metadata = false;  // constants are referred to, their bytes left out
+  key << script::print_module(mod, text) << "\n#constants:" << shapes.out.str() << "\n#backend: " << backend << "\n" << context;
+  return key.str();
+}
+
+}  // namespace
+
+struct CostModel::Impl {
+  CollageOptions options;
+  std::string path;
+  std::string context;  // targets and CPU, part of every key
+  nlohmann::json costs = nlohmann::json::object();
+  double overhead_us = 0;
+  bool overhead_known = false;
+
+  // Median microseconds of running `exec`'s main on `inputs`.
+  double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs) {
+    Device device = options.device;
+    runtime::VirtualMachine vm(exec, device);
+    std::vector<Tensor> placed;
+    for (const Tensor& t : inputs) placed.push_back(t.to(device));
+    for (int i = 0; i < 2; ++i) vm.invoke("main", placed);
+    runtime::synchronize(device);
+    std::vector<double> us;
+    auto start = Clock::now();
+    for (int i = 0; i < std::max(1, options.repeats); ++i) {
+      auto t0 = Clock::now();
+      vm.invoke("main", placed);
+      runtime::synchronize(device);  // a device's work may still be queued when invoke returns
+      us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      if (Clock::now() - start > std::chrono::milliseconds(300)) break;
+    }
+    std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+    return us[us.size() / 2];
+  }
+
+  // What a call costs with nothing in it (the VM's entry and exit), subtracted from every
+  // measurement so that a candidate costs only its own work.
+  double overhead() {
+    if (overhead_known) return overhead_us;
+    overhead_known = true;
+    Var x = make<VarNode>("x", make<TensorStructInfoNode>(std::vector<PrimExpr>{make<IntImmNode>(16)}, DataType::Float(32)));
+    BlockBuilder bb;
+    bb.begin_function("main", {x});
+    bb.emit_func_output(x);
+    try {
+      overhead_us = time(build(bb.get(), BuildOptions(options.targets)), make_inputs({x}, 1));
+    } catch (const Error&) {
+      overhead_us = 0;
+    }
+    return overhead_us;
+  }
+};
+
+CostModel::CostModel(const CollageOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->path = options.cost_cache.empty() ? default_cache_path() : options.cost_cache;
+  std::ostringstream ctx;
+  ctx << "#cpu: " << cpu_name() << "\n#device: " << options.device.str() << "\n#targets:";
+  for (const Target& t : options.targets) ctx << " [" << t.str() << "]";
+  impl_->context = ctx.str();
+  if (impl_->path == "none") return;
+  std::ifstream in(impl_->path);
+  if (!in) return;
+  try {
+    impl_->costs = nlohmann::json::parse(in);
+    if (!impl_->costs.is_object()) impl_->costs = nlohmann::json::object();
+  } catch (const std::exception&) {
+    std::fprintf(stderr, "warning: CollagePartition: ignoring the unreadable cost cache %s\n", impl_->path.c_str());
+    impl_->costs = nlohmann::json::object();
+  }
+}
+
+CostModel::~CostModel() = default;
+
+double CostModel::call_overhead_us() { return impl_->overhead(); }
+
+void CostModel::save() const {
+  if (impl_->path == "none") return;
+  std::filesystem::path p(impl_->path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  std::string tmp = impl_->path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) {
+      std::fprintf(stderr, "warning: CollagePartition: cannot write the cost cache %s\n", impl_->path.c_str());
+      return;
+    }
+    out << impl_->costs.dump(1);
+  }
+  std::filesystem::rename(tmp, p, ec);  // whole files only: a reader never sees half of one
+}
+
+void CostModel::cost(const BlockGraph& g, Candidate& c, bool estimate_only) {
+  bool host = c.backend == "host";
+  if (host && c.nodes.size() == 1 && !g.is_op_call[size_t(c.nodes[0])]) {
+    c.cost_us = 0;  // tuples, get-items and aliases are free on the host
+    c.measured = true;
+    return;
+  }
+  std::vector<const VarNode*> roots;
+  std::vector<Var> params;
+  IRModule mod;
+  try {
+    mod = extract(g, c, roots, params);
+    if (!host) {
+      auto allowed = std::make_shared<AllowedMatches>();
+      for (size_t k = 0; k < c.matches.size(); ++k) (*allowed)[c.matches[k].first].insert(roots[k]);
+      mod = partition_restricted(mod, {c.backend}, allowed);
+      // Every operator must have gone to the backend, else this is not the candidate.
+      for (const BlockGraph& left : block_graphs(mod))
+        for (char op : left.is_op_call)
+          if (op) throw_error("ValueError", "a match was not partitioned");
+    }
+  } catch (const Error&) {
+    c.cost_us = host ? 1.0 : kInfinite;
+    c.measured = !host;  // a backend candidate that cannot be made is known to be impossible
+    return;
+  }
+  std::string key = std::to_string(fnv1a(cost_key(mod, c.backend, impl_->context)));
+  auto hit = impl_->costs.find(key);
+  if (hit != impl_->costs.end()) {
+    c.cost_us = hit->is_null() ? kInfinite : hit->get<double>();
+    c.measured = true;
+    ++cached_;
+    return;
+  }
+  if (estimate_only) return;
+  auto t0 = Clock::now();
+  try {
+    auto exec = build(mod, BuildOptions(impl_->options.targets, /*fallback=*/false));
+    double us = std::max(0.0, impl_->time(exec, make_inputs(params, impl_->options.symbolic_dim)) - impl_->overhead());
+    c.cost_us = us;
+    c.measured = true;
+    impl_->costs[key] = us;
+  } catch (const Error& e) {
+    // The backend refused it or it failed to run on made-up inputs: never chosen (the host
+    // gets a nominal cost, so that a placement exists).
+    c.cost_us = host ? 1.0 : kInfinite;
+    c.measured = !host;
+    if (!host) impl_->costs[key] = nullptr;
+    if (impl_->options.verbose)
+      std::fprintf(stderr, "collage: %s candidate of %zu bindings failed: %s\n", c.backend.c_str(), c.nodes.size(),
+                   e.what());
+  }
+  ++measured_;
+  measure_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  if (impl_->options.verbose)
+    std::fprintf(stderr, "collage: %-8s %3zu bindings %-40s %10.1f us\n", c.backend.c_str(), c.nodes.size(),
+                 c.matches.empty() ? g.vars[size_t(c.nodes[0])]->name_hint.c_str() : c.matches[0].first.c_str(),
+                 c.cost_us);
+}
+
+}  // namespace partita::codegen::collage

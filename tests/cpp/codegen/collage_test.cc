@@ -1,0 +1,298 @@
+// CollagePartition: the search over given costs, convexity of candidates, the placement of a
+// real model on dnnl against the host by measurement, the persistent cost cache, and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "../../../src/codegen/collage/collage_internal.h"
+#include "partita/backend/registry.h"
+#include "partita/codegen/build.h"
+#include "partita/codegen/collage.h"
+#include "partita/ir/analysis.h"
+#include "partita/ir/structural_equal.h"
+#include "partita/runtime/vm.h"
+#include "partita/script/parser.h"
+#include "partita/support/error.h"
+
+using namespace partita;
+using namespace partita::codegen;
+
+namespace {
+
+// a -> b -> d and a -> c -> d: {a, d} is not convex (the path through b or c leaves it).
+const char* kDiamond = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 4), dtype="float32")) -> R.Tensor((4, 4), dtype="float32"):
+        with R.dataflow():
+            a = R.nn.relu(x)
+            b = R.exp(a)
+            c = R.sin(a)
+            d = R.add(b, c)
+            R.output(d)
+        return d
+)";
+
+collage::Candidate cand(const std::string& backend, std::vector<int> nodes, double cost) {
+  collage::Candidate c;
+  c.backend = backend;
+  c.nodes = std::move(nodes);
+  c.cost_us = cost;
+  c.measured = true;
+  return c;
+}
+
+TEST(Collage, ConvexityFollowsPathsThroughOtherBindings) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  ASSERT_EQ(blocks.size(), 1u);
+  const collage::BlockGraph& g = blocks[0];
+  ASSERT_EQ(g.size(), 4);
+  EXPECT_TRUE(g.is_convex({0, 1}));
+  EXPECT_TRUE(g.is_convex({1, 2, 3}));
+  EXPECT_TRUE(g.is_convex({0, 1, 2, 3}));
+  EXPECT_FALSE(g.is_convex({0, 3}));
+  EXPECT_FALSE(g.is_convex({0, 1, 3}));  // c leaves and re-enters
+  EXPECT_TRUE(g.adjacent({0}, {2}));
+  EXPECT_FALSE(g.adjacent({1}, {2}));
+}
+
+TEST(Collage, SearchFindsTheCheapestDisjointCover) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  const collage::BlockGraph& g = blocks[0];
+  std::vector<collage::Candidate> cs = {cand("host", {0}, 10), cand("host", {1}, 10), cand("host", {2}, 10),
+                                        cand("host", {3}, 10), cand("x", {0, 1}, 12), cand("x", {1, 2, 3}, 15),
+                                        cand("x", {2, 3}, 1)};
+  // Host alone costs 40; {a,b} + {c,d} costs 13; a + {b,c,d} costs 25.
+  std::vector<int> cover = collage::cheapest_cover(g, cs);
+  ASSERT_EQ(cover.size(), 2u);
+  EXPECT_EQ(cover[0], 4);
+  EXPECT_EQ(cover[1], 6);
+  // An impossible candidate is never chosen, however cheap its parts would make it.
+  cs[6].cost_us = collage::kInfinite;
+  cover = collage::cheapest_cover(g, cs);
+  double total = 0;
+  for (int c : cover) total += cs[size_t(c)].cost_us;
+  EXPECT_DOUBLE_EQ(total, 25.0);
+}
+
+// A random DAG of `n` bindings (edges from lower to higher positions).
+collage::BlockGraph random_graph(int n, std::mt19937& rng) {
+  collage::BlockGraph g;
+  g.function = "main";
+  for (int i = 0; i < n; ++i) {
+    g.vars.push_back(make<VarNode>("v" + std::to_string(i), StructInfo()));
+    g.values.push_back(Expr());
+    g.is_op_call.push_back(1);
+    g.used_outside.push_back(i == n - 1);
+    g.inputs.emplace_back();
+    g.users.emplace_back();
+    for (int j = 0; j < i; ++j)
+      if (rng() % 3 == 0) {
+        g.inputs.back().push_back(j);
+        g.users[size_t(j)].push_back(i);
+      }
+  }
+  return g;
+}
+
+// The cheapest cover by exhaustive enumeration (with or without the no-cycle rule).
+double brute_force(const collage::BlockGraph& g, const std::vector<collage::Candidate>& cs, bool acyclic,
+                   std::vector<char>& covered, std::vector<int>& chosen) {
+  int first = 0;
+  while (first < g.size() && covered[size_t(first)]) ++first;
+  if (first == g.size())
+    return !acyclic || collage::candidate_in_cycle(g, cs, chosen) < 0 ? 0.0 : collage::kInfinite;
+  double best = collage::kInfinite;
+  for (size_t c = 0; c < cs.size(); ++c) {
+    const auto& nodes = cs[c].nodes;
+    if (std::find(nodes.begin(), nodes.end(), first) == nodes.end()) continue;
+    bool free = true;
+    for (int n : nodes) free = free && !covered[size_t(n)];
+    if (!free) continue;
+    for (int n : nodes) covered[size_t(n)] = 1;
+    chosen.push_back(int(c));
+    best = std::min(best, cs[c].cost_us + brute_force(g, cs, acyclic, covered, chosen));
+    chosen.pop_back();
+    for (int n : nodes) covered[size_t(n)] = 0;
+  }
+  return best;
+}
+
+TEST(Collage, SearchAgreesWithBruteForceOnRandomGraphs) {
+  std::mt19937 rng(2026);
+  std::uniform_real_distribution<double> cost(1.0, 30.0);  // real costs: no ties
+  int cyclic_optimum = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    int n = 3 + int(rng() % 8);
+    collage::BlockGraph g = random_graph(n, rng);
+    std::vector<collage::Candidate> cs;
+    for (int i = 0; i < n; ++i) cs.push_back(cand("host", {i}, cost(rng)));
+    for (int k = 0; k < 2 * n; ++k) {  // random convex sets of 2 to 4 bindings
+      std::set<int> s;
+      int size = 2 + int(rng() % 3);
+      while (int(s.size()) < std::min(size, n)) s.insert(int(rng() % unsigned(n)));
+      std::vector<int> nodes(s.begin(), s.end());
+      if (g.is_convex(nodes)) cs.push_back(cand("x", nodes, cost(rng)));
+    }
+    std::vector<char> covered(size_t(n), 0);
+    std::vector<int> chosen;
+    double best = brute_force(g, cs, true, covered, chosen);
+    double best_ignoring_cycles = brute_force(g, cs, false, covered, chosen);
+    std::vector<int> cover = collage::cheapest_cover(g, cs);
+    double got = 0;
+    std::vector<int> count(size_t(n), 0);
+    for (int c : cover) {
+      got += cs[size_t(c)].cost_us;
+      for (int node : cs[size_t(c)].nodes) ++count[size_t(node)];
+    }
+    for (int node = 0; node < n; ++node) ASSERT_EQ(count[size_t(node)], 1) << "trial " << trial;
+    ASSERT_EQ(collage::candidate_in_cycle(g, cs, cover), -1) << "trial " << trial;
+    if (best == best_ignoring_cycles) {
+      ASSERT_NEAR(got, best, 1e-9) << "trial " << trial;  // the optimum is acyclic: found exactly
+    } else {
+      // The search drops a candidate of a cyclic optimum and searches again, which may also
+      // exclude the best acyclic cover using it: valid, never cheaper than the optimum.
+      ++cyclic_optimum;
+      ASSERT_GE(got, best - 1e-9) << "trial " << trial;
+    }
+  }
+  EXPECT_LT(cyclic_optimum, 30);
+}
+
+TEST(Collage, CyclesBetweenConvexCandidatesAreFound) {
+  // a1 -> a2, b1 -> b2, a1 -> b2, b1 -> a2 (order a1 b1 a2 b2): {a1, a2} and {b1, b2} are each
+  // convex, but as partitions each feeds the other.
+  collage::BlockGraph g;
+  std::mt19937 rng(1);
+  g = random_graph(4, rng);
+  for (auto& v : g.inputs) v.clear();
+  for (auto& v : g.users) v.clear();
+  auto edge = [&](int a, int b) {
+    g.inputs[size_t(b)].push_back(a);
+    g.users[size_t(a)].push_back(b);
+  };
+  edge(0, 2);
+  edge(1, 3);
+  edge(0, 3);
+  edge(1, 2);
+  std::vector<collage::Candidate> cs = {cand("host", {0}, 10), cand("host", {1}, 10), cand("host", {2}, 10),
+                                        cand("host", {3}, 10), cand("x", {0, 2}, 1),  cand("x", {1, 3}, 1)};
+  EXPECT_TRUE(g.is_convex({0, 2}));
+  EXPECT_TRUE(g.is_convex({1, 3}));
+  EXPECT_GE(collage::candidate_in_cycle(g, cs, {4, 5}), 4);
+  std::vector<int> cover = collage::cheapest_cover(g, cs);
+  double total = 0;
+  for (int c : cover) total += cs[size_t(c)].cost_us;
+  EXPECT_DOUBLE_EQ(total, 21.0);  // one of the two, the other two bindings on the host
+}
+
+TEST(Collage, UnionsOfMatchesStayConvexAndDisjoint) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  const collage::BlockGraph& g = blocks[0];
+  std::vector<collage::Candidate> matches;
+  for (int i : {0, 1, 3}) {  // a backend that takes a, b and d but not c
+    collage::Candidate c = cand("x", {i}, 1);
+    c.matches = {{"x.op", i}};
+    matches.push_back(c);
+  }
+  auto merged = collage::merged_candidates(g, matches, 3);
+  ASSERT_EQ(merged.size(), 2u);  // {a, b} and {b, d}; never {a, b, d} (c re-enters) nor {a, d}
+  for (const auto& m : merged) {
+    EXPECT_TRUE(g.is_convex(m.nodes));
+    EXPECT_EQ(m.matches.size(), 2u);
+  }
+}
+
+TEST(Collage, ErrorsNameTheBackend) {
+  IRModule mod = script::parse_module(kDiamond);
+  CollageOptions o;
+  o.cost_cache = "none";
+  try {
+    collage_partition(mod, o);
+    FAIL() << "no backends accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+  }
+  o.backends = {"no_such_backend"};
+  try {
+    collage_partition(mod, o);
+    FAIL() << "an unknown backend accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "KeyError");
+    EXPECT_NE(std::string(e.what()).find("no_such_backend"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("registered:"), std::string::npos);
+  }
+}
+
+// A squeeze-excitation block as regnet and efficientnet have it: the placement must run, be
+// well formed and compute what the host computes, whatever it chooses.
+const char* kSqueezeExcite = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 32, 28, 28), dtype="float32"), w: R.Tensor((32, 32, 3, 3), dtype="float32"), w1: R.Tensor((8, 32, 1, 1), dtype="float32"), w2: R.Tensor((32, 8, 1, 1), dtype="float32")) -> R.Tensor((1, 32, 28, 28), dtype="float32"):
+        with R.dataflow():
+            lv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])
+            lv1 = R.nn.relu(lv)
+            lv2 = R.mean(lv1, axis=[2, 3], keepdims=True)
+            lv3 = R.nn.conv2d(lv2, w1)
+            lv4 = R.nn.relu(lv3)
+            lv5 = R.nn.conv2d(lv4, w2)
+            lv6 = R.sigmoid(lv5)
+            lv7 = R.multiply(lv1, lv6)
+            lv8 = R.add(lv7, x)
+            R.output(lv8)
+        return lv8
+)";
+
+std::vector<Tensor> se_inputs() {
+  std::vector<Tensor> in;
+  for (auto shape : {std::vector<int64_t>{1, 32, 28, 28}, {32, 32, 3, 3}, {8, 32, 1, 1}, {32, 8, 1, 1}}) {
+    Tensor t = Tensor::empty(shape, DataType::Float(32));
+    for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = float((i * 7919) % 17) / 17.0f - 0.5f;
+    in.push_back(t);
+  }
+  return in;
+}
+
+TEST(Collage, PlacesARealBlockOnDnnlAndTheHostByMeasurement) {
+  if (!backend::find_backend("dnnl")) GTEST_SKIP() << "built without the dnnl backend";
+  IRModule mod = script::parse_module(kSqueezeExcite);
+  std::string cache = (std::filesystem::temp_directory_path() / "partita_collage_test_costs.json").string();
+  std::filesystem::remove(cache);
+  CollageOptions o;
+  o.backends = {"dnnl"};
+  o.cost_cache = cache;
+  o.repeats = 3;
+  CollageResult first = collage_partition(mod, o);
+  EXPECT_TRUE(well_formed(first.mod));
+  EXPECT_GT(first.measured, 0u);
+  EXPECT_GT(first.candidates, 9u);  // the host for each binding, and dnnl's matches
+  EXPECT_FALSE(first.partitions.empty());
+  EXPECT_TRUE(std::isfinite(first.estimated_us));
+  ASSERT_TRUE(std::filesystem::exists(cache));
+
+  auto host = runtime::VirtualMachine(build(mod)).invoke("main", se_inputs());
+  auto placed = runtime::VirtualMachine(build(first.mod)).invoke("main", se_inputs());
+  ASSERT_EQ(placed.size(), 1u);
+  for (int64_t i = 0; i < host[0].numel(); ++i)
+    ASSERT_NEAR(placed[0].data_as<float>()[i], host[0].data_as<float>()[i], 1e-3f) << "element " << i;
+
+  // A second placement reads every cost from the cache and measures nothing.
+  CollageResult second = collage_partition(mod, o);
+  EXPECT_EQ(second.measured, 0u);
+  EXPECT_EQ(second.cached, first.measured + first.cached);
+  EXPECT_TRUE(structural_equal(second.mod, first.mod));
+  // A target option is part of every cost's key: changing it measures the backend again.
+  o.targets = {Target("dnnl", {{"num_threads", int64_t(1)}})};
+  CollageResult third = collage_partition(mod, o);
+  EXPECT_GT(third.measured, 0u);
+  std::filesystem::remove(cache);
+}
+
+}  // namespace

@@ -17,7 +17,11 @@ if _os.environ["OMP_WAIT_POLICY"].strip().lower() == "passive":
 
 from . import _ffi  # noqa: E402
 from ._ffi import PartitaError  # noqa: E402
-from . import ir, tir, transform, target, runtime, relax, script  # noqa: E402
-from .runtime import cpu, cuda  # noqa: E402
+from . import ir, tir, transform, target, runtime, relax, script, nd  # noqa: E402
+from .runtime import cpu, cuda, device  # noqa: E402
+from .ir import IRModule  # noqa: E402
+from ._global_func import register_func, get_global_func, list_global_func_names  # noqa: E402
+from .driver import compile  # noqa: E402,A004 - TVM's tvm.compile
 
-__all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "cpu", "cuda", "PartitaError"]
+__all__ = ["ir", "tir", "transform", "target", "runtime", "relax", "script", "nd", "cpu", "cuda",
+           "device", "IRModule", "PartitaError", "register_func", "get_global_func", "list_global_func_names", "compile"]

@@ -172,7 +172,17 @@ static void bind_exprs(py::module_& m) {
         Ref<FunctionNode> copy(copy_node(f));
         const_cast<FunctionNode*>(copy.get())->attrs[key] = v;
         return copy;
-      });
+      })
+      .def("with_attrs", [](const Function& f, const DictAttrs& attrs) {
+        Ref<FunctionNode> copy(copy_node(f));
+        for (const auto& [k, v] : attrs) const_cast<FunctionNode*>(copy.get())->attrs[k] = v;
+        return copy;
+      }, py::arg("attr_map"))
+      .def("without_attr", [](const Function& f, const std::string& key) {
+        Ref<FunctionNode> copy(copy_node(f));
+        const_cast<FunctionNode*>(copy.get())->attrs.erase(key);
+        return copy;
+      }, py::arg("attr_key"));
   bind_node<ExternFuncNode, ExprNode>(m, "ExternFunc").def(py::init([](std::string s) { return make<ExternFuncNode>(s); }));
   bind_node<GlobalVarNode, ExprNode>(m, "GlobalVar").def(py::init([](std::string s) { return make<GlobalVarNode>(s); }));
   bind_node<OpNode, ExprNode>(m, "Op");
@@ -199,35 +209,135 @@ static void bind_exprs(py::module_& m) {
   });
 }
 
+/// A module attribute from Python: attributes are IR objects, so plain values become the
+/// immediates TVM would store (a str a StringImm, an int an IntImm, a float a FloatImm).
+static ObjectRef attr_from_py(const std::string& key, py::handle v) {
+  if (py::isinstance<Object>(v)) return v.cast<ObjectRef>();
+  if (py::isinstance<py::str>(v)) return make<StringImmNode>(v.cast<std::string>());
+  if (py::isinstance<py::bool_>(v)) return int_imm(v.cast<bool>(), DataType::Bool());
+  if (py::isinstance<py::int_>(v)) return int_imm(v.cast<int64_t>());
+  if (py::isinstance<py::float_>(v)) return make<FloatImmNode>(v.cast<double>(), DataType::Float(64));
+  throw_error("TypeError", "module attribute \"" + key + "\": expected a str, int, float, bool or IR object, got " +
+                               std::string(py::str(py::type::handle_of(v).attr("__name__"))));
+}
+
+/// The Python value of a module attribute (the inverse of attr_from_py; other objects as they are).
+static py::object attr_to_py(const ObjectRef& v) {
+  if (const auto* s = v.as<StringImmNode>()) return py::str(s->value);
+  if (const auto* i = v.as<IntImmNode>()) {
+    if (i->dtype == DataType::Bool()) return py::bool_(i->value != 0);
+    return py::int_(i->value);
+  }
+  if (const auto* f = v.as<FloatImmNode>()) return py::float_(f->value);
+  return py::cast(v);
+}
+
+/// The module's GlobalVar for `key` (a GlobalVar or a name); nullopt when it has none.
+static std::optional<GlobalVar> find_global(const IRModule& mod, py::handle key) {
+  std::string name = py::isinstance<GlobalVarNode>(key) ? key.cast<GlobalVar>()->name_hint : key.cast<std::string>();
+  if (!mod.contains(name)) return std::nullopt;
+  return mod.get_global_var(name);
+}
+
 static void bind_module(py::module_& m) {
   py::class_<IRModuleNode, Object, Ref<IRModuleNode>>(m, "IRModuleNode");
   py::class_<IRModule>(m, "IRModule")
-      .def(py::init([](std::optional<std::map<std::string, Expr>> funcs) {
+      .def(py::init([](std::optional<py::dict> funcs, std::optional<py::dict> attrs,
+                       std::optional<std::map<std::string, std::vector<GlobalInfo>>> global_infos) {
              IRModule mod = IRModule::create();
              if (funcs)
-               for (const auto& [name, f] : *funcs) mod.add(make<GlobalVarNode>(name), f);
+               for (auto [k, f] : *funcs) {
+                 if (!py::isinstance<GlobalVarNode>(k) && !py::isinstance<py::str>(k))
+                   throw_error("TypeError", "IRModule: functions must be a dict of GlobalVar (or name) to function");
+                 GlobalVar gv = py::isinstance<GlobalVarNode>(k) ? k.cast<GlobalVar>()
+                                                                 : make<GlobalVarNode>(k.cast<std::string>());
+                 mod.add(gv, f.cast<Expr>());
+               }
+             if (attrs)
+               for (auto [k, v] : *attrs) {
+                 std::string key = k.cast<std::string>();
+                 mod.cow()->attrs[key] = attr_from_py(key, v);
+               }
+             if (global_infos)
+               for (auto& [name, infos] : *global_infos) mod.update_global_info(name, infos);
              return mod;
            }),
-           py::arg("functions") = py::none())
+           py::arg("functions") = py::none(), py::arg("attrs") = py::none(), py::arg("global_infos") = py::none())
       .def("__getitem__", [](const IRModule& mod, py::handle key) {
         if (py::isinstance<GlobalVarNode>(key)) return mod.lookup(key.cast<GlobalVar>());
         return mod.lookup(key.cast<std::string>());
       })
       .def("__setitem__", [](IRModule& mod, py::handle key, const Expr& f) {
+        // By name, an existing function keeps its GlobalVar (TVM's IRModule._add).
+        std::optional<GlobalVar> existing = py::isinstance<GlobalVarNode>(key) ? std::nullopt : find_global(mod, key);
         GlobalVar gv = py::isinstance<GlobalVarNode>(key) ? key.cast<GlobalVar>()
-                                                          : make<GlobalVarNode>(key.cast<std::string>());
+                       : existing                          ? *existing
+                                                           : make<GlobalVarNode>(key.cast<std::string>());
         mod.add(gv, f, /*replace=*/true);
       })
-      .def("__contains__", [](const IRModule& mod, const std::string& k) { return mod.contains(k); })
+      .def("__delitem__", [](IRModule& mod, py::handle key) {
+        std::optional<GlobalVar> gv = find_global(mod, key);
+        if (!gv) throw_error("KeyError", "the module has no function named \"" + std::string(py::str(key)) + "\"");
+        mod.remove((*gv)->name_hint);
+      })
+      .def("__contains__", [](const IRModule& mod, py::handle key) {
+        if (!py::isinstance<GlobalVarNode>(key) && !py::isinstance<py::str>(key)) return false;
+        return find_global(mod, key).has_value();
+      })
       .def("__len__", [](const IRModule& mod) { return mod->functions.size(); })
       .def("get_global_var", &IRModule::get_global_var)
       .def("get_global_vars", [](const IRModule& mod) {
         std::vector<GlobalVar> out;
         for (const auto& [gv, f] : mod.functions()) out.push_back(gv);
         return out;
-      })
+      }, "Every GlobalVar of the module, sorted by name (as TVM's GetGlobalVars).")
       .def("functions_items", &IRModule::functions)
       .def("remove", &IRModule::remove)
+      .def("update_func", [](IRModule& mod, const GlobalVar& gv, const Expr& f) { mod.update(gv, f); },
+           py::arg("var"), py::arg("func"), "Replaces (or adds) the function of `var`, in place.")
+      .def("update", [](IRModule& mod, const IRModule& other) {
+        for (const auto& [gv, f] : other.functions()) mod.add(gv, f, /*replace=*/true);
+      }, py::arg("other"), "Adds (replacing same-named ones) every function of `other`, in place.")
+      .def("clone", [](const IRModule& mod) { return mod; },
+           "A copy; changing either (they are copy-on-write) leaves the other as it was.")
+      .def_property_readonly("functions", [](const IRModule& mod) {
+        py::dict d;
+        for (const auto& [gv, f] : mod.functions()) d[py::cast(gv)] = py::cast(f);
+        return d;
+      }, "A dict of GlobalVar to function (a snapshot: change the module through its methods).")
+      .def_property_readonly("global_var_map_", [](const IRModule& mod) {
+        py::dict d;
+        for (const auto& [gv, f] : mod.functions()) d[py::str(gv->name_hint)] = py::cast(gv);
+        return d;
+      })
+      .def_property_readonly("attrs", [](const IRModule& mod) -> py::object {
+        if (mod->attrs.empty()) return py::none();  // TVM: None until an attribute is set
+        py::dict d;
+        for (const auto& [k, v] : mod->attrs) d[py::str(k)] = attr_to_py(v);
+        return d;
+      })
+      .def("get_attr", [](const IRModule& mod, const std::string& key) -> py::object {
+        auto it = mod->attrs.find(key);
+        return it == mod->attrs.end() ? py::object(py::none()) : attr_to_py(it->second);
+      }, py::arg("attr_key"), "The module attribute `attr_key`, or None.")
+      .def("with_attr", [](const IRModule& mod, const std::string& key, py::handle v) {
+        IRModule copy = mod;
+        copy.cow()->attrs[key] = attr_from_py(key, v);
+        return copy;
+      }, py::arg("attr_key"), py::arg("attr_value"), "A copy of the module with the attribute set.")
+      .def("with_attrs", [](const IRModule& mod, const py::dict& attrs) {
+        IRModule copy = mod;
+        for (auto [k, v] : attrs) {
+          std::string key = k.cast<std::string>();
+          copy.cow()->attrs[key] = attr_from_py(key, v);
+        }
+        return copy;
+      }, py::arg("attr_map"))
+      .def("without_attr", [](const IRModule& mod, const std::string& key) {
+        IRModule copy = mod;
+        if (mod->attrs.count(key)) copy.cow()->attrs.erase(key);
+        return copy;
+      }, py::arg("attr_key"))
       .def_property_readonly("const_name_to_constant", [](const IRModule& mod) { return mod->const_name_to_constant; })
       .def_property_readonly("global_infos", [](const IRModule& mod) { return mod->global_infos; })
       .def("update_global_info", [](IRModule& mod, const std::string& name, std::vector<GlobalInfo> infos) {

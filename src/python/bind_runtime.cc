@@ -17,8 +17,10 @@ using runtime::VirtualMachine;
 
 namespace {
 
+/// A VM result as Python sees it: a partita.runtime.Tensor (TVM's VM returns runtime tensors;
+/// `.numpy()` and `__array__` give numpy), a tuple of them for a tuple.
 py::object value_to_py(const runtime::Value& v) {
-  if (!v.is_tuple()) return py::cast(v.tensor);
+  if (!v.is_tuple()) return v.tensor.defined() ? py::cast(TensorHandle{v.tensor}) : py::object(py::none());
   py::tuple t(v.tuple->size());
   for (size_t i = 0; i < v.tuple->size(); ++i) t[i] = value_to_py((*v.tuple)[i]);
   return t;
@@ -144,6 +146,11 @@ static void bind_vm(py::module_& m) {
         return names;
       })
       .def_property_readonly("named_constants", [](const Executable& ex) { return ex.named_constant_map(); })
+      .def("function_params", [](const Executable& ex, const std::string& name) {
+        int32_t i = ex.function_index(name);
+        if (i < 0) throw_error("KeyError", "the executable has no function named \"" + name + "\"");
+        return ex.functions[size_t(i)].param_names;
+      }, py::arg("name"), "The parameter names of function `name`, in order.")
       .def_property_readonly("external_module_kinds", [](const Executable& ex) {
         std::vector<std::string> kinds;
         for (const auto& mod : ex.external_modules) kinds.push_back(mod->type_key());
@@ -213,8 +220,14 @@ static void bind_vm(py::module_& m) {
         return VMFunctionHandle{vm, name};
       })
       .def("invoke", [](VirtualMachine& vm, const std::string& name, std::vector<Tensor> inputs) {
-        py::gil_scoped_release release;
-        return vm.invoke(name, inputs);
+        std::vector<Tensor> outs;
+        {
+          py::gil_scoped_release release;
+          outs = vm.invoke(name, inputs);
+        }
+        py::list result;
+        for (const Tensor& t : outs) result.append(py::cast(TensorHandle{t}));
+        return result;
       })
       .def("profile", [](VirtualMachine& vm, const std::string& name, py::args args) {
         std::vector<Tensor> inputs;

@@ -125,7 +125,16 @@ static void bind_passes(py::module_& m) {
            py::arg("required_pass") = std::vector<std::string>(),
            py::arg("disabled_pass") = std::vector<std::string>(),
            py::arg("instruments") = std::vector<transform::PassInstrumentPtr>())
+      .def_static("current", [] {
+        // A snapshot of the innermost context (TVM's PassContext.current()).
+        auto c = std::make_unique<PyPassContext>();
+        c->ctx = PassContext::current();
+        return c;
+      })
       .def_property_readonly("opt_level", [](const PyPassContext& c) { return c.ctx.opt_level; })
+      .def_property_readonly("config", [](const PyPassContext& c) { return c.ctx.config; })
+      .def_property_readonly("required_pass", [](const PyPassContext& c) { return c.ctx.required_pass; })
+      .def_property_readonly("disabled_pass", [](const PyPassContext& c) { return c.ctx.disabled_pass; })
       .def_property_readonly("instruments", [](const PyPassContext& c) { return c.ctx.instruments; })
       .def("__enter__", [](PyPassContext& c) -> PyPassContext& {
         c.scope = std::make_unique<PassContext::Scope>(c.ctx);

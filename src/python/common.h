@@ -92,6 +92,7 @@ void init_frontend(py::module_& m);
 void init_runtime(py::module_& m);
 void init_tensor(py::module_& m);
 void init_device(py::module_& m);
+void init_relax_passes(py::module_& m);
 /// A Device from None (the CPU), a Device, "cuda:0" or a (device_type, device_id) pair.
 Device device_from_py(py::handle h);
 

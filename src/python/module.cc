@@ -28,6 +28,7 @@ PYBIND11_MODULE(_ffi, m) {
   init_op(m);
   init_script(m);
   init_transform(m);
+  init_relax_passes(m);
   init_dpl(m);
   init_frontend(m);
   init_runtime(m);

@@ -963,6 +963,50 @@ std::string Printer::print_standalone(const ObjectRef& node) {
     out = header_comment(0) + text;
   } else if (node.as<StructInfoNode>()) {
     print_sinfo(Ref<StructInfoNode>(node.as<StructInfoNode>()), out);
+  } else if (node.as<SeqExprNode>() || node.as<BindingBlockNode>() || node.as<IfNode>()) {
+    // As TVM prints them alone: the blocks' statements (a dataflow block inside
+    // `with R.dataflow():`), then a SeqExpr's body as an expression statement; an If as an
+    // if/else statement of its branches.
+    auto print_block = [&](const BindingBlockNode& block, int indent) {
+      if (!block.is_dataflow) {
+        for (const Binding& b : block.bindings) print_binding(*b, indent, out, nullptr);
+        return;
+      }
+      indent_to(out, indent);
+      out += "with R.dataflow():\n";
+      std::vector<const VarNode*> outputs;
+      for (const Binding& b : block.bindings) print_binding(*b, indent + 4, out, &outputs);
+      indent_to(out, indent + 4);
+      out += "R.output(";
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (i) out += ", ";
+        print_var_ref(outputs[i], out);
+      }
+      out += ")\n";
+    };
+    auto print_seq = [&](const Expr& e, int indent) {
+      if (const auto* seq = e.as<SeqExprNode>()) {
+        for (const BindingBlock& block : seq->blocks) print_block(*block, indent);
+        indent_to(out, indent);
+        print_expr(seq->body, out);
+      } else {
+        indent_to(out, indent);
+        print_expr(e, out);
+      }
+      out += "\n";
+    };
+    if (const auto* i = node.as<IfNode>()) {
+      out += "if ";
+      print_expr(i->cond, out);
+      out += ":\n";
+      print_seq(i->true_branch, 4);
+      out += "else:\n";
+      print_seq(i->false_branch, 4);
+    } else if (node.as<SeqExprNode>()) {
+      print_seq(Expr(node.as<SeqExprNode>()), 0);
+    } else {
+      print_block(*node.as<BindingBlockNode>(), 0);
+    }
   } else if (node.as<ExprNode>()) {
     print_expr(Expr(node.as<ExprNode>()), out);
   } else if (node.as<BindingNode>()) {

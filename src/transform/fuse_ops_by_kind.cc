@@ -241,15 +241,18 @@ class BlockFusion {
       // Groups of views alone run as views on the VM; a tuple op whose fields are all unused has
       // no value to compute.
       bool only_views = true, has_value = false;
+      int members = 0;
       graph_.for_each_member(root, [&](int m) {
+        ++members;
         if (nodes_[m].is_tuple_op) return;
         has_value = true;
         only_views = only_views && nodes_[m].is_view;
       });
-      if (only_views || !has_value) continue;
+      if (only_views || !has_value || (options_.keep_single_bindings && members == 1)) continue;
       int g = int(groups.attrs.size());
       number[root] = g;
-      groups.attrs.push_back(DictAttrs{{"Codegen", options_.codegen}});
+      // No codegen: TVM's FuseOps, whose "Primitive" functions the host runs.
+      groups.attrs.push_back(options_.codegen.empty() ? DictAttrs{} : DictAttrs{{"Codegen", options_.codegen}});
     }
     groups.count = int(groups.attrs.size());
     for (int i = 0; i < int(nodes_.size()); ++i) {
@@ -267,6 +270,13 @@ class BlockFusion {
   std::vector<std::vector<int>> all_deps_;
   GroupGraph graph_;
 };
+
+// Whether `fn` is a group this pass made for `codegen` (for no codegen: a Primitive function
+// without "Codegen").
+bool made_by_fusion(const FunctionNode& fn, const std::string& codegen) {
+  if (codegen.empty()) return !fn.attrs.count("Codegen") && fn.attrs.count("Primitive");
+  return fn.attr_string("Codegen") == codegen;
+}
 
 // Gives a grouped function symbolic variables of its own (TVM's SymbolicVarRenewMutator): the
 // grouping copies the caller's, and a variable must be defined by one function only.
@@ -360,7 +370,7 @@ Function rederive_call_results(const Function& fn, const IRModule& mod, const st
       auto* call = vb ? vb->value.as<CallNode>() : nullptr;
       auto* callee = call ? call->op.as<GlobalVarNode>() : nullptr;
       auto* target = callee && mod.contains(callee->name_hint) ? mod.lookup(callee->name_hint).as<FunctionNode>() : nullptr;
-      if (target && target->attr_string("Codegen") == codegen && !static_shape(vb->var->struct_info_) &&
+      if (target && made_by_fusion(*target, codegen) && !static_shape(vb->var->struct_info_) &&
           target->params.size() == call->args.size()) {
         PrimVarMap bound;
         for (size_t k = 0; k < call->args.size(); ++k) bind_dims(target->params[k]->struct_info_, call->args[k]->struct_info_, bound);
@@ -401,7 +411,7 @@ IRModule finish_grouped_functions(IRModule mod, const std::string& codegen) {
   std::map<std::string, std::vector<size_t>> dropped;  // function -> removed parameter positions
   for (const auto& [gv, f] : mod.functions()) {
     auto fn = f.as_ref<FunctionNode>();
-    if (!fn || fn->attr_string("Codegen") != codegen || !fn->attrs.count("Primitive")) continue;
+    if (!fn || !made_by_fusion(*fn, codegen) || !fn->attrs.count("Primitive")) continue;
     if (Function renewed = renew_symbolic_vars(fn); renewed.get() != fn.get()) {
       fn = renewed;
       gv->struct_info_ = fn->struct_info_;

@@ -66,7 +66,13 @@ class Inliner {
     if (!fn) return {};
     auto codegen = fn->attr_string("Codegen");
     auto composite = fn->attr_string("Composite");
-    if (!codegen && !composite) return {};
+    if (!codegen && !composite) {
+      // A host "Primitive" group (FuseOps) is inlined only when named, as build does.
+      if (!fn->attrs.count("Primitive")) return {};
+      for (const auto& name : sel_.functions)
+        if (name == gv->name_hint) return fn;
+      return {};
+    }
     if (sel_.backends.empty() && sel_.functions.empty()) return fn;
     for (const auto& name : sel_.functions)
       if (name == gv->name_hint) return fn;

@@ -104,7 +104,7 @@ def test_vm_takes_a_device_and_cpu_is_unchanged():
         vm = relax.VirtualMachine(ex, dev) if dev is not None else relax.VirtualMachine(ex)
         assert vm.device == partita.cpu()
         out = vm["main"](np.ones((2, 3), "float32"))
-        assert isinstance(out, np.ndarray)
+        assert isinstance(out, partita.runtime.Tensor) and out.device == partita.cpu()
         np.testing.assert_array_equal(out, np.full((2, 3), 2, "float32"))
         assert vm.memory_stats()["device_copies"] == 0
         assert vm.graph_stats() == {"captures": 0, "launches": 0, "fallbacks": 0}

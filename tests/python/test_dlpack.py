@@ -68,7 +68,7 @@ def test_vm_outputs_held_across_calls_keep_their_values():
         held.append((i, f(x)))
     for i, out in held:
         np.testing.assert_array_equal(out, np.full((4, 8), float(i * i + i), dtype="float32"))
-    ptrs = {out.ctypes.data for _, out in held}
+    ptrs = {out.data_ptr for _, out in held}
     assert len(ptrs) == len(held)
     # once released, the VM reuses its buffers again (the pool is not simply switched off)
     del held

@@ -1,6 +1,7 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
-//   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"] -o m.partita
+//   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"]
+//                   [--precision fp32|fp16] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
 //   partita report model.onnx --backends cblas,dnnl|auto[:...] [--placement] [--svg out.svg] [--dot out.dot]
@@ -25,6 +26,7 @@
 #include "partita/runtime/omp_wait_policy.h"
 #include "partita/script/printer.h"
 #include "partita/support/error.h"
+#include "partita/transform/to_mixed_precision.h"
 
 using namespace partita;
 using namespace partita::cli;
@@ -36,6 +38,7 @@ struct CompileArgs {
   std::vector<std::string> backends, targets;
   int path = 2;
   bool quiet = false;
+  std::string precision = "fp32";
 };
 
 std::string size_text(uintmax_t bytes) {
@@ -85,13 +88,21 @@ std::string where_it_runs(const runtime::Executable& ex) {
 }
 
 // Import and partition, with progress stages; returns the partitioned module.
+// With precision "fp16", ToMixedPrecision (float16 compute, float32 accumulation) runs before
+// partitioning, so backends see the float16 operators.
 IRModule import_and_partition(const std::string& model, const BackendChoice& choice, int path, bool progress,
                               const std::vector<codegen::Target>& targets = {},
-                              codegen::CollageResult* placement = nullptr) {
+                              codegen::CollageResult* placement = nullptr,
+                              const std::string& precision = "fp32") {
   IRModule mod;
   {
     Stage s("import " + std::filesystem::path(model).filename().string(), progress);
     mod = load_model(model);
+    s.done();
+  }
+  if (precision == "fp16") {
+    Stage s("mixed precision", progress);
+    mod = transform::ToMixedPrecision(DataType::Float(32))(mod);
     s.done();
   }
   if (choice.collage) {
@@ -113,7 +124,7 @@ int compile_command(const CompileArgs& a) {
   const std::vector<std::string>& backends = choice.backends;
   codegen::BuildOptions options;
   for (const std::string& t : a.targets) options.targets.push_back(parse_target(t));
-  IRModule mod = import_and_partition(a.model, choice, a.path, !a.quiet, options.targets);
+  IRModule mod = import_and_partition(a.model, choice, a.path, !a.quiet, options.targets, nullptr, a.precision);
   ModuleReport report = analyze_module(mod);
   std::shared_ptr<runtime::Executable> exec;
   {
@@ -235,6 +246,9 @@ int main(int argc, char** argv) {
   compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");
   compile->add_option("-o,--output", ca.output, "artifact to write")->required();
   compile->add_flag("--quiet,-q", ca.quiet, "no progress display");
+  compile->add_option("--precision", ca.precision,
+                      "fp16: compute in float16 with float32 accumulation (ToMixedPrecision) before partitioning")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
 
   RunOptions ro;
   CLI::App* run = app.add_subcommand("run", "run an exported artifact, print outputs and latency");

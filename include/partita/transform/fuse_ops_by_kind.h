@@ -66,6 +66,9 @@ struct FuseOpsByKindOptions {
   int max_inline_cost = 64;
   /// Most distinct tensor inputs of one group.
   int max_inputs = 96;
+  /// Leaves a group of a single binding where it is instead of making it a function (TVM's
+  /// FuseOps does; a code generator needs every call in a function).
+  bool keep_single_bindings = false;
 };
 
 IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options = {});

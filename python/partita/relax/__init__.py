@@ -8,7 +8,8 @@ from .._ffi import (
 from .expr import const, DataflowBlock
 from .block_builder import BlockBuilder
 from .vm import build, VirtualMachine
-from . import op, transform, analysis, dpl, backend
+from . import op, transform, analysis, dpl, backend, pipeline
+from .pipeline import get_pipeline, register_pipeline
 
 __all__ = [
     "Expr", "Var", "DataflowVar", "Constant", "PrimValue", "StringImm", "DataTypeImm",
@@ -16,5 +17,6 @@ __all__ = [
     "Binding", "VarBinding", "MatchCast", "BindingBlock", "DataflowBlock", "StructInfo",
     "ObjectStructInfo", "PrimStructInfo", "ShapeStructInfo", "TensorStructInfo",
     "TupleStructInfo", "FuncStructInfo", "GlobalVar", "VDevice", "const", "BlockBuilder", "op",
-    "transform", "analysis", "dpl", "backend", "build", "VirtualMachine",
+    "transform", "analysis", "dpl", "backend", "build", "VirtualMachine", "pipeline", "get_pipeline",
+    "register_pipeline",
 ]

@@ -6,5 +6,6 @@ source text with the C++ parser. ``from_source(text)`` parses a module from a st
 """
 from . import ir, relax, tir
 from .parser import from_source
+from .ir import ir_module  # TVM's tvm.script.ir_module
 
-__all__ = ["ir", "relax", "tir", "from_source"]
+__all__ = ["ir", "relax", "tir", "from_source", "ir_module"]

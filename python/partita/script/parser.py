@@ -22,5 +22,10 @@ def source_of(obj):
     except (OSError, TypeError) as err:
         raise OSError(f"cannot read the source of {obj!r}: TVMScript must be defined in a file") from err
     filename = inspect.getsourcefile(obj) or "<unknown>"
+    module = inspect.getmodule(obj)
+    text = textwrap.dedent("".join(lines))
+    if module is not None:
+        from ._source import normalize_decorators, normalize_relax_op_calls
+        text = normalize_relax_op_calls(normalize_decorators(text, vars(module)), vars(module))
     # Pad with blank lines so parse errors report the line numbers of the original file.
-    return "\n" * (first - 1) + textwrap.dedent("".join(lines)), filename
+    return "\n" * (first - 1) + text, filename

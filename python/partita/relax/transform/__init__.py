@@ -16,3 +16,13 @@ __all__ = ["Normalize", "CanonicalizeBindings", "ConvertToDataflow", "DeadCodeEl
            "InlineCompilerFunctions", "OutlineCompilerFunctions", "MarkCompilerFunctionsAsExtern",
            "NameCodegenConstants", "RealizeVDevice", "PlaceDeviceCopies", "FuseOpsByKind",
            "CollagePartition", "collage_partition"]
+
+# The passes a TVM pipeline uses beyond the basic ones (src/python/bind_relax_passes.cc).
+from ..._ffi import (AttachGlobalSymbol, EliminateCommonSubexpr, RemoveUnusedOutputs, FuseOps,  # noqa: E402
+                     DecomposeOpsForInference, LambdaLift)
+from ...transform import function_pass  # noqa: E402
+from .bind_params import BindParams  # noqa: E402
+from .mixed_precision import ToMixedPrecision  # noqa: E402
+
+__all__ += ["AttachGlobalSymbol", "EliminateCommonSubexpr", "RemoveUnusedOutputs", "FuseOps",
+            "DecomposeOpsForInference", "LambdaLift", "BindParams", "ToMixedPrecision", "function_pass"]

@@ -225,12 +225,12 @@ class Module:
     @R.function
     def fused_relax_exp_relax_nn_relu_B(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
         R.func_attr({"Codegen": "B"})
-        cls = Module
         # from partita.script import relax as R
         
         @R.function
         def local_func(x_1: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
             R.func_attr({"Composite": "B.call_exp"})
+            cls = Module
             with R.dataflow():
                 lv: R.Tensor((4,), dtype="float32") = cls.fused_relax_exp_A(x_1)
                 gv: R.Tensor((4,), dtype="float32") = R.nn.relu(lv)

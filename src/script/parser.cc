@@ -321,7 +321,6 @@ IRModule Parser::parse_module_text() {
     const Token& start = peek();
     Decorator dec = parse_function_decorator();
     std::string name;
-    annotation_cache_.clear();
     Function f = parse_function_def(nullptr, true, dec, &name);
     if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
     module_funcs_[name] = f;
@@ -402,6 +401,10 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
   std::string name = expect_name("the function name");
   if (expected_name && name != *expected_name) fail_at(def_tok, "function name mismatch");
   *out_name = name;
+  // Annotations name this function's symbolic variables: a nested function's `n_1` is not the
+  // `n_1` of the function parsed before it, so its annotations are parsed afresh.
+  std::unordered_map<std::string_view, StructInfo> outer_annotations;
+  outer_annotations.swap(annotation_cache_);
   scopes_.emplace_back();
   expect("(");
   std::vector<Var> params;
@@ -434,6 +437,7 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
   DictAttrs attrs;
   Expr body = parse_body(body_tok, nullptr, &attrs);
   scopes_.pop_back();
+  annotation_cache_.swap(outer_annotations);
   if (!ret.defined()) ret = body->struct_info_.defined() ? body->struct_info_ : object_sinfo();
   if (top_level && !dec.private_) {
     auto it = attrs.find("global_symbol");

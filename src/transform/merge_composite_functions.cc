@@ -233,10 +233,10 @@ class CompositeInliner {
     return f;
   }
 
-  // `f` with fresh parameters and binding variables and without "Primitive": the local function
+  // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local function
   // a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
-    auto* n = copy_node(copy_with_new_vars(Function(&f)));
+    auto* n = copy_node(renew_symbolic_vars(copy_with_new_vars(Function(&f))));
     n->attrs.erase("Primitive");
     return Function(n);
   }

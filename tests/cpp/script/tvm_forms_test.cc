@@ -264,6 +264,65 @@ class Module:
   EXPECT_NE(outer_n, inner_n);
   // The inner function is well formed on its own: it defines every variable it uses.
   EXPECT_TRUE(well_formed(Function(inner)));
+  // Two sibling functions, each with an `n_1` of its own (annotations repeat text, not variables).
+  IRModule merged = expect_round_trip(R"__(# from partita.script import ir as I
+# from partita.script import tir as T
+# from partita.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def fused_relax_multiply_relax_nn_relu_relax_add_cutlass(x: R.Tensor(("n", 4), dtype="float32"), y: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        R.func_attr({"Codegen": "cutlass"})
+        # from partita.script import tir as T
+        # from partita.script import relax as R
+        
+        @R.function
+        def gv(x_1: R.Tensor(("n_1", 4), dtype="float32"), y_1: R.Tensor(("n_1", 4), dtype="float32")) -> R.Tensor(("n_1", 4), dtype="float32"):
+            n_1 = T.int64()
+            R.func_attr({"Composite": "cutlass.mulrelu"})
+            with R.dataflow():
+                a: R.Tensor((n_1, 4), dtype="float32") = R.multiply(x_1, y_1)
+                gv_1: R.Tensor((n_1, 4), dtype="float32") = R.nn.relu(a)
+                R.output(gv_1)
+            return gv_1
+
+        lv: R.Tensor((n, 4), dtype="float32") = gv(x, y)
+        # from partita.script import tir as T
+        # from partita.script import relax as R
+        
+        @R.function
+        def gv1(lv_1: R.Tensor(("n_1", 4), dtype="float32"), x_1: R.Tensor(("n_1", 4), dtype="float32")) -> R.Tensor(("n_1", 4), dtype="float32"):
+            n_1 = T.int64()
+            R.func_attr({"Composite": "cutlass.add"})
+            with R.dataflow():
+                gv_1: R.Tensor((n_1, 4), dtype="float32") = R.add(lv_1, x_1)
+                R.output(gv_1)
+            return gv_1
+
+        gv_1: R.Tensor((n, 4), dtype="float32") = gv1(lv, x)
+        return gv_1
+
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32"), y: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            gv: R.Tensor((n, 4), dtype="float32") = cls.fused_relax_multiply_relax_nn_relu_relax_add_cutlass(x, y)
+            R.output(gv)
+        return gv)__");
+  const FunctionNode* outer = function(merged, "fused_relax_multiply_relax_nn_relu_relax_add_cutlass");
+  const auto& bs = outer->body.as<SeqExprNode>()->blocks[0]->bindings;
+  const auto* first = binding_value(*bs[0]).as<FunctionNode>();
+  const auto* second = binding_value(*bs[2]).as<FunctionNode>();
+  ASSERT_TRUE(first && second);
+  auto body_dim = [](const FunctionNode* f) {
+    const auto& b = f->body.as<SeqExprNode>()->blocks[0]->bindings.back();
+    return b->var->struct_info_.as<TensorStructInfoNode>()->shape->at(0).get();
+  };
+  EXPECT_NE(body_dim(first), body_dim(second));
+  EXPECT_EQ(body_dim(second), second->params[0]->struct_info_.as<TensorStructInfoNode>()->shape->at(0).get());
   // A nested function that uses its enclosing function's variable declares nothing.
   expect_round_trip(std::string(kHeader) + R"(@I.ir_module
 class Module:

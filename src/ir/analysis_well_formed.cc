@@ -10,8 +10,6 @@
 
 namespace partita {
 
-namespace {
-
 bool is_leaf(const Expr& e) {
   switch (e->kind()) {
     case NodeKind::Var: case NodeKind::DataflowVar: case NodeKind::Constant:
@@ -33,6 +31,8 @@ bool is_leaf_or_tuple(const Expr& e) {
   }
   return false;
 }
+
+namespace {
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 

@@ -13,6 +13,7 @@
 
 #include "lexer.h"
 #include "metadata.h"
+#include "partita/ir/analysis.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 
@@ -203,6 +204,7 @@ class Parser {
   std::map<std::string, std::vector<GlobalInfo>> global_infos_;
   bool global_infos_seen_ = false;
   bool module_attrs_seen_ = false;
+  const char* branch_suffix_ = "_then";  // of the if branch being parsed
 };
 
 // ---- metadata ----------------------------------------------------------------------------------
@@ -577,6 +579,13 @@ void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Bi
     Expr branch_value;
     Binding b = parse_binding(false, nullptr, &is_result, branch_var, &branch_value, branch_ann);
     if (is_result) {
+      // As TVM's parser: a branch ends in a leaf; a call or other value assigned last is bound
+      // first to `<var>_then` / `<var>_else`.
+      if (!is_leaf_or_tuple(branch_value)) {
+        Var v = make_var(*branch_var + branch_suffix_, branch_value->struct_info_, false);
+        cur->push_back(make<VarBindingNode>(v, branch_value));
+        branch_value = v;
+      }
       *ret = branch_value;
       done = true;
       continue;
@@ -617,6 +626,7 @@ void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::u
   std::string var_name;
   StructInfo ann;
   Expr branches[2];
+  const char* outer_suffix = branch_suffix_;  // an if nested in a branch of another
   for (int br = 0; br < 2; ++br) {
     if (br == 1) {
       if (!is_name(peek(), "else")) expected("'else' (an if needs both branches)");
@@ -650,6 +660,7 @@ void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::u
     if (br == 1 && branch_var != var_name)
       fail_at(bt, "both branches of an if must end by assigning '" + var_name + "'");
     StructInfo bann;
+    branch_suffix_ = br == 0 ? "_then" : "_else";
     parse_block_stmts(&blocks, &bcur, &result, false, &branch_var, &bann, nullptr, nullptr);
     if (!bcur.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bcur), false));
     scopes_.pop_back();
@@ -662,6 +673,7 @@ void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::u
       ann = bann;
     }
   }
+  branch_suffix_ = outer_suffix;
   If node = make<IfNode>(cond, branches[0], branches[1]);
   StructInfo s = ann.defined() ? ann : branches[0]->struct_info_;
   node->struct_info_ = s;
@@ -801,6 +813,12 @@ StructInfo Parser::parse_sinfo() {
     next(), next();
     const Token& dt = next();
     return prim_sinfo(dtype_from(std::string(dt.text), dt));
+  }
+  // TVM 0.27 annotates a string (R.str) as I.StringType(), which Partita's IR has as R.Object.
+  if (is_name(t, "I") && is_punct(peek(1), ".") && is_name(peek(2), "StringType") && is_punct(peek(3), "(") &&
+      is_punct(peek(4), ")")) {
+    pos_ += 5;
+    return object_sinfo();
   }
   if (!(is_name(t, "R") && is_punct(peek(1), ".")))
     expected("struct info (R.Tensor, R.Tuple, R.Prim, T.<dtype>, ...)");
@@ -1251,6 +1269,18 @@ Expr Parser::parse_primary() {
     case Tok::Int: return parse_prim_value(t);
     case Tok::Punct: {
       if (is_punct(t, "-") && peek(1).kind == Tok::Int) return parse_prim_value(t);
+      if (is_punct(t, "[")) {  // a Python list where an expression goes is a tuple, as in TVM
+        next();
+        std::vector<Expr> fields;
+        while (!is_punct(peek(), "]")) {
+          fields.push_back(parse_expr());
+          if (!accept(",")) break;
+        }
+        expect("]");
+        Expr e = make<TupleNode>(std::move(fields));
+        set_sinfo(e, t);
+        return e;
+      }
       if (is_punct(t, "(")) {
         next();
         std::vector<Expr> fields;

@@ -944,7 +944,7 @@ struct GroupFuser::Impl {
         std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
     seq->struct_info_ = body->struct_info_;
     DictAttrs fattrs = attrs;
-    fattrs["Primitive"] = int64_t(1);
+    fattrs["Primitive"] = true;  // a bool, as TVM >= 0.26 sets it
     Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
     f->struct_info_ = func_struct_info_of(*f);
     c.func = renew_symbolic_vars(f);

@@ -19,6 +19,10 @@ const char* kHeader =
     "# from partita.script import tir as T\n"
     "# from partita.script import relax as R\n\n";
 
+const char* kRelaxHeader =
+    "# from partita.script import ir as I\n"
+    "# from partita.script import relax as R\n\n";
+
 /// The text parses and prints back line for line, and the parse of the printed text is
 /// structurally equal to the first parse.
 IRModule expect_round_trip(const std::string& text) {
@@ -339,6 +343,62 @@ class Module:
         y: R.Tensor((n, 4), dtype="float32") = gv(x)
         return y
 )");
+}
+
+TEST(TvmForms, IfBranchesEndInALeafAsTvmParsesThem) {
+  // A branch's last assignment of a call binds the call to `<var>_then` / `<var>_else` first,
+  // as TVM's parser does (and prints: found by the TVM oracle).
+  IRModule mod = parse_module(std::string(kRelaxHeader) + R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32"), c: R.Prim("bool")) -> R.Tensor((2,), dtype="float32"):
+        if c:
+            y: R.Tensor((2,), dtype="float32") = R.add(x, x)
+        else:
+            if c:
+                z: R.Tensor((2,), dtype="float32") = R.exp(x)
+            else:
+                z: R.Tensor((2,), dtype="float32") = x
+            y: R.Tensor((2,), dtype="float32") = R.multiply(z, x)
+        return y
+)");
+  EXPECT_TRUE(well_formed(mod));
+  EXPECT_EQ(testing::normalized_lines(print_module(mod)), testing::normalized_lines(std::string(kRelaxHeader) + R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32"), c: R.Prim("bool")) -> R.Tensor((2,), dtype="float32"):
+        if c:
+            y_then: R.Tensor((2,), dtype="float32") = R.add(x, x)
+            y: R.Tensor((2,), dtype="float32") = y_then
+        else:
+            if c:
+                z_then: R.Tensor((2,), dtype="float32") = R.exp(x)
+                z: R.Tensor((2,), dtype="float32") = z_then
+            else:
+                z: R.Tensor((2,), dtype="float32") = x
+            y_else: R.Tensor((2,), dtype="float32") = R.multiply(z, x)
+            y: R.Tensor((2,), dtype="float32") = y_else
+        return y
+)"));
+  expect_round_trip(print_module(mod));
+}
+
+TEST(TvmForms, ListsAsTuplesAndStringAnnotations) {
+  // A Python list where an expression goes is a tuple (R.strided_slice's axes), and TVM 0.27's
+  // I.StringType() annotation of a string is Partita's R.Object.
+  IRModule mod = parse_module(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 4), dtype="float32")) -> R.Tensor((2, 4), dtype="float32"):
+        s: I.StringType() = R.str("tag")
+        y = R.strided_slice(x, axes=[0], begin=[0], end=[2])
+        return y
+)");
+  EXPECT_TRUE(well_formed(mod));
+  std::string printed = print_module(mod);
+  EXPECT_NE(printed.find("s: R.Object = R.str(\"tag\")"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("R.strided_slice(x, (0,), (0,), (2,), assume_inbound=False)"), std::string::npos) << printed;
+  expect_round_trip(printed);
 }
 
 TEST(TvmForms, ErrorsAreLocated) {

@@ -158,6 +158,8 @@ class Parser {
   GlobalVar global(const std::string& name, const Token& at);
 
   // ---- virtual devices (I.module_global_infos, I.vdevice, R.to_vdevice, R.hint_on_device) ----
+  void parse_module_dict(const Token& start, bool* seen, const std::string& statement,
+                         const std::function<void(const Token&, const std::string&)>& entry);
   void parse_module_attrs(const Token& start, IRModule& mod);
   void parse_module_global_infos(const Token& start);
   VDevice parse_vdevice_decl();
@@ -1669,18 +1671,32 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
 
 // ---- virtual devices ------------------------------------------------------------------------------
 
-// I.module_global_infos({"vdevice": [I.vdevice(...), ...]}): the module's virtual devices, which
-// later annotations ("cuda:0") and R.to_vdevice name, so the statement comes before the functions.
-void Parser::parse_module_global_infos(const Token& start) {
-  next(), next(), next();  // I . module_global_infos
-  if (global_infos_seen_) fail_at(start, "I.module_global_infos is given twice");
-  global_infos_seen_ = true;
+// `I.<statement>({"key": value, ...})`, a module-level statement given at most once: `entry`
+// parses the value of each key (the key's token is for errors).
+void Parser::parse_module_dict(const Token& start, bool* seen, const std::string& statement,
+                               const std::function<void(const Token&, const std::string&)>& entry) {
+  next(), next(), next();  // I . <statement>
+  if (*seen) fail_at(start, "I." + statement + " is given twice");
+  *seen = true;
   expect("(");
   expect("{");
   while (!is_punct(peek(), "}")) {
-    const Token& kt = expect_kind(Tok::String, "a global info name such as \"vdevice\"");
+    const Token& kt = expect_kind(Tok::String, statement == "module_attrs" ? "an attribute name (a string)"
+                                                                          : "a global info name such as \"vdevice\"");
     std::string key = detail::unquote(kt, file_);
     expect(":");
+    entry(kt, key);
+    if (!accept(",")) break;
+  }
+  expect("}");
+  expect(")");
+  expect_newline();
+}
+
+// I.module_global_infos({"vdevice": [I.vdevice(...), ...]}): the module's virtual devices, which
+// later annotations ("cuda:0") and R.to_vdevice name, so the statement comes before the functions.
+void Parser::parse_module_global_infos(const Token& start) {
+  parse_module_dict(start, &global_infos_seen_, "module_global_infos", [&](const Token& kt, const std::string& key) {
     if (key != "vdevice") fail_at(kt, "unsupported global info \"" + key + "\" (Partita knows \"vdevice\")");
     if (global_infos_.count(key)) fail_at(kt, "global info \"" + key + "\" is given twice");
     expect("[");
@@ -1691,25 +1707,13 @@ void Parser::parse_module_global_infos(const Token& start) {
     }
     expect("]");
     global_infos_[key] = std::move(infos);
-    if (!accept(",")) break;
-  }
-  expect("}");
-  expect(")");
-  expect_newline();
+  });
 }
 
 // I.module_attrs({"name": value, ...}): the module's attributes; values are ints, floats,
 // bools and strings (IntImm, FloatImm, StringImm in IRModuleNode::attrs).
 void Parser::parse_module_attrs(const Token& start, IRModule& mod) {
-  next(), next(), next();  // I . module_attrs
-  if (module_attrs_seen_) fail_at(start, "I.module_attrs is given twice");
-  module_attrs_seen_ = true;
-  expect("(");
-  expect("{");
-  while (!is_punct(peek(), "}")) {
-    const Token& kt = expect_kind(Tok::String, "an attribute name (a string)");
-    std::string key = detail::unquote(kt, file_);
-    expect(":");
+  parse_module_dict(start, &module_attrs_seen_, "module_attrs", [&](const Token& kt, const std::string& key) {
     const Token& vt = peek();
     Literal l = parse_literal();
     ObjectRef value;
@@ -1720,11 +1724,7 @@ void Parser::parse_module_attrs(const Token& start, IRModule& mod) {
     else if (const auto* str = std::get_if<std::string>(&l.value)) value = make<StringImmNode>(*str);
     else fail_at(vt, "module attribute \"" + key + "\" needs a value (an int, float, bool or string)");
     if (!mod.cow()->attrs.emplace(key, value).second) fail_at(kt, "module attribute \"" + key + "\" is given twice");
-    if (!accept(",")) break;
-  }
-  expect("}");
-  expect(")");
-  expect_newline();
+  });
 }
 
 // I.vdevice(target, vdevice_id=0, memory_scope="global"), target a string or a dictionary.

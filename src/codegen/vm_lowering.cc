@@ -330,8 +330,9 @@ class FunctionLowering {
 
   int32_t lower_call(const CallNode& call) {
     const StructInfo& rs = call.struct_info_;
-    // R.call_pure_packed(f, args...) runs as the call f(args...) (its purity only matters to passes).
-    if (const auto* op = call.op.as<OpNode>(); op && op->name == "relax.call_pure_packed" && !call.args.empty()) {
+    // R.call_pure_packed(f, args...) runs as the call f(args...): its purity matters to passes.
+    const auto* callee = call.op.as<OpNode>();
+    if (callee && callee->name == "relax.call_pure_packed" && !call.args.empty()) {
       std::vector<Expr> args(call.args.begin() + 1, call.args.end());
       Call direct = make<CallNode>(call.args[0], std::move(args), Attrs(), call.sinfo_args);
       direct->struct_info_ = rs;

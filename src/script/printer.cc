@@ -579,7 +579,9 @@ void Printer::print_expr(const Expr& e, std::string& out) {
       return;
     }
     case NodeKind::Call: print_call(*static_cast<const CallNode*>(e.get()), out); return;
-    case NodeKind::ExternFunc: print_extern_func(*static_cast<const ExternFuncNode*>(e.get()), out); return;
+    case NodeKind::ExternFunc:
+      print_extern_func(*static_cast<const ExternFuncNode*>(e.get()), out);
+      return;
     case NodeKind::Op: {
       const auto* op = static_cast<const OpNode*>(e.get());
       out += "R.Op(" + escape_string(op->name) + ")";
@@ -596,7 +598,8 @@ void Printer::print_expr(const Expr& e, std::string& out) {
 void Printer::print_extern_func(const ExternFuncNode& ext, std::string& out) {
   out += "R.ExternFunc(" + escape_string(ext.global_symbol);
   const auto* f = ext.struct_info_.as<FuncStructInfoNode>();
-  if (f && (f->params || f->purity || (f->ret.defined() && f->ret->kind() != NodeKind::ObjectStructInfo))) {
+  bool object_ret = f && (!f->ret.defined() || f->ret->kind() == NodeKind::ObjectStructInfo);
+  if (f && (f->params || f->purity || !object_ret)) {
     out += ", ";
     print_sinfo(ext.struct_info_, out);
   }
@@ -946,7 +949,8 @@ std::string Printer::print_module_attrs(const IRModuleNode& mod) {
   std::string dict;
   for (const auto& [name, value] : mod.attrs) {
     std::string v;
-    if (const auto* i = value.as<IntImmNode>()) v = i->dtype.is_bool() ? (i->value ? "True" : "False") : std::to_string(i->value);
+    if (const auto* i = value.as<IntImmNode>())
+      v = i->dtype.is_bool() ? (i->value ? "True" : "False") : std::to_string(i->value);
     else if (const auto* f = value.as<FloatImmNode>()) v = format_float_literal(f->value);
     else if (const auto* s = value.as<StringImmNode>()) v = escape_string(s->value);
     else continue;

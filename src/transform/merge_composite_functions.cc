@@ -240,8 +240,8 @@ class CompositeInliner {
     return f;
   }
 
-  // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local function
-  // a merged function calls.
+  // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local
+  // function a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
     auto* n = copy_node(renew_symbolic_vars(copy_with_new_vars(Function(&f))));
     n->attrs.erase("Primitive");
@@ -335,7 +335,8 @@ IRModule merge_composite_functions(IRModule mod) {
   std::vector<std::pair<GlobalVar, Function>> pruned;
   for (const auto& [gv, f] : result.functions())
     if (const auto* fn = f.as<FunctionNode>())
-      if (Function nf = remove_all_unused(Function(fn), result); nf.get() != fn) pruned.emplace_back(gv, nf);
+      if (Function nf = remove_all_unused(Function(fn), result); nf.get() != fn)
+        pruned.emplace_back(gv, nf);
   for (auto& [gv, f] : pruned) result.update(gv, f);
   return remove_unreachable_functions(std::move(result));
 }

@@ -371,6 +371,14 @@ class FunctionLowering {
 
   int32_t lower_call(const CallNode& call) {
     const StructInfo& rs = call.struct_info_;
+    // R.call_pure_packed(f, args...) runs as the call f(args...): its purity matters to passes.
+    const auto* callee = call.op.as<OpNode>();
+    if (callee && callee->name == "relax.call_pure_packed" && !call.args.empty()) {
+      std::vector<Expr> args(call.args.begin() + 1, call.args.end());
+      Call direct = make<CallNode>(call.args[0], std::move(args), Attrs(), call.sinfo_args);
+      direct->struct_info_ = rs;
+      return lower_call(*direct);
+    }
     if (const auto* op = call.op.as<OpNode>()) {
       const op::OpDef* def = op::find_op_def(op->name);
       std::string what = "the result of " + op->name;

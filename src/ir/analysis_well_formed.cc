@@ -10,8 +10,6 @@
 
 namespace partita {
 
-namespace {
-
 bool is_leaf(const Expr& e) {
   switch (e->kind()) {
     case NodeKind::Var: case NodeKind::DataflowVar: case NodeKind::Constant:
@@ -33,6 +31,8 @@ bool is_leaf_or_tuple(const Expr& e) {
   }
   return false;
 }
+
+namespace {
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
@@ -195,8 +195,14 @@ class WellFormedChecker : public ExprVisitor {
   }
 
   void check_symbolic_uses(const StructInfo& sinfo, const std::string& where) {
+    // A function signature defines the variables its parameters introduce (a nested composite
+    // function's own `n_1`, as TVM's FuseOpsByPattern makes them); only the others are uses.
+    std::unordered_set<const Object*> local;
+    if (const auto* f = sinfo.as<FuncStructInfoNode>(); f && f->params)
+      for (const StructInfo& p : *f->params)
+        for (auto& v : definable_symbolic_vars_of(p)) local.insert(v.get());
     for (auto& v : symbolic_vars_of(sinfo))
-      if (!symbolic_.count(v.get()))
+      if (!symbolic_.count(v.get()) && !local.count(v.get()))
         malformed("symbolic variable " + quote(v->name) + " is used in " + where +
                   " before it is defined");
   }

@@ -12,35 +12,6 @@ namespace partita {
 
 namespace {
 
-// Leaves may appear directly as call arguments, tuple fields and SeqExpr bodies.
-bool is_leaf(const Expr& e) {
-  switch (e->kind()) {
-    case NodeKind::Var:
-    case NodeKind::DataflowVar:
-    case NodeKind::Constant:
-    case NodeKind::PrimValue:
-    case NodeKind::StringImm:
-    case NodeKind::DataTypeImm:
-    case NodeKind::ShapeExpr:
-    case NodeKind::GlobalVar:
-    case NodeKind::ExternFunc:
-    case NodeKind::Op:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_leaf_or_tuple(const Expr& e) {
-  if (is_leaf(e)) return true;
-  if (auto* t = e.as<TupleNode>()) {
-    for (auto& f : t->fields)
-      if (!is_leaf_or_tuple(f)) return false;
-    return true;
-  }
-  return false;
-}
-
 [[noreturn]] void misuse(const std::string& message) {
   throw_error("ValueError", "BlockBuilder: " + message);
 }

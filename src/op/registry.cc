@@ -89,6 +89,7 @@ void ensure_init() {
     detail::register_nn_conv_transpose_ops();
     detail::register_image_ops();
     detail::register_device_ops();
+    detail::register_packed_call_ops();
     g_initializing = false;
   });
 }

@@ -13,6 +13,7 @@
 
 #include "lexer.h"
 #include "metadata.h"
+#include "partita/ir/analysis.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 
@@ -113,6 +114,7 @@ class Parser {
     bool pure = true;
   };
   Decorator parse_function_decorator();
+  bool skip_type_var_declaration();
   Function parse_function_def(const std::string* expected_name, bool top_level, const Decorator& dec,
                               std::string* out_name);
   Expr parse_body(const Token& start, std::vector<std::string>* attr_lines, DictAttrs* attrs);
@@ -122,11 +124,12 @@ class Parser {
   void parse_dataflow(std::vector<Binding>* out);
   Binding parse_binding(bool in_dataflow, const std::unordered_set<std::string>* outputs, bool* is_branch_result,
                         const std::string* branch_var, Expr* branch_value, StructInfo* branch_ann);
-  void finish_if(const Token& if_tok, const std::string& var_name, const Expr& cond, std::vector<Binding>* cur,
-                 bool in_dataflow, const std::unordered_set<std::string>* outputs);
+  bool parse_nested_stmt(std::vector<Binding>* cur, const std::unordered_set<std::string>* outputs);
+  void finish_if(const Expr& cond, std::vector<Binding>* cur, const std::unordered_set<std::string>* outputs);
   std::unordered_set<std::string> scan_outputs();
 
   StructInfo parse_sinfo();
+  StructInfo parse_callable_sinfo(bool call);
   StructInfo parse_annotation();
   std::vector<PrimExpr> parse_shape_dims(const std::string& close);
   PrimExpr parse_prim();
@@ -140,8 +143,11 @@ class Parser {
   Expr parse_expr();
   Expr parse_postfix(Expr e, const Token& start);
   Expr parse_primary();
+  Expr parse_prim_value(const Token& start);
   Expr parse_r_expr(const Token& start);
   Expr parse_call_args(const Expr& callee, const Token& start);
+  bool is_sinfo_args_keyword(const Token& t) const { return is_name(t, "sinfo_args") || is_name(t, "ty_args"); }
+  void parse_sinfo_args(std::vector<StructInfo>& sinfo_args);
   void parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args);
   Expr parse_op_call(const op::OpDef& def, const Token& start);
   Literal parse_literal();
@@ -152,6 +158,9 @@ class Parser {
   GlobalVar global(const std::string& name, const Token& at);
 
   // ---- virtual devices (I.module_global_infos, I.vdevice, R.to_vdevice, R.hint_on_device) ----
+  void parse_module_dict(const Token& start, bool* seen, const std::string& statement,
+                         const std::function<void(const Token&, const std::string&)>& entry);
+  void parse_module_attrs(const Token& start, IRModule& mod);
   void parse_module_global_infos(const Token& start);
   VDevice parse_vdevice_decl();
   TargetDesc parse_target_literal();
@@ -196,6 +205,8 @@ class Parser {
   /// The module's global infos (I.module_global_infos); vdevice names resolve against "vdevice".
   std::map<std::string, std::vector<GlobalInfo>> global_infos_;
   bool global_infos_seen_ = false;
+  bool module_attrs_seen_ = false;
+  const char* branch_suffix_ = "_then";  // of the if branch being parsed
 };
 
 // ---- metadata ----------------------------------------------------------------------------------
@@ -268,6 +279,7 @@ GlobalVar Parser::global(const std::string& name, const Token& at) {
 
 IRModule Parser::parse_module_text() {
   skip_newlines();
+  while (skip_type_var_declaration()) skip_newlines();
   expect("@");
   if (!(is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "ir_module")))
     expected("'I.ir_module'");
@@ -289,6 +301,10 @@ IRModule Parser::parse_module_text() {
       expect_newline();
       continue;
     }
+    if (is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "module_attrs")) {
+      parse_module_attrs(peek(), mod);
+      continue;
+    }
     if (is_name(peek(), "I") && is_punct(peek(1), ".") && is_name(peek(2), "module_global_infos")) {
       parse_module_global_infos(peek());
       continue;
@@ -301,7 +317,6 @@ IRModule Parser::parse_module_text() {
       const auto* ext = e.as<ExternFuncNode>();
       if (!ext) fail_at(t, "expected R.ExternFunc(...) for module-level assignment '" + name + "'");
       expect_newline();
-      e->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
       if (module_funcs_.count(name)) fail_at(t, "function '" + name + "' is defined twice");
       module_funcs_[name] = e;
       global(name, t);
@@ -310,7 +325,6 @@ IRModule Parser::parse_module_text() {
     const Token& start = peek();
     Decorator dec = parse_function_decorator();
     std::string name;
-    annotation_cache_.clear();
     Function f = parse_function_def(nullptr, true, dec, &name);
     if (module_funcs_.count(name)) fail_at(start, "function '" + name + "' is defined twice");
     module_funcs_[name] = f;
@@ -340,6 +354,22 @@ Function Parser::parse_function_text() {
   if (peek().kind != Tok::End) expected("end of input after the function");
   if (!global_refs_.empty()) fail_at(global_refs_.begin()->second, "module functions cannot be referenced here");
   return f;
+}
+
+// `n = TypeVar("n")`: TVM 0.27 declares a symbolic variable that a function's signature
+// introduces this way, before the function (at module level for top-level functions), and writes
+// the signature with bare names. Bare names in a signature introduce variables anyway, so the
+// declaration only has to be well formed.
+bool Parser::skip_type_var_declaration() {
+  if (!(peek().kind == Tok::Name && is_punct(peek(1), "=") && is_name(peek(2), "TypeVar") && is_punct(peek(3), "(")))
+    return false;
+  const Token& name = peek();
+  pos_ += 4;
+  const Token& st = expect_kind(Tok::String, "the variable's name as a string");
+  if (detail::unquote(st, file_) != name.text) fail_at(st, "TypeVar(\"...\") must repeat the variable's name");
+  expect(")");
+  expect_newline();
+  return true;
 }
 
 Parser::Decorator Parser::parse_function_decorator() {
@@ -375,6 +405,10 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
   std::string name = expect_name("the function name");
   if (expected_name && name != *expected_name) fail_at(def_tok, "function name mismatch");
   *out_name = name;
+  // Annotations name this function's symbolic variables: a nested function's `n_1` is not the
+  // `n_1` of the function parsed before it, so its annotations are parsed afresh.
+  std::unordered_map<std::string_view, StructInfo> outer_annotations;
+  outer_annotations.swap(annotation_cache_);
   scopes_.emplace_back();
   expect("(");
   std::vector<Var> params;
@@ -407,6 +441,7 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
   DictAttrs attrs;
   Expr body = parse_body(body_tok, nullptr, &attrs);
   scopes_.pop_back();
+  annotation_cache_.swap(outer_annotations);
   if (!ret.defined()) ret = body->struct_info_.defined() ? body->struct_info_ : object_sinfo();
   if (top_level && !dec.private_) {
     auto it = attrs.find("global_symbol");
@@ -476,16 +511,7 @@ void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Bi
       done = true;
       continue;
     }
-    if (is_punct(t, "@")) {  // a local function
-      Decorator dec = parse_function_decorator();
-      if (dec.private_) fail_at(t, "local functions cannot be private");
-      std::string name;
-      Function f = parse_function_def(nullptr, false, dec, &name);
-      Var v = make_var(name, f->struct_info_, false);
-      cur->push_back(make<VarBindingNode>(v, f));
-      scopes_.back().vars[name] = v;
-      continue;
-    }
+    if (parse_nested_stmt(cur, nullptr)) continue;
     if (is_name(t, "with")) {
       next();
       if (!(is_name(peek(), "R") && is_punct(peek(1), ".") && is_name(peek(2), "dataflow"))) expected("'R.dataflow'");
@@ -533,31 +559,35 @@ void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Bi
         if (!dt.is_int()) fail_at(peek(4), "symbolic variables must have an integer dtype");
         pos_ += 7;
         expect_newline();
+        // The function scope (below the body scope) owns symbolic variables. The declaration
+        // of a variable the signature introduced names that variable; any other declares a new
+        // one of this function, shadowing an outer function's variable of the same name.
         Scope& fs = scopes_.size() >= 2 ? scopes_[scopes_.size() - 2] : scopes_.back();
-        // The function scope (below the body scope) owns symbolic variables.
-        if (!lookup_tir(name).defined()) fs.tir[name] = make<PrimVarNode>(name, dt);
+        auto known = fs.tir.find(name);
+        if (known == fs.tir.end()) fs.tir[name] = make<PrimVarNode>(name, dt);
+        else if (known->second->dtype != dt)
+          fail_at(t, "symbolic variable '" + name + "' is declared " + dt.str() + " but the signature uses it as " +
+                         known->second->dtype.str());
         continue;
       }
+      if (skip_type_var_declaration()) continue;
       if (v.kind == Tok::Name && module_aliases_.count(std::string(v.text)) && peek(3).kind == Tok::Newline) {
         module_aliases_.insert(std::string(t.text));
         pos_ += 4;
         continue;
       }
     }
-    if (is_name(t, "if")) {
-      next();
-      Expr cond = parse_expr();
-      set_sinfo(cond, t);
-      expect(":");
-      expect_newline();
-      // The variable assigned at the end of both branches; its name is found by the branch parser.
-      finish_if(t, "", cond, cur, false, nullptr);
-      continue;
-    }
     bool is_result = false;
     Expr branch_value;
     Binding b = parse_binding(false, nullptr, &is_result, branch_var, &branch_value, branch_ann);
     if (is_result) {
+      // As TVM's parser: a branch ends in a leaf; a call or other value assigned last is bound
+      // first to `<var>_then` / `<var>_else`.
+      if (!is_leaf_or_tuple(branch_value)) {
+        Var v = make_var(*branch_var + branch_suffix_, branch_value->struct_info_, false);
+        cur->push_back(make<VarBindingNode>(v, branch_value));
+        branch_value = v;
+      }
       *ret = branch_value;
       done = true;
       continue;
@@ -568,11 +598,37 @@ void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Bi
   if (peek().kind == Tok::Dedent) next();
 }
 
-void Parser::finish_if(const Token& if_tok, const std::string&, const Expr& cond, std::vector<Binding>* cur,
-                       bool in_dataflow, const std::unordered_set<std::string>* outputs) {
+// The statements that nest a body, in a plain block or a dataflow block (`outputs` given): an
+// if/else binding its variable, and a local function bound to its name. False when the next
+// statement is neither.
+bool Parser::parse_nested_stmt(std::vector<Binding>* cur, const std::unordered_set<std::string>* outputs) {
+  const Token& t = peek();
+  if (is_name(t, "if")) {
+    next();
+    Expr cond = parse_expr();
+    set_sinfo(cond, t);
+    expect(":");
+    expect_newline();
+    // The variable assigned at the end of both branches; its name is found by the branch parser.
+    finish_if(cond, cur, outputs);
+    return true;
+  }
+  if (!is_punct(t, "@")) return false;
+  Decorator dec = parse_function_decorator();
+  if (dec.private_) fail_at(t, "local functions cannot be private");
+  std::string name;
+  Function f = parse_function_def(nullptr, false, dec, &name);
+  Var v = make_var(name, f->struct_info_, outputs && !outputs->count(name));
+  cur->push_back(make<VarBindingNode>(v, f));
+  scopes_.back().vars[name] = v;
+  return true;
+}
+
+void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::unordered_set<std::string>* outputs) {
   std::string var_name;
   StructInfo ann;
   Expr branches[2];
+  const char* outer_suffix = branch_suffix_;  // an if nested in a branch of another
   for (int br = 0; br < 2; ++br) {
     if (br == 1) {
       if (!is_name(peek(), "else")) expected("'else' (an if needs both branches)");
@@ -606,6 +662,7 @@ void Parser::finish_if(const Token& if_tok, const std::string&, const Expr& cond
     if (br == 1 && branch_var != var_name)
       fail_at(bt, "both branches of an if must end by assigning '" + var_name + "'");
     StructInfo bann;
+    branch_suffix_ = br == 0 ? "_then" : "_else";
     parse_block_stmts(&blocks, &bcur, &result, false, &branch_var, &bann, nullptr, nullptr);
     if (!bcur.empty()) blocks.push_back(make<BindingBlockNode>(std::move(bcur), false));
     scopes_.pop_back();
@@ -618,14 +675,13 @@ void Parser::finish_if(const Token& if_tok, const std::string&, const Expr& cond
       ann = bann;
     }
   }
+  branch_suffix_ = outer_suffix;
   If node = make<IfNode>(cond, branches[0], branches[1]);
   StructInfo s = ann.defined() ? ann : branches[0]->struct_info_;
   node->struct_info_ = s;
-  bool df = in_dataflow && outputs && !outputs->count(var_name);
-  Var v = make_var(var_name, s, df);
+  Var v = make_var(var_name, s, outputs && !outputs->count(var_name));
   cur->push_back(make<VarBindingNode>(v, node));
   scopes_.back().vars[var_name] = v;
-  (void)if_tok;
 }
 
 void Parser::parse_dataflow(std::vector<Binding>* out) {
@@ -649,24 +705,7 @@ void Parser::parse_dataflow(std::vector<Binding>* out) {
       saw_output = true;
       continue;
     }
-    if (is_name(t, "if")) {
-      next();
-      Expr cond = parse_expr();
-      set_sinfo(cond, t);
-      expect(":");
-      expect_newline();
-      finish_if(t, "", cond, out, true, &outputs);
-      continue;
-    }
-    if (is_punct(t, "@")) {
-      Decorator dec = parse_function_decorator();
-      std::string name;
-      Function f = parse_function_def(nullptr, false, dec, &name);
-      Var v = make_var(name, f->struct_info_, !outputs.count(name));
-      out->push_back(make<VarBindingNode>(v, f));
-      scopes_.back().vars[name] = v;
-      continue;
-    }
+    if (parse_nested_stmt(out, &outputs) || skip_type_var_declaration()) continue;
     bool is_result = false;
     Binding b = parse_binding(true, &outputs, &is_result, nullptr, nullptr, nullptr);
     out->push_back(b);
@@ -771,12 +810,28 @@ DataType Parser::parse_dtype_literal() {
 StructInfo Parser::parse_sinfo() {
   DepthGuard guard(this);
   const Token& t = peek();
-  if (!(is_name(t, "R") && is_punct(peek(1), "."))) expected("struct info (R.Tensor, R.Tuple, ...)");
+  // TVM's short form of R.Prim("dtype"): a bare T.<dtype> (`s: T.float32`).
+  if (is_name(t, "T") && is_punct(peek(1), ".") && peek(2).kind == Tok::Name && !is_punct(peek(3), "(")) {
+    next(), next();
+    const Token& dt = next();
+    return prim_sinfo(dtype_from(std::string(dt.text), dt));
+  }
+  // TVM 0.27 annotates a string (R.str) as I.StringType(), which Partita's IR has as R.Object.
+  if (is_name(t, "I") && is_punct(peek(1), ".") && is_name(peek(2), "StringType") && is_punct(peek(3), "(") &&
+      is_punct(peek(4), ")")) {
+    pos_ += 5;
+    return object_sinfo();
+  }
+  if (!(is_name(t, "R") && is_punct(peek(1), ".")))
+    expected("struct info (R.Tensor, R.Tuple, R.Prim, T.<dtype>, ...)");
   next(), next();
   const Token& kt = peek();
   std::string kind = expect_name("a struct info kind");
   bool call = is_punct(peek(), "(");
-  if (kind == "Object") return object_sinfo();
+  if (kind == "Object" || kind == "Any") {  // R.Any: TVM >= 0.26's name of R.Object
+    if (call) fail_at(peek(), "R." + kind + " takes no arguments");
+    return object_sinfo();
+  }
   if (kind == "Tensor") {
     if (!call) return tensor_sinfo_ndim(DataType::Void(), -1);
     next();
@@ -897,35 +952,55 @@ StructInfo Parser::parse_sinfo() {
     expect(")");
     return r;
   }
-  if (kind == "Callable") {
-    if (!call) return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true);
-    next();
-    bool purity = true;
-    std::optional<std::vector<StructInfo>> params;
-    StructInfo ret = object_sinfo();
-    if (accept("(")) {
+  if (kind == "Callable") return parse_callable_sinfo(call);
+  fail_at(kt, "unknown struct info 'R." + kind + "' (expected Tensor, Tuple, Shape, Prim, Object or Callable)");
+}
+
+// R.Callable, R.Callable((params), ret), R.Callable((params), ret, purity) with the purity a
+// positional bool (TVM >= 0.26 prints it) or `purity=`, and R.Callable(ret=..., purity=...) for
+// an opaque function.
+StructInfo Parser::parse_callable_sinfo(bool call) {
+  if (!call) return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true);
+  next();
+  std::optional<bool> purity;
+  std::optional<std::vector<StructInfo>> params;
+  StructInfo ret;
+  auto read_bool = [&]() {
+    if (!is_name(peek(), "True") && !is_name(peek(), "False")) expected("True or False");
+    return is_name(next(), "True");
+  };
+  size_t index = 0;
+  while (!is_punct(peek(), ")")) {
+    const Token& at = peek();
+    if (peek().kind == Tok::Name && is_punct(peek(1), "=")) {
+      std::string key = expect_name();
+      expect("=");
+      if (key == "purity" && !purity) purity = read_bool();
+      else if (key == "ret" && !ret.defined()) ret = parse_sinfo();
+      else fail_at(at, "R.Callable: unexpected keyword '" + key + "' (takes params, ret, purity)");
+    } else if (index == 0 && is_punct(peek(), "(")) {
+      next();
       params.emplace();
       while (!is_punct(peek(), ")")) {
         params->push_back(parse_sinfo());
         if (!accept(",")) break;
       }
       expect(")");
-      expect(",");
+      ++index;
+    } else if (index == 1 && !ret.defined()) {
       ret = parse_sinfo();
-      accept(",");
+      ++index;
+    } else if (index == 2 && !purity) {
+      purity = read_bool();
+      ++index;
+    } else {
+      expected(index == 0 ? "the parameters' struct info as a tuple" : "')'");
     }
-    if (is_name(peek(), "purity")) {
-      next();
-      expect("=");
-      if (is_name(peek(), "True")) purity = true;
-      else if (is_name(peek(), "False")) purity = false;
-      else expected("True or False");
-      next();
-    }
-    expect(")");
-    return make<FuncStructInfoNode>(std::move(params), ret, purity);
+    if (!accept(",")) break;
   }
-  fail_at(kt, "unknown struct info 'R." + kind + "' (expected Tensor, Tuple, Shape, Prim, Object or Callable)");
+  expect(")");
+  if (params && !ret.defined()) fail_at(peek(), "R.Callable with parameters needs a return struct info");
+  return make<FuncStructInfoNode>(std::move(params), ret.defined() ? ret : object_sinfo(), purity.value_or(true));
 }
 
 std::vector<PrimExpr> Parser::parse_shape_dims(const std::string& close) {
@@ -1135,21 +1210,25 @@ Expr Parser::parse_postfix(Expr e, const Token& start) {
   }
 }
 
+// `sinfo_args=` (TVM >= 0.26 writes `ty_args=`): one struct info or a tuple of them.
+void Parser::parse_sinfo_args(std::vector<StructInfo>& sinfo_args) {
+  if (!accept("(")) {
+    sinfo_args.push_back(parse_sinfo());
+    return;
+  }
+  while (!is_punct(peek(), ")")) {
+    sinfo_args.push_back(parse_sinfo());
+    if (!accept(",")) break;
+  }
+  expect(")");
+}
+
 // Call operands up to the closing ')': arguments, and `sinfo_args=` one struct info or a tuple.
 void Parser::parse_call_operands(const Token& start, std::vector<Expr>& args, std::vector<StructInfo>& sinfo_args) {
   while (!is_punct(peek(), ")")) {
-    if (is_name(peek(), "sinfo_args") && is_punct(peek(1), "=")) {
+    if (is_sinfo_args_keyword(peek()) && is_punct(peek(1), "=")) {
       next(), next();
-      bool paren = accept("(");
-      if (paren) {
-        while (!is_punct(peek(), ")")) {
-          sinfo_args.push_back(parse_sinfo());
-          if (!accept(",")) break;
-        }
-        expect(")");
-      } else {
-        sinfo_args.push_back(parse_sinfo());
-      }
+      parse_sinfo_args(sinfo_args);
     } else {
       Expr a = parse_expr();
       set_sinfo(a, start);
@@ -1189,23 +1268,18 @@ const op::OpDef* Parser::find_script_op(const std::string& dotted) {
 Expr Parser::parse_primary() {
   const Token& t = peek();
   switch (t.kind) {
-    case Tok::Int: {
-      next();
-      int64_t v = 0;
-      auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-      if (r.ec != std::errc()) fail_at(t, "integer out of range");
-      Expr e = make<PrimValueNode>(make<IntImmNode>(v));
-      set_sinfo(e, t);
-      return e;
-    }
+    case Tok::Int: return parse_prim_value(t);
     case Tok::Punct: {
-      if (is_punct(t, "-") && peek(1).kind == Tok::Int) {
+      if (is_punct(t, "-") && peek(1).kind == Tok::Int) return parse_prim_value(t);
+      if (is_punct(t, "[")) {  // a Python list where an expression goes is a tuple, as in TVM
         next();
-        const Token& it = next();
-        int64_t v = 0;
-        auto r = std::from_chars(it.text.data(), it.text.data() + it.text.size(), v);
-        if (r.ec != std::errc()) fail_at(it, "integer out of range");
-        Expr e = make<PrimValueNode>(make<IntImmNode>(-v));
+        std::vector<Expr> fields;
+        while (!is_punct(peek(), "]")) {
+          fields.push_back(parse_expr());
+          if (!accept(",")) break;
+        }
+        expect("]");
+        Expr e = make<TupleNode>(std::move(fields));
         set_sinfo(e, t);
         return e;
       }
@@ -1231,6 +1305,11 @@ Expr Parser::parse_primary() {
     case Tok::Name: {
       std::string name(t.text);
       if (name == "R" && is_punct(peek(1), ".")) return parse_r_expr(t);
+      // A primitive value in any argument position, as TVM prints one: T.float64(-1.0),
+      // T.int64(3), True, a symbolic variable or an expression of them (n * 2).
+      if ((name == "T" && is_punct(peek(1), ".")) || name == "True" || name == "False" ||
+          (!lookup_var(name) && lookup_tir(name).defined()))
+        return parse_prim_value(t);
       if (name == "metadata" && is_punct(peek(1), "[")) {
         next(), next();
         const Token& kt = expect_kind(Tok::String, "\"relax.expr.Constant\"");
@@ -1268,6 +1347,13 @@ Expr Parser::parse_primary() {
     default: break;
   }
   expected("an expression");
+}
+
+Expr Parser::parse_prim_value(const Token& start) {
+  PrimExpr v = parse_prim();
+  Expr e = make<PrimValueNode>(std::move(v));
+  set_sinfo(e, start);
+  return e;
 }
 
 Literal Parser::parse_literal() {
@@ -1458,12 +1544,23 @@ Expr Parser::parse_r_expr(const Token& start) {
     expect(")");
     e = make<TupleNode>(std::move(fields));
   } else if (dotted == "ExternFunc") {
+    // R.ExternFunc("sym") or R.ExternFunc("sym", R.Callable(...)): an opaque impure function
+    // unless its struct info says more.
     expect("(");
     const Token& st = expect_kind(Tok::String, "a symbol name");
+    StructInfo sinfo = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
+    if (accept(",") && !is_punct(peek(), ")")) {
+      const Token& at = peek();
+      sinfo = parse_sinfo();
+      if (!sinfo.as<FuncStructInfoNode>()) fail_at(at, "the struct info of an R.ExternFunc must be an R.Callable");
+      accept(",");
+    }
     expect(")");
     e = make<ExternFuncNode>(detail::unquote(st, file_));
-    e->struct_info_ = make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
-  } else if (dotted == "call_packed") {
+    e->struct_info_ = sinfo;
+  } else if (dotted == "call_packed" || dotted == "call_pure_packed") {
+    // R.call_packed("sym", args..., sinfo_args=...) calls the ExternFunc itself (impure);
+    // R.call_pure_packed is the operator taking it as its first argument.
     if (!is_punct(peek(), "(") || peek(1).kind != Tok::String) {
       if (!is_punct(peek(), "(")) expected("'('");
       next();
@@ -1475,9 +1572,11 @@ Expr Parser::parse_r_expr(const Token& start) {
     next();  // "sym"
     std::vector<Expr> args;
     std::vector<StructInfo> sinfo_args;
+    if (dotted == "call_pure_packed") args.push_back(callee);
     if (accept(",")) parse_call_operands(start, args, sinfo_args);
     expect(")");
-    Call c = make<CallNode>(callee, std::move(args), Attrs(), std::move(sinfo_args));
+    Expr op = dotted == "call_packed" ? callee : Expr(op::get_op("relax.call_pure_packed"));
+    Call c = make<CallNode>(op, std::move(args), Attrs(), std::move(sinfo_args));
     set_sinfo(c, start);
     return c;
   } else if (dotted == "match_cast") {
@@ -1506,16 +1605,8 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
       const Token& kt = peek();
       std::string key = expect_name();
       expect("=");
-      if (key == "sinfo_args") {
-        if (accept("(")) {
-          while (!is_punct(peek(), ")")) {
-            sinfo_args.push_back(parse_sinfo());
-            if (!accept(",")) break;
-          }
-          expect(")");
-        } else {
-          sinfo_args.push_back(parse_sinfo());
-        }
+      if (is_sinfo_args_keyword(kt)) {
+        parse_sinfo_args(sinfo_args);
       } else {
         size_t ai = def.args.size();
         for (size_t k = 0; k < def.args.size(); ++k)
@@ -1580,18 +1671,32 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
 
 // ---- virtual devices ------------------------------------------------------------------------------
 
-// I.module_global_infos({"vdevice": [I.vdevice(...), ...]}): the module's virtual devices, which
-// later annotations ("cuda:0") and R.to_vdevice name, so the statement comes before the functions.
-void Parser::parse_module_global_infos(const Token& start) {
-  next(), next(), next();  // I . module_global_infos
-  if (global_infos_seen_) fail_at(start, "I.module_global_infos is given twice");
-  global_infos_seen_ = true;
+// `I.<statement>({"key": value, ...})`, a module-level statement given at most once: `entry`
+// parses the value of each key (the key's token is for errors).
+void Parser::parse_module_dict(const Token& start, bool* seen, const std::string& statement,
+                               const std::function<void(const Token&, const std::string&)>& entry) {
+  next(), next(), next();  // I . <statement>
+  if (*seen) fail_at(start, "I." + statement + " is given twice");
+  *seen = true;
   expect("(");
   expect("{");
   while (!is_punct(peek(), "}")) {
-    const Token& kt = expect_kind(Tok::String, "a global info name such as \"vdevice\"");
+    const Token& kt = expect_kind(Tok::String, statement == "module_attrs" ? "an attribute name (a string)"
+                                                                          : "a global info name such as \"vdevice\"");
     std::string key = detail::unquote(kt, file_);
     expect(":");
+    entry(kt, key);
+    if (!accept(",")) break;
+  }
+  expect("}");
+  expect(")");
+  expect_newline();
+}
+
+// I.module_global_infos({"vdevice": [I.vdevice(...), ...]}): the module's virtual devices, which
+// later annotations ("cuda:0") and R.to_vdevice name, so the statement comes before the functions.
+void Parser::parse_module_global_infos(const Token& start) {
+  parse_module_dict(start, &global_infos_seen_, "module_global_infos", [&](const Token& kt, const std::string& key) {
     if (key != "vdevice") fail_at(kt, "unsupported global info \"" + key + "\" (Partita knows \"vdevice\")");
     if (global_infos_.count(key)) fail_at(kt, "global info \"" + key + "\" is given twice");
     expect("[");
@@ -1602,11 +1707,24 @@ void Parser::parse_module_global_infos(const Token& start) {
     }
     expect("]");
     global_infos_[key] = std::move(infos);
-    if (!accept(",")) break;
-  }
-  expect("}");
-  expect(")");
-  expect_newline();
+  });
+}
+
+// I.module_attrs({"name": value, ...}): the module's attributes; values are ints, floats,
+// bools and strings (IntImm, FloatImm, StringImm in IRModuleNode::attrs).
+void Parser::parse_module_attrs(const Token& start, IRModule& mod) {
+  parse_module_dict(start, &module_attrs_seen_, "module_attrs", [&](const Token& kt, const std::string& key) {
+    const Token& vt = peek();
+    Literal l = parse_literal();
+    ObjectRef value;
+    if (l.is_list) fail_at(vt, "module attribute \"" + key + "\": lists are not supported");
+    if (const auto* b = std::get_if<bool>(&l.value)) value = make<IntImmNode>(*b, DataType::Bool());
+    else if (const auto* i = std::get_if<int64_t>(&l.value)) value = make<IntImmNode>(*i);
+    else if (const auto* d = std::get_if<double>(&l.value)) value = make<FloatImmNode>(*d, DataType::Float(64));
+    else if (const auto* str = std::get_if<std::string>(&l.value)) value = make<StringImmNode>(*str);
+    else fail_at(vt, "module attribute \"" + key + "\" needs a value (an int, float, bool or string)");
+    if (!mod.cow()->attrs.emplace(key, value).second) fail_at(kt, "module attribute \"" + key + "\" is given twice");
+  });
 }
 
 // I.vdevice(target, vdevice_id=0, memory_scope="global"), target a string or a dictionary.

@@ -228,6 +228,7 @@ class Printer {
 
   std::string print_module(const IRModule& mod);
   std::string print_global_infos(const IRModuleNode& mod);
+  std::string print_module_attrs(const IRModuleNode& mod);
   std::string print_standalone(const ObjectRef& node);
 
  private:
@@ -272,6 +273,7 @@ class Printer {
   // ---- expressions ----
   void print_expr(const Expr& e, std::string& out);
   void print_call(const CallNode& c, std::string& out);
+  void print_extern_func(const ExternFuncNode& ext, std::string& out);
   bool print_device_call(const CallNode& c, const OpNode& op, std::string& out);
   void print_var_ref(const VarNode* v, std::string& out);
   void print_global(const std::string& name, std::string& out);
@@ -453,8 +455,14 @@ void Printer::print_sinfo(const StructInfo& s, std::string& out) {
     case NodeKind::FuncStructInfo: {
       const auto* f = static_cast<const FuncStructInfoNode*>(s.get());
       out += "R.Callable";
-      if (!f->params) {
-        if (!f->purity) out += "(purity=False)";
+      if (!f->params) {  // opaque: what is known of its result and its purity, by keyword
+        std::string kw;
+        if (f->ret.defined() && f->ret->kind() != NodeKind::ObjectStructInfo) {
+          kw += "ret=";
+          print_sinfo(f->ret, kw);
+        }
+        if (!f->purity) kw += std::string(kw.empty() ? "" : ", ") + "purity=False";
+        if (!kw.empty()) out += "(" + kw + ")";
         return;
       }
       out += "((";
@@ -529,15 +537,8 @@ void Printer::print_expr(const Expr& e, std::string& out) {
       return;
     }
     case NodeKind::PrimValue: {
-      const auto* p = static_cast<const PrimValueNode*>(e.get());
-      const auto* imm = p->value.as<IntImmNode>();
-      if (imm && imm->dtype == DataType::Int(64)) {
-        out += std::to_string(imm->value);
-        return;
-      }
-      out += "R.prim_value(";
-      print_prim(p->value, out);
-      out += ')';
+      // Bare, as TVM prints a primitive value: 3, T.float64(-1.0), True, n * 2.
+      print_prim(static_cast<const PrimValueNode*>(e.get())->value, out);
       return;
     }
     case NodeKind::StringImm:
@@ -579,7 +580,7 @@ void Printer::print_expr(const Expr& e, std::string& out) {
     }
     case NodeKind::Call: print_call(*static_cast<const CallNode*>(e.get()), out); return;
     case NodeKind::ExternFunc:
-      out += "R.ExternFunc(" + escape_string(static_cast<const ExternFuncNode*>(e.get())->global_symbol) + ")";
+      print_extern_func(*static_cast<const ExternFuncNode*>(e.get()), out);
       return;
     case NodeKind::Op: {
       const auto* op = static_cast<const OpNode*>(e.get());
@@ -590,6 +591,19 @@ void Printer::print_expr(const Expr& e, std::string& out) {
       // Functions, SeqExprs and Ifs are statements; as a value they only appear in ill-formed IR.
       out += "R.Object";
   }
+}
+
+/// `R.ExternFunc("sym")`, with its struct info when it is not the default (opaque, impure,
+/// R.Object result), as TVM prints it.
+void Printer::print_extern_func(const ExternFuncNode& ext, std::string& out) {
+  out += "R.ExternFunc(" + escape_string(ext.global_symbol);
+  const auto* f = ext.struct_info_.as<FuncStructInfoNode>();
+  bool object_ret = f && (!f->ret.defined() || f->ret->kind() == NodeKind::ObjectStructInfo);
+  if (f && (f->params || f->purity || !object_ret)) {
+    out += ", ";
+    print_sinfo(ext.struct_info_, out);
+  }
+  out += ')';
 }
 
 void Printer::print_call(const CallNode& c, std::string& out) {
@@ -801,16 +815,20 @@ void Printer::print_seq_body(const SeqExprNode& seq, int indent, std::string& ou
 
 void Printer::print_function(const FunctionNode& f, const std::string& name, bool top_level, int indent,
                              std::string& out) {
+  // Every function, nested or not, is a frame of its own that defines the symbolic variables
+  // first printed inside it (`n_1 = T.int64()` in a composite function) and `cls = Module`, as
+  // TVM's printer does (the innermost function frame).
   push_frame();
   size_t saved_tir_frame = tir_frame_;
-  if (top_level) tir_frame_ = frames_.size() - 1;
+  tir_frame_ = frames_.size() - 1;
   FuncHeader header;
   header.indent = indent + 4;
   std::unordered_set<const Object*> func_vars;
   FuncHeader* saved_header = func_header_;
-  if (top_level) func_header_ = &header;
+  func_header_ = &header;
   auto* saved_vars = func_vars_;
   func_vars_ = &func_vars;
+  bool saved_collecting = collecting_func_vars_;
   collecting_func_vars_ = true;
   // Step 1: the return type; step 2: the parameters (both may define symbolic variables).
   std::string ret;
@@ -826,7 +844,6 @@ void Printer::print_function(const FunctionNode& f, const std::string& name, boo
     }
   }
   collecting_func_vars_ = false;
-  if (!top_level) func_vars_ = saved_vars;
   // Step 3: attributes; "global_symbol" is implied by a public top-level function.
   std::string attrs_line;
   bool has_symbol = f.attrs.count("global_symbol") != 0;
@@ -855,11 +872,8 @@ void Printer::print_function(const FunctionNode& f, const std::string& name, boo
     if (!kw.empty()) decorator += "(" + kw + ")";
   }
   // The signature-time header lines come before the attributes; body-time ones after them.
-  std::string sig_header;
-  if (top_level) {
-    sig_header = std::move(header.lines);
-    header.lines.clear();
-  }
+  std::string sig_header = std::move(header.lines);
+  header.lines.clear();
   std::string body;
   if (const auto* seq = f.body.as<SeqExprNode>()) {
     print_seq_body(*seq, indent + 4, body, nullptr, nullptr);
@@ -879,13 +893,12 @@ void Printer::print_function(const FunctionNode& f, const std::string& name, boo
   out += ":\n";
   out += sig_header;
   out += attrs_line;
-  if (top_level) out += header.lines;
+  out += header.lines;
   out += body;
   out += '\n';  // a blank line after every function, as TVM's printer does
-  if (top_level) {
-    func_header_ = saved_header;
-    func_vars_ = saved_vars;
-  }
+  func_header_ = saved_header;
+  func_vars_ = saved_vars;
+  collecting_func_vars_ = saved_collecting;
   tir_frame_ = saved_tir_frame;
   pop_frame();
 }
@@ -899,7 +912,7 @@ std::string Printer::print_module(const IRModule& mod) {
   mod_ = mod.get();
   push_frame();  // module frame
   names_.reserve("Module");
-  std::string infos = print_global_infos(*mod);
+  std::string infos = print_module_attrs(*mod) + print_global_infos(*mod);
   // TVM's order: ExternFuncs, then Relax functions by name, `main` last.
   std::vector<std::pair<int, std::string>> order;
   for (const auto& [name, entry] : mod->functions) {
@@ -913,7 +926,9 @@ std::string Printer::print_module(const IRModule& mod) {
     if (const auto* f = fn.as<FunctionNode>()) {
       print_function(*f, name, true, 4, body);
     } else if (const auto* ext = fn.as<ExternFuncNode>()) {
-      body += "    " + name + " = R.ExternFunc(" + escape_string(ext->global_symbol) + ")\n";
+      body += "    " + name + " = ";
+      print_extern_func(*ext, body);
+      body += '\n';
     }
   }
   pop_frame();
@@ -926,6 +941,23 @@ std::string Printer::print_module(const IRModule& mod) {
   out = rstrip(std::move(out));
   if (opts_.show_metadata) detail::append_metadata(metadata_, &out);
   return out;
+}
+
+/// `I.module_attrs({"name": value})`, first in the class body as in TVM: the attributes holding
+/// a scalar (IntImm, FloatImm, StringImm); others (external modules) are compiler state.
+std::string Printer::print_module_attrs(const IRModuleNode& mod) {
+  std::string dict;
+  for (const auto& [name, value] : mod.attrs) {
+    std::string v;
+    if (const auto* i = value.as<IntImmNode>())
+      v = i->dtype.is_bool() ? (i->value ? "True" : "False") : std::to_string(i->value);
+    else if (const auto* f = value.as<FloatImmNode>()) v = format_float_literal(f->value);
+    else if (const auto* s = value.as<StringImmNode>()) v = escape_string(s->value);
+    else continue;
+    if (!dict.empty()) dict += ", ";
+    dict += escape_string(name) + ": " + v;
+  }
+  return dict.empty() ? "" : "    I.module_attrs({" + dict + "})\n";
 }
 
 /// `I.module_global_infos({"vdevice": [I.vdevice(...), ...]})`, the first statement of the

@@ -176,6 +176,45 @@ const FunctionNode* as_plain_function(const Expr& func) {
   return special ? nullptr : f;
 }
 
+namespace {
+
+// Gives every function it visits fresh symbolic variables for those its parameters define
+// (TVM's SymbolicVarRenewMutator); a nested function keeps the variables of its enclosing one.
+class SymbolicVarRenewer : public ExprMutator {
+ public:
+  using ExprMutator::visit_;
+  Expr visit_(const FunctionNode* op) override {
+    for (const Var& p : op->params)
+      if (p->struct_info_)
+        for (const PrimVar& v : definable_symbolic_vars_of(p->struct_info_))
+          if (!fresh_.count(v)) fresh_.emplace(v, make<PrimVarNode>(v->name, v->dtype));
+    return ExprMutator::visit_(op);
+  }
+  PrimExpr visit_prim_expr(const PrimExpr& e) override {
+    if (!e) return e;
+    if (const auto* v = e.as<PrimVarNode>()) {
+      auto it = fresh_.find(PrimVar(v));
+      return it == fresh_.end() ? e : it->second;
+    }
+    if (const auto* b = e.as<PrimBinaryNode>()) {
+      PrimExpr a = visit_prim_expr(b->a), c = visit_prim_expr(b->b);
+      if (a.get() != b->a.get() || c.get() != b->b.get()) return make<PrimBinaryNode>(b->op, a, c);
+    }
+    return e;
+  }
+
+ private:
+  PrimVarMap fresh_;
+};
+
+}  // namespace
+
+Function renew_symbolic_vars(const Function& func) {
+  Function out = SymbolicVarRenewer().visit_expr(func).as_ref<FunctionNode>();
+  if (out.get() != func.get()) out->struct_info_ = func_struct_info_of(*out);
+  return out;
+}
+
 std::string numbered(const char* hint, int& count) {
   std::string name(hint);
   if (count > 0) name += std::to_string(count);
@@ -905,10 +944,10 @@ struct GroupFuser::Impl {
         std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
     seq->struct_info_ = body->struct_info_;
     DictAttrs fattrs = attrs;
-    fattrs["Primitive"] = int64_t(1);
+    fattrs["Primitive"] = true;  // a bool, as TVM >= 0.26 sets it
     Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
     f->struct_info_ = func_struct_info_of(*f);
-    c.func = f;
+    c.func = renew_symbolic_vars(f);
   }
 
   // True when `s` mentions no symbolic variable: a call's result is then the callee's declared

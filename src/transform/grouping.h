@@ -27,6 +27,11 @@ namespace partita::transform::detail {
 /// passes partition by default.
 const FunctionNode* as_plain_function(const Expr& func);
 
+/// `func` with fresh symbolic variables for those its parameters define (nested functions: those
+/// theirs define and their enclosing function's do not), substituted everywhere in it, as TVM
+/// gives every function FuseOpsByPattern and MergeCompositeFunctions extract variables of its own.
+Function renew_symbolic_vars(const Function& func);
+
 /// The variables `value` uses, in order (repeats kept), its callee included.
 void used_vars(const Expr& value, std::vector<const VarNode*>& out);
 

@@ -12,6 +12,7 @@
 #include "partita/ir/ptr_map.h"
 #include "partita/ir/substitute.h"
 #include "partita/support/error.h"
+#include "partita/transform/basic.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform {
@@ -98,6 +99,12 @@ class GroupsBuilder {
         if (codegen[r] < 0) continue;
         int cg = codegen[r];
         codegen[graph.unite(r, i)] = cg;
+      } else if (value.as<VarNode>()) {
+        // An alias (`gv = lv`) is in its value's group, as TVM's memo gives it that group.
+        int j = index_of(value);
+        if (j < 0 || codegen[graph.find(j)] < 0) continue;
+        int cg = codegen[graph.find(j)];
+        codegen[graph.unite(graph.find(j), i)] = cg;
       } else if (auto* tup = value.as<TupleNode>()) {
         if (!is_flat_tensor_tuple(value) || !only_get_item_users(i)) continue;
         int r = -1;
@@ -233,10 +240,10 @@ class CompositeInliner {
     return f;
   }
 
-  // `f` with fresh parameters and binding variables and without "Primitive": the local function
-  // a merged function calls.
+  // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local
+  // function a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
-    auto* n = copy_node(copy_with_new_vars(Function(&f)));
+    auto* n = copy_node(renew_symbolic_vars(copy_with_new_vars(Function(&f))));
     n->attrs.erase("Primitive");
     return Function(n);
   }
@@ -322,7 +329,16 @@ IRModule merge_composite_functions(IRModule mod) {
     });
     if (!(out == func)) result.update(result.get_global_var(target), out);
   }
-  return remove_unreachable_functions(std::move(result));  // TVM runs DeadCodeElimination here
+  // TVM ends with DeadCodeElimination(mod, {"main"}): unreachable functions and, in every
+  // function, the bindings nothing uses (a dead chain left on the host).
+  result = remove_unreachable_functions(std::move(result));
+  std::vector<std::pair<GlobalVar, Function>> pruned;
+  for (const auto& [gv, f] : result.functions())
+    if (const auto* fn = f.as<FunctionNode>())
+      if (Function nf = remove_all_unused(Function(fn), result); nf.get() != fn)
+        pruned.emplace_back(gv, nf);
+  for (auto& [gv, f] : pruned) result.update(gv, f);
+  return remove_unreachable_functions(std::move(result));
 }
 
 Pass MergeCompositeFunctions() {

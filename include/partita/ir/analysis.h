@@ -55,6 +55,13 @@ StructInfo bind_struct_info(const StructInfo& info, const PrimVarMap& var_map);
 /// Error("TypeError") when the argument count differs or an argument can never fit its parameter.
 StructInfo derive_call_ret_struct_info(const FuncStructInfo& finfo, const CallNode& call);
 
+/// Leaves may appear directly as call arguments, tuple fields and SeqExpr bodies (TVM's normal
+/// form): variables, constants, primitive, string and dtype immediates, shapes, globals, extern
+/// functions and operators.
+bool is_leaf(const Expr& e);
+/// A leaf, or a tuple of leaves and such tuples.
+bool is_leaf_or_tuple(const Expr& e);
+
 /// The FuncStructInfo of a function: its params' struct info, its ret_struct_info (or its
 /// body's when unset) and purity.
 StructInfo func_struct_info_of(const FunctionNode& func);

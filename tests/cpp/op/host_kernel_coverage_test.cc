@@ -12,8 +12,11 @@ namespace partita {
 
 TEST(HostKernels, EveryRegisteredOperatorHasAHostKernel) {
   auto kernels = runtime::list_kernels();
-  for (const auto& name : op::list_ops())
+  for (const auto& name : op::list_ops()) {
+    // The VM lowering runs R.call_pure_packed as the call of its packed function.
+    if (name == "relax.call_pure_packed") continue;
     EXPECT_TRUE(std::find(kernels.begin(), kernels.end(), name) != kernels.end()) << name;
+  }
 }
 
 }  // namespace partita

@@ -31,7 +31,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_add_relax_exp_relax_multiply(x: R.Tensor((4, 8), dtype="float32"), y: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv = R.add(x, y)
             lv1 = R.exp(lv)
@@ -70,7 +70,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_multiply_relax_mean_relax_rsqrt(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 1), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv = R.multiply(x, x)
             lv1 = R.mean(lv, axis=[1], keepdims=True)
@@ -80,7 +80,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_sum(lv2: R.Tensor((4, 1), dtype="float32")) -> R.Tensor((), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             gv = R.sum(lv2)
             R.output(gv)
@@ -117,7 +117,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_exp(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             gv = R.exp(x)
             R.output(gv)
@@ -125,7 +125,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_sum(lv: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             gv = R.sum(lv, axis=[1])
             R.output(gv)
@@ -166,7 +166,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_permute_dims_relax_matmul_relax_add_relax_nn_relu(w: R.Tensor((6, 8), dtype="float32"), x: R.Tensor((4, 8), dtype="float32"), b: R.Tensor((6,), dtype="float32")) -> R.Tensor((4, 6), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv = R.permute_dims(w, axes=[1, 0])
             lv1 = R.matmul(x, lv, out_dtype=None)
@@ -177,7 +177,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_permute_dims_relax_nn_softmax(lv3: R.Tensor((4, 6), dtype="float32")) -> R.Tensor((6, 4), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv4 = R.permute_dims(lv3, axes=[1, 0])
             gv = R.nn.softmax(lv4, axis=-1)
@@ -236,7 +236,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_split_relax_negative_relax_concat_relax_reshape(x: R.Tensor((6, 4), dtype="float32")) -> R.Tensor((24,), dtype="float32"):
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv = R.split(x, indices_or_sections=2, axis=0)
             lv1 = lv[0]
@@ -278,7 +278,7 @@ class Module:
     @R.function(private=True)
     def fused_relax_matmul_relax_reshape(x: R.Tensor(("n", 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32")) -> R.Tensor(("n", 2, 4), dtype="float32"):
         n = T.int64()
-        R.func_attr({"Codegen": "cuda", "Primitive": 1})
+        R.func_attr({"Codegen": "cuda", "Primitive": True})
         with R.dataflow():
             lv = R.matmul(x, w, out_dtype=None)
             gv = R.reshape(lv, R.shape([n, 2, 4]))

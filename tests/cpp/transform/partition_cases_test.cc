@@ -78,7 +78,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_add(gv: R.Tensor((4,), dtype="float32"), lv: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.add", "Primitive": 1})
+        R.func_attr({"Composite": "A.add", "Primitive": True})
         with R.dataflow():
             gv_1: R.Tensor((4,), dtype="float32") = R.add(gv, lv)
             R.output(gv_1)
@@ -86,7 +86,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_exp_relax_nn_relu(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.exp_relu", "Primitive": 1})
+        R.func_attr({"Composite": "A.exp_relu", "Primitive": True})
         with R.dataflow():
             a: R.Tensor((4,), dtype="float32") = R.exp(x)
             gv: R.Tensor((4,), dtype="float32") = R.nn.relu(a)
@@ -129,7 +129,7 @@ class Module:
 class Module:
     @R.function(private=True)
     def fused_relax_exp(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.exp", "Primitive": 1})
+        R.func_attr({"Composite": "A.exp", "Primitive": True})
         with R.dataflow():
             gv: R.Tensor((4,), dtype="float32") = R.exp(x)
             R.output(gv)
@@ -137,7 +137,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_nn_relu_relax_exp(b: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.relu_exp", "Primitive": 1})
+        R.func_attr({"Composite": "A.relu_exp", "Primitive": True})
         with R.dataflow():
             c: R.Tensor((4,), dtype="float32") = R.nn.relu(b)
             gv: R.Tensor((4,), dtype="float32") = R.exp(c)
@@ -180,7 +180,7 @@ TEST(PartitionCases, NestedCallValue) {
 class Module:
     @R.function(private=True)
     def fused_relax_nn_relu(param_0: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.relu", "Primitive": 1})
+        R.func_attr({"Composite": "A.relu", "Primitive": True})
         with R.dataflow():
             gv: R.Tensor((4,), dtype="float32") = R.nn.relu(param_0)
             R.output(gv)
@@ -225,12 +225,12 @@ class Module:
     @R.function
     def fused_relax_exp_relax_nn_relu_B(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
         R.func_attr({"Codegen": "B"})
-        cls = Module
         # from partita.script import relax as R
         
         @R.function
         def local_func(x_1: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
             R.func_attr({"Composite": "B.call_exp"})
+            cls = Module
             with R.dataflow():
                 lv: R.Tensor((4,), dtype="float32") = cls.fused_relax_exp_A(x_1)
                 gv: R.Tensor((4,), dtype="float32") = R.nn.relu(lv)
@@ -256,7 +256,7 @@ TEST(PartitionCases, PrimitiveEntryFunctionAsThePatternsLeaveIt) {
   IRModule before = script::parse_module(std::string(kExpReluModule) + R"(
     @R.function(private=True)
     def prim(y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.mix", "Primitive": 1})
+        R.func_attr({"Composite": "A.mix", "Primitive": True})
         with R.dataflow():
             p: R.Tensor((4,), dtype="float32") = R.exp(y)
             q: R.Tensor((4,), dtype="float32") = R.nn.relu(p)
@@ -274,7 +274,7 @@ TEST(PartitionCases, PrimitiveEntryFunctionAsThePatternsLeaveIt) {
 class Module:
     @R.function(private=True)
     def fused_relax_nn_relu(a: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.relu", "Primitive": 1})
+        R.func_attr({"Composite": "A.relu", "Primitive": True})
         with R.dataflow():
             gv: R.Tensor((4,), dtype="float32") = R.nn.relu(a)
             R.output(gv)
@@ -282,7 +282,7 @@ class Module:
 
     @R.function(private=True)
     def prim(y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.mix", "Primitive": 1})
+        R.func_attr({"Composite": "A.mix", "Primitive": True})
         cls = Module
         with R.dataflow():
             p: R.Tensor((4,), dtype="float32") = R.exp(y)
@@ -360,7 +360,7 @@ class Module:
 
     @R.function(private=True)
     def fused_relax_nn_relu(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        R.func_attr({"Composite": "A.relu", "Primitive": 1})
+        R.func_attr({"Composite": "A.relu", "Primitive": True})
         with R.dataflow():
             gv: R.Tensor((4,), dtype="float32") = R.nn.relu(x)
             R.output(gv)

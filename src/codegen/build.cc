@@ -2,6 +2,7 @@
 
 #include "partita/codegen/codegen.h"
 #include "partita/codegen/vm_lowering.h"
+#include "partita/transform/attention.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 
@@ -34,7 +35,11 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
   // A target whose code generator fuses by kind (the `cuda` target) takes what is left after
   // the BYOC partitioning the caller did: FuseOpsByKind groups it for that codegen.
   for (const Target& t : backend_targets)
-    if (transform::find_kind_fusion(t.kind())) {
+    if (auto kinds = transform::find_kind_fusion(t.kind())) {
+      // Attention that no BYOC backend took and the code generator cannot compile whole runs
+      // as its matmul / softmax parts, which it can.
+      auto accepts = kinds->accepts;
+      mod = transform::DecomposeAttention([accepts](const CallNode& call) { return accepts && !accepts(call); })(mod);
       transform::FuseOpsByKindOptions fuse;
       fuse.codegen = t.kind();
       mod = transform::FuseOpsByKind(fuse)(mod);

@@ -381,7 +381,7 @@ class CudnnModule : public runtime::RuntimeModule {
     for (size_t i = 0; i < p.nodes.size(); ++i) {
       if (ps.done_at_setup[i]) continue;
       const Node& n = p.nodes[i];
-      void* ws = ps.workspace[i].numel() ? ps.workspace[i].data() : nullptr;
+      void* ws = ps.workspace[i].defined() ? ps.workspace[i].data() : nullptr;
       if (ps.conv[i]) {
         const bool bias = n.attrs.at("has_bias").get<bool>();
         const void* b = bias ? ptr(n, 2) : nullptr;

@@ -165,6 +165,12 @@ std::optional<std::string> conv_unsupported(const ConvChain& c) {
       return std::string("the residual must have the convolution's shape and dtype");
   }
   if (c.activation == "clip" && !(c.clip_min <= c.clip_max)) return std::string("clip bounds are reversed");
+  // Measured on cuDNN 9.14 (H200, docs/gpu.md): no engine fuses an epilogue into a float32
+  // convolution, nor bias + gelu into a grouped bfloat16 one, and the separate activation
+  // kernels the runtime falls back to have no GELU.
+  if (c.activation == "gelu" && (dt == DataType::Float(32) || (dt == DataType::BFloat16() && groups != 1 && c.bias)))
+    return std::string("gelu after a float32 convolution, or after a grouped bfloat16 one with a bias (cuDNN fuses "
+                       "neither and has no separate gelu)");
   return std::nullopt;
 }
 
@@ -190,6 +196,10 @@ std::optional<std::string> attention_unsupported(const CallNode& call) {
   const auto* causal = attr<std::string>(call, "causal_mask");
   if (causal && *causal == "BottomRight" && skv < sq)
     return std::string("causal_mask BottomRight with more queries than keys (TVM's offset is |Sq - Skv|)");
+  // cuDNN 9.14 refuses a bottom-right diagonal together with a bias (where Sq == Skv it is the
+  // top-left one, which it takes).
+  if (causal && *causal == "BottomRight" && skv != sq && s.size() == 4)
+    return std::string("causal_mask BottomRight with a bias (cuDNN runs the bottom-right mask without a bias only)");
   if (s.size() == 4) {
     const auto& b = s[3];
     const int64_t want[4] = {s[0][0], heads, sq, skv};

@@ -3,6 +3,7 @@
 // converted once), the module format round trip and malformed module bytes.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -320,6 +321,26 @@ TEST(CudnnTarget, AllowTf32IsChecked) {
     return "";
   }();
   EXPECT_NE(error.find("allow_tf32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace partita::backend::cudnn::testing
+
+namespace partita::backend::cudnn::testing {
+namespace {
+
+// What cudnn refuses (float32 attention) and the cuda target cannot compile whole is decomposed
+// by build() into matmul / softmax kernels of the cuda target, not left to the host kernel.
+TEST(CudnnWithCudaTarget, RefusedAttentionBecomesGeneratedKernels) {
+  IRModule mod = partition_for_cudnn(script::parse_module(attention_module("float32", 16, 16, 64, "R.nn.attention(q, k, v)")));
+  ASSERT_TRUE(composites(mod).empty());
+  const char* cache = std::getenv("PARTITA_TEST_CUDA_CACHE");
+  codegen::Target cuda("cuda", {{"cache_dir", std::string(cache && *cache ? cache : PARTITA_BINARY_DIR "/cuda_kernel_cache")}});
+  auto exec = codegen::build(mod, codegen::BuildOptions({codegen::Target("cudnn"), cuda}, false));
+  const std::string text = exec->as_text();
+  EXPECT_EQ(text.find("relax.nn.attention"), std::string::npos) << text;
+  auto host = codegen::build(mod);
+  EXPECT_NE(host->as_text().find("relax.nn.attention"), std::string::npos) << "the host build keeps the operator";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "partita/codegen/codegen.h"
 #include "partita/codegen/vm_lowering.h"
+#include "partita/transform/attention.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/place_device_copies.h"
@@ -72,6 +73,10 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
     mod = run_codegen(mod, byoc);
   }
   for (const std::string& kind : fusing) {
+    // Attention that no BYOC backend took and the code generator cannot compile whole runs as
+    // its matmul / softmax parts, which it can.
+    auto accepts = transform::find_kind_fusion(kind)->accepts;
+    mod = transform::DecomposeAttention([accepts](const CallNode& call) { return accepts && !accepts(call); })(mod);
     transform::FuseOpsByKindOptions fuse;
     fuse.codegen = kind;
     mod = transform::FuseOpsByKind(fuse)(mod);

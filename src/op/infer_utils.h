@@ -86,6 +86,7 @@ void register_nn_conv_transpose_ops();
 void register_image_ops();
 void register_device_ops();
 void register_packed_call_ops();
+void register_nn_attention_ops();
 
 /// `infer` followed by TVM's device rule: tensors in the result that have no vdevice take the
 /// operands' vdevice; operands on different vdevices are a TypeError (src/op/device.cc).

@@ -90,6 +90,7 @@ void ensure_init() {
     detail::register_image_ops();
     detail::register_device_ops();
     detail::register_packed_call_ops();
+    detail::register_nn_attention_ops();
     g_initializing = false;
   });
 }
@@ -145,6 +146,8 @@ const char* kind_name(AttrKind k) {
     case AttrKind::OptionalIntList: return "list of int or None";
     case AttrKind::IntOrIntList: return "int or list of int";
     case AttrKind::VDevice: return "a VDevice";
+    case AttrKind::OptionalFloat: return "float or None";
+    case AttrKind::OptionalString: return "string or None";
   }
   return "?";
 }
@@ -194,6 +197,13 @@ std::optional<AttrValue> convert(const AttrSpec& spec, const AttrValue& v) {
       return std::nullopt;
     case AttrKind::VDevice:
       if (const VDevice* d = std::get_if<VDevice>(&v); d && *d) return v;
+      return std::nullopt;
+    case AttrKind::OptionalFloat:
+      if (none || std::holds_alternative<double>(v)) return v;
+      if (i) return AttrValue(double(*i));
+      return std::nullopt;
+    case AttrKind::OptionalString:
+      if (none || std::holds_alternative<std::string>(v)) return v;
       return std::nullopt;
   }
   return std::nullopt;

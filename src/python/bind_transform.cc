@@ -3,6 +3,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/transform/attention.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
@@ -152,6 +153,8 @@ static void bind_passes(py::module_& m) {
   m.def("FoldConstant", &transform::FoldConstant);
   m.def("FoldBatchnormToConv2D", &transform::FoldBatchnormToConv2D);
   m.def("FoldForInference", &transform::FoldForInference);
+  m.def("RewriteAttention", &transform::RewriteAttention);
+  m.def("DecomposeAttention", [] { return transform::DecomposeAttention(); });
   // The code generator's registered check and fusion kinds are found by its name.
   m.def("FuseOpsByKind", [](std::string codegen, std::vector<std::string> entry_functions) {
     transform::FuseOpsByKindOptions options;

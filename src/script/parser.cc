@@ -1631,6 +1631,13 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
             DataType d = parse_dtype_literal();
             expect(")");
             attrs.emplace_back(key, d);
+          } else if (is_name(vt, "T") && is_punct(peek(1), ".") && peek(2).kind == Tok::Name &&
+                     peek(2).text.rfind("float", 0) == 0 && is_punct(peek(3), "(")) {
+            // T.float32(0.125): a typed float immediate (TVM's Optional<FloatImm> attributes).
+            next(), next(), next();
+            expect("(");
+            attrs.emplace_back(key, literal_to_attr(parse_literal(), vt));
+            expect(")");
           } else {
             attrs.emplace_back(key, literal_to_attr(parse_literal(), vt));
           }
@@ -1656,7 +1663,9 @@ Expr Parser::parse_op_call(const op::OpDef& def, const Token& start) {
   }
   Call c;
   try {
-    c = op::make_call(def.name, std::move(args), std::move(attrs));
+    // TVM's R.nn.attention(q, k, v, bias, ...) is the operator relax.nn.attention_bias.
+    const bool attention_bias = def.name == "relax.nn.attention" && args.size() == 4;
+    c = op::make_call(attention_bias ? "relax.nn.attention_bias" : def.name, std::move(args), std::move(attrs));
     if (!sinfo_args.empty()) {
       Call c2 = make<CallNode>(c->op, c->args, c->attrs, std::move(sinfo_args));
       c = c2;

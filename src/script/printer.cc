@@ -639,18 +639,23 @@ void Printer::print_call(const CallNode& c, std::string& out) {
     const op::OpDef* def = nullptr;
     if (const auto* op = c.op.as<OpNode>()) def = op::find_op_def(op->name);
     std::vector<bool> printed(c.attrs->values.size(), false);
-    auto emit = [&](size_t k) {
+    auto emit = [&](size_t k, const op::AttrSpec* spec = nullptr) {
       sep();
       out += c.attrs->values[k].first;
       out += '=';
-      append_attr_value(c.attrs->values[k].second, out, vdevices_);
+      const AttrValue& v = c.attrs->values[k].second;
+      // TVM's Optional<FloatImm> attributes (attention's scale) print as a typed immediate.
+      if (spec && spec->kind == op::AttrKind::OptionalFloat && std::holds_alternative<double>(v))
+        out += "T.float32(" + format_float_literal(std::get<double>(v)) + ")", uses_tir_ = true;
+      else
+        append_attr_value(v, out, vdevices_);
       printed[k] = true;
     };
     if (def) {
       for (const auto& spec : def->attrs)
         for (size_t k = 0; k < c.attrs->values.size(); ++k)
           if (!printed[k] && c.attrs->values[k].first == spec.name) {
-            emit(k);
+            emit(k, &spec);
             break;
           }
     }

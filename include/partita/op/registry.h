@@ -21,6 +21,8 @@ enum class AttrKind : uint8_t {
   Bool, Int, Float, String, DType, IntList, OptionalInt, OptionalIntList,
   IntOrIntList,  // an int or a list of ints, kept as given (split's indices_or_sections)
   VDevice,       // a virtual device (R.to_vdevice's dst_vdevice)
+  OptionalFloat,   // a float or None, TVM's Optional<FloatImm>: printed `T.float32(0.125)`
+  OptionalString,  // a string or None (attention's causal_mask)
 };
 
 struct AttrSpec {

@@ -48,3 +48,15 @@ def _device_pair(device):
     if hasattr(device, "kind") and hasattr(device, "index"):
         return _device_pair(f"{device.kind}:{device.index}")
     raise TypeError(f"hint_on_device: cannot read a device from {type(device).__name__}")
+
+
+def _attention(query, key, value, bias=None, scale=None, causal_mask=None, window_size=None):
+    """Fused multi-head attention (TVM's ``relax.op.nn.attention``): (B, S, N, H) operands; with a
+    ``bias`` the call is ``relax.nn.attention_bias``, as in TVM."""
+    attrs = [("scale", scale), ("causal_mask", causal_mask), ("window_size", window_size)]
+    if bias is None:
+        return _ffi.make_call("relax.nn.attention", [query, key, value], attrs)
+    return _ffi.make_call("relax.nn.attention_bias", [query, key, value, bias], attrs)
+
+
+nn.attention = _attention

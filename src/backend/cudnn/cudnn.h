@@ -1,0 +1,57 @@
+// The cuDNN backend's compiler half: the `cudnn.*` patterns (convolutions with fused epilogues,
+// scaled dot-product attention), the checks that accept exactly what the runtime runs, and the
+// codegen that writes each offloaded function as a small program of cuDNN graphs
+// (module_format.h). See README.md.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partita/codegen/codegen.h"
+#include "partita/ir/module.h"
+#include "partita/transform/fuse_ops_by_pattern.h"
+
+namespace partita::backend::cudnn {
+
+/// A conv2d with its epilogue, read from a composite's bindings: conv2d, then an optional
+/// channel bias add, an optional residual add of the output's shape, an optional activation.
+struct ConvChain {
+  const CallNode* conv = nullptr;
+  Expr data, weight;
+  Expr bias;      // null when absent; (1, K, 1, 1) or (K, 1, 1)
+  Expr residual;  // null when absent; the output's shape
+  std::string activation;  // "", "relu", "gelu", "silu", "sigmoid", "clip"
+  double clip_min = 0, clip_max = 0;
+  const CallNode* root = nullptr;  // the last call of the chain (its result is the output)
+};
+
+/// Reads the chain ending at `root`; `value_of` gives the value bound to a variable (null when
+/// it is not bound inside the chain). nullopt when `root` is not such a chain.
+std::optional<ConvChain> read_conv_chain(const CallNode& root, const std::function<Expr(const Expr&)>& value_of);
+
+/// Why the runtime cannot run `chain` (nullopt when it can): dtypes (float16, bfloat16,
+/// float32, one for all operands), NCHW / OIHW layouts, static shapes, groups, bias and residual
+/// shapes, constant clip bounds.
+std::optional<std::string> conv_unsupported(const ConvChain& chain);
+/// Why cuDNN's fused flash attention cannot run `call` (relax.nn.attention[_bias]).
+std::optional<std::string> attention_unsupported(const CallNode& call);
+
+/// The `cudnn.*` fusion patterns, general ones first.
+std::vector<transform::FusionPattern> cudnn_patterns();
+
+/// RewriteAttention (the matmul-softmax-matmul chain to R.nn.attention), then the generic
+/// partitioning with the `cudnn.*` patterns (transform::partition_for).
+IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constants = true);
+
+/// The program (JSON, module_format.h) of `functions`; constants named through `namer`.
+std::string serialize_program(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
+                              std::vector<std::string>& const_names, bool allow_tf32);
+
+/// The codegen registered for "cudnn".
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
+                               const codegen::Target& target,
+                               const std::map<std::string, Tensor>& const_name_to_constant);
+
+}  // namespace partita::backend::cudnn

@@ -1,0 +1,20 @@
+// The "cudnn" backend's record.
+#include "cudnn.h"
+#include "partita/backend/registry.h"
+
+namespace partita::backend::cudnn {
+
+PARTITA_REGISTER_BACKEND([] {
+  BackendInfo b;
+  b.name = "cudnn";
+  b.description = "cuDNN 9 graphs: convolutions with fused bias / residual / activation (NHWC), fused flash attention";
+  b.colour = "#4c9a2a";
+  b.target_options = {{"allow_tf32", codegen::TargetOptionType::Int, int64_t(0),
+                       "float32 convolutions may use TF32 tensor cores (1) or not (0, exact float32)"}};
+  b.patterns = cudnn_patterns;
+  b.codegen = codegen;
+  b.runtime_plugin = "cudnn";
+  return b;
+});
+
+}  // namespace partita::backend::cudnn

@@ -101,6 +101,16 @@ class RandomGraph {
     return v;
   }
 
+  /// Binds a call whose result is a tuple (batch_norm's) and returns its variable; emit a
+  /// TupleGetItem of it to use a field.
+  Var emit_tuple(const Expr& call) {
+    start();
+    Var var = scratch_->emit(call);
+    if (!struct_info_of(var).as<TupleStructInfoNode>()) throw_error("ValueError", "RandomGraph: emit_tuple of a non-tuple");
+    bindings_.push_back(make<VarBindingNode>(var, scratch_->lookup_binding(var)));
+    return var;
+  }
+
   /// Every tensor emitted so far, in order.
   const std::vector<GraphValue>& values() const { return values_; }
 

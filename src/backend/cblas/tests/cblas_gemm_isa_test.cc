@@ -40,14 +40,15 @@ class GemmKernel : public GemmIsaTest {};
 TEST_P(GemmKernel, PanelProductMatchesADoubleProduct) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1, 1);
-  for (int64_t rows : {1, 2, 5, 6, 7, 11, 12, 13, 23, 25, 40})
+  const int64_t width = kn::gemm_panel_width(GetParam());
+  for (int64_t rows : {1, 2, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 25, 40})
     for (int64_t k : {1, 3, 16, 67})
-      for (int64_t cols : {16, 1, 9}) {
+      for (int64_t cols : {width, int64_t(1), width / 2 + 1}) {
         const int64_t lda = k + 3, ldc = cols + 5;  // rows apart by more than they hold
-        std::vector<float> a(size_t(rows * lda)), panel(size_t(k * 16)), c(size_t(rows * ldc), -7.0f);
+        std::vector<float> a(size_t(rows * lda)), panel(size_t(k * width)), c(size_t(rows * ldc), -7.0f);
         for (auto& x : a) x = u(rng);
         for (auto& x : panel) x = u(rng);
-        kn::panel_product_16(GetParam(), a.data(), lda, rows, panel.data(), k, cols, c.data(), ldc);
+        kn::panel_product_isa(GetParam(), a.data(), lda, rows, panel.data(), k, cols, c.data(), ldc);
         for (int64_t i = 0; i < rows; ++i)
           for (int64_t j = 0; j < ldc; ++j) {
             if (j >= cols) {
@@ -55,7 +56,7 @@ TEST_P(GemmKernel, PanelProductMatchesADoubleProduct) {
               continue;
             }
             double want = 0;
-            for (int64_t p = 0; p < k; ++p) want += double(a[size_t(i * lda + p)]) * double(panel[size_t(p * 16 + j)]);
+            for (int64_t p = 0; p < k; ++p) want += double(a[size_t(i * lda + p)]) * double(panel[size_t(p * width + j)]);
             ASSERT_NEAR(c[size_t(i * ldc + j)], want, 1e-5 * double(k)) << rows << "x" << k << "x" << cols << " at " << i
                                                                         << ", " << j;
           }

@@ -524,32 +524,21 @@ class DnnlGraph : public RandomGraph {
 };
 
 TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
-  testing::DifferentialStats stats;
-  for (uint32_t seed = 1; seed <= 400 && stats.failures < 10; ++seed) {
-    DnnlGraph gen(seed);
-    RandomGraph::Case c;
-    try {
-      c = gen.generate();
-    } catch (const Error& e) {
-      ADD_FAILURE() << "seed " << seed << ": the generator built an invalid graph: " << e.what();
-      ++stats.failures;
-      continue;
-    }
-    bool merge = gen.chance(0.7);
+  auto targets = [](DnnlGraph& gen) {
     int64_t winograd = gen.pick(std::vector<int64_t>{1, 1, 0, 2, 4});
-    std::vector<codegen::Target> targets = {codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
-    // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
-    // oneDNN's reference kernel (what the check offloads runs on a fast path).
-    auto lines = verbose_exec_lines([&] {
-      testing::check_backend_against_host("dnnl", c, merge, targets, "seed " + std::to_string(seed), stats);
-    });
-    for (const auto& line : lines)
+    return std::vector<codegen::Target>{codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
+  };
+  // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
+  // oneDNN's reference kernel (what the check offloads runs on a fast path).
+  auto no_reference_kernels = [](uint32_t seed, const std::function<void()>& check, testing::DifferentialStats& stats) {
+    for (const auto& line : verbose_exec_lines(check))
       if (is_reference_kernel(line)) {
         ADD_FAILURE() << "seed " << seed << " ran oneDNN's reference kernel: " << line;
         ++stats.failures;
       }
-  }
-  std::cout << stats.summary() << "\n";
+  };
+  testing::DifferentialStats stats =
+      testing::run_random_graphs<DnnlGraph>("dnnl", 400, targets, no_reference_kernels);
   // The graphs reach the whole table, and most give the backend something.
   EXPECT_GE(stats.offloading_cases, stats.cases * 3 / 4) << stats.summary();
   for (const char* name : {"dnnl.relu", "dnnl.gelu", "dnnl.sigmoid", "dnnl.tanh", "dnnl.exp", "dnnl.sqrt",

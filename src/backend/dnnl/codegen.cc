@@ -162,6 +162,33 @@ std::string batch_norm_unsupported_reason(const CallNode& call) {
   return "";
 }
 
+// resize2d as oneDNN's resampling computes it: NCHW; linear with half_pixel coordinates
+// (pytorch_half_pixel where no output axis has size 1: the same), whose clamped taps at the
+// borders are oneDNN's; nearest with asymmetric coordinates rounded down (PyTorch's nearest)
+// by integer upscale factors, where oneDNN's (d + 0.5) / F - 0.5 rounds to the same source.
+std::string resize_unsupported_reason(const CallNode& call) {
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+  if (auto why = tensor_unsupported_reason("resize2d", out); !why.empty()) return why;
+  auto in = call.args.empty() ? std::nullopt : static_f32_shape(call.args[0]);
+  if (auto why = tensor_unsupported_reason("resize2d", in); !why.empty()) return why;
+  if (in->size() != 4 || out->size() != 4 || attr_str(call, "layout", "NCHW") != "NCHW")
+    return "resize2d of other than NCHW";
+  const std::string method = attr_str(call, "method", "linear");
+  const std::string mode = attr_str(call, "coordinate_transformation_mode", "half_pixel");
+  if (method == "linear") {
+    if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && (*out)[2] > 1 && (*out)[3] > 1)) return "";
+    return "linear resize2d with coordinate_transformation_mode " + mode;
+  }
+  if (method == "nearest_neighbor") {
+    if (mode != "asymmetric" || attr_str(call, "rounding_method", "round") != "floor")
+      return "nearest resize2d other than asymmetric with floor rounding";
+    if ((*out)[2] % (*in)[2] != 0 || (*out)[3] % (*in)[3] != 0)
+      return "nearest resize2d by other than integer upscale factors";
+    return "";
+  }
+  return "resize2d method " + method;
+}
+
 }  // namespace
 
 // Why `call` cannot be lowered (empty when it can). Shared with the pattern checks.
@@ -171,6 +198,7 @@ std::string unsupported_reason(const CallNode& call) {
   const std::string& name = op->name;
   if (name == "relax.concat") return concat_unsupported_reason(call);
   if (name == "relax.nn.batch_norm") return batch_norm_unsupported_reason(call);
+  if (name == "relax.image.resize2d") return resize_unsupported_reason(call);
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return name + " does not produce a float32 tensor of static shape";
   std::vector<std::vector<int64_t>> shapes = {*out};
@@ -443,6 +471,13 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       return make_tuple({out, in[3], in[4]});
     }
     std::vector<int64_t> shape = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+    if (name == "relax.image.resize2d") {
+      int x = leaf(call.args[0], env);
+      if (is_tuple(x)) fail("resize2d of a tuple");
+      j["op"] = "resample";
+      j["alg"] = attr_str(call, "method", "linear") == "linear" ? "linear" : "nearest";
+      return add_node(std::move(j), {x}, shape);
+    }
     if (name == "relax.concat") {
       std::vector<int> in = tuple_fields(leaf(call.args[0], env));
       if (in.size() == 1) return in[0];  // a copy: the value itself

@@ -75,6 +75,7 @@ std::vector<FusionPattern> dnnl_patterns() {
     out.push_back(entry("concat_" + std::to_string(arity), is_op("relax.concat")({dpl::is_tuple(std::move(fields))})));
   }
   out.push_back(entry("pad", is_op("relax.nn.pad")({wildcard()})));
+  out.push_back(entry("resize2d", is_op("relax.image.resize2d")({wildcard(), wildcard()})));
   // Inference batch_norm (what FoldBatchnormToConv2D cannot fold, e.g. after a concat), its
   // normalized tensor optionally with a ReLU: one oneDNN primitive. (A pattern's root is a
   // call: the plain one yields the tuple, whose get-items merging takes into the partition.)

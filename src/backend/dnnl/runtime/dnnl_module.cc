@@ -553,6 +553,22 @@ class Program {
       if (shift) args[DNNL_ARG_SHIFT] = value_plain_as(in[2], cmd);
       steps_.push_back({dn::batch_normalization_forward(pd), std::move(args)});
       set_output(out, dst);
+    } else if (op == "resample") {
+      // Nearest or linear over the spatial axes, in the source's layout.
+      need(1);
+      const auto& xd = dims_[in[0]];
+      if (xd.size() != 4 || od.size() != 4 || xd[0] != od[0] || xd[1] != od[1]) fail("resample shapes");
+      const std::string alg = n.at("alg").get<std::string>();
+      if (alg != "nearest" && alg != "linear") fail("resample algorithm '" + alg + "'");
+      dn::memory src = value(in[0]);
+      dn::resampling_forward::desc d(dn::prop_kind::forward_inference,
+                                     alg == "nearest" ? dn::algorithm::resampling_nearest
+                                                      : dn::algorithm::resampling_linear,
+                                     src.get_desc(), dn::memory::desc(od, dt::f32, tag::any));
+      dn::resampling_forward::primitive_desc pd(d, eng_);
+      dn::memory dst = scratch(pd.dst_desc());
+      steps_.push_back({dn::resampling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
     } else if (op == "pad") {
       need(1);
       build_pad(n, in[0], out);

@@ -41,15 +41,18 @@ class DnnlGraph : public RandomGraph {
       else if (r < 0.72) pool();
       else if (r < 0.77) softmax();
       else if (r < 0.82) layer_norm();
-      else if (r < 0.90) matmul();
+      else if (r < 0.89) matmul();
       else if (r < 0.93) concat();
       else if (r < 0.96) batch_norm();
       else if (r < 0.975) pad();
-      else if (r < 0.99) hard_activation();
+      else if (r < 0.985) hard_activation();
+      else if (r < 0.995) resize();
       else extra_outputs.push_back(other_dtype());
     }
     if (values().empty()) unary();
-    std::vector<GraphValue> outs = {last_f32()};
+    std::vector<GraphValue> outs;
+    outs.reserve(2 + extra_outputs.size());
+    outs.push_back(last_f32());
     if (chance(0.25)) outs.push_back(pick(values()));
     for (auto& v : extra_outputs) outs.push_back(v);
     return finish(outs);
@@ -492,6 +495,24 @@ class DnnlGraph : public RandomGraph {
     }
   }
 
+  // resize2d of every method oneDNN's resampling takes and some it does not (cubic, other
+  // coordinate modes, nearest by factors that are not integers), to sizes up and down.
+  void resize() {
+    GraphValue x = operand4d();
+    const int64_t h = x.shape[2], w = x.shape[3];
+    Ints size = pick(std::vector<Ints>{{2 * h, 2 * w}, {3 * h, w}, {h + 3, std::max<int64_t>(1, w - 1)},
+                                       {1, 1}, {h, w}, {2 * h, 2 * w}});
+    std::string method = pick(std::vector<std::string>{"linear", "linear", "nearest_neighbor", "nearest_neighbor", "cubic"});
+    std::string mode = method == "linear"
+                           ? pick(std::vector<std::string>{"half_pixel", "half_pixel", "pytorch_half_pixel", "align_corners"})
+                           : pick(std::vector<std::string>{"asymmetric", "asymmetric", "half_pixel"});
+    std::string rounding = method == "nearest_neighbor" ? pick(std::vector<std::string>{"floor", "floor", "round"}) : "";
+    Expr shape = make<ShapeExprNode>(std::vector<PrimExpr>{int_imm(size[0]), int_imm(size[1])});
+    emit(op::make_call("relax.image.resize2d", {x.expr, shape},
+                       {{"method", method}, {"coordinate_transformation_mode", mode}, {"rounding_method", rounding}}),
+         x.bound * (method == "cubic" ? 1.5 : 1.0));
+  }
+
   Expr constant_scalar(double v) {
     Tensor t = Tensor::empty({}, F32);
     t.data_as<float>()[0] = float(v);
@@ -546,7 +567,7 @@ TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
                            "dnnl.avg_pool2d", "dnnl.adaptive_avg_pool2d", "dnnl.softmax", "dnnl.layer_norm",
                            "dnnl.matmul", "dnnl.matmul_bias", "dnnl.conv2d", "dnnl.conv2d_bias",
                            "dnnl.conv2d_bias_add_relu", "dnnl.concat_1", "dnnl.concat_2", "dnnl.concat_3",
-                           "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad"})
+                           "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad", "dnnl.resize2d"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
 }
 

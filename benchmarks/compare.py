@@ -18,7 +18,8 @@ Debian's for the other children), the others in this script's. Each child runs `
 iterations, then `repeat` timed ones; `rounds` passes over the engines interleave them, so
 that load from other processes is shared out fairly, and their latencies are pooled.
 
-The table shows each engine's median latency and its ratio to ONNX Runtime's (< 1 is faster;
+The table shows each engine's median latency, the interquartile range of its pooled latencies
+(the spread: 25th to 75th percentile) and the ratio of its median to ONNX Runtime's (< 1 is faster;
 with both onnxruntime engines in the run, to the faster of the two) with the output's error
 relative to PyTorch's reference saved by export.py (max |out - ref| / max |ref|), then the
 geometric mean of every engine's ratios over the models, and Partita's compile times (import +
@@ -304,13 +305,24 @@ def main(argv=None):
     return 1 if failures else 0
 
 
+def quartiles(values):
+    """The 25th and 75th percentiles (linear interpolation), the spread the table shows."""
+    v = sorted(values)
+    def at(q):
+        x = q * (len(v) - 1)
+        lo = int(math.floor(x))
+        hi = min(lo + 1, len(v) - 1)
+        return v[lo] + (v[hi] - v[lo]) * (x - lo)
+    return at(0.25), at(0.75)
+
+
 def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def print_table(results, models, engines):
-    print("\nmedian latency in ms (ratio to ONNX Runtime's in this run; max rel. error vs the "
-          "PyTorch reference)")
+    print("\nmedian latency in ms [interquartile range of the pooled runs] (ratio of the medians to "
+          "ONNX Runtime's in this run; max rel. error vs the PyTorch reference)")
     print("| model | " + " | ".join(engines) + " |")
     print("|" + "---|" * (len(engines) + 1))
     ratios = {e: [] for e in engines}
@@ -328,7 +340,8 @@ def print_table(results, models, engines):
                 if ort:
                     ratios[engine].append(res["median_ms"] / ort)
                     ratio = " (%.2fx)" % ratios[engine][-1]
-                cells.append("%.2f%s; %.1e" % (res["median_ms"], ratio, res["rel_err"]))
+                q1, q3 = quartiles(res["latencies_ms"])
+                cells.append("%.2f [%.2f–%.2f]%s; %.1e" % (res["median_ms"], q1, q3, ratio, res["rel_err"]))
         print("| %s | %s |" % (model, " | ".join(cells)))
     print("| geometric mean of the ratios | %s |" % " | ".join(
         "%.2fx (%d models)" % (geometric_mean(ratios[e]), len(ratios[e])) if ratios[e] else "-"

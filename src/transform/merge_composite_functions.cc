@@ -62,6 +62,17 @@ class GroupsBuilder {
       const int* at = e.as<VarNode>() ? fn.var_slot.find(e.get()) : nullptr;
       return at ? pos[*at] : -1;
     };
+    // A call's arguments with the fields of a tuple argument in its place (concat's tensors),
+    // so a composite taking a tuple merges with the producers of its fields.
+    std::vector<Expr> args;
+    auto flat_args = [&](const CallNode& call) -> const std::vector<Expr>& {
+      args.clear();
+      for (const auto& a : call.args) {
+        if (auto* t = a.as<TupleNode>()) args.insert(args.end(), t->fields.begin(), t->fields.end());
+        else args.push_back(a);
+      }
+      return args;
+    };
 
     std::vector<int> parents;
     for (int i = 0; i < n; ++i) {
@@ -73,13 +84,14 @@ class GroupsBuilder {
         if (cg < 0) continue;
         // Parents: argument groups of the same backend that no other argument depends on.
         parents.clear();
-        for (const auto& a : call->args) {
+        const std::vector<Expr>& call_args = flat_args(*call);
+        for (const auto& a : call_args) {
           int j = index_of(a);
           if (j < 0) continue;
           int p = graph.find(j);
           if (codegen[p] != cg) continue;
           bool ok = true;
-          for (const auto& b : call->args) {
+          for (const auto& b : call_args) {
             int k = index_of(b);
             if (k < 0 || graph.find(k) == p) continue;
             if (graph.is_ancestor(p, k)) {

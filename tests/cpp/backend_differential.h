@@ -5,6 +5,8 @@
 // generator bug is an Error at once), parameters and constants are created on demand, and
 // finish() assembles the function with every parameter that was used.
 //
+// run_random_graphs is a backend test's loop over seeds of its generator.
+//
 // check_backend_against_host partitions such a module for a backend (partition_for), builds it
 // with fallback off (a codegen refusing what a check accepted fails the test), exports the
 // artifact to a file, loads it back, runs it twice and compares every output with the
@@ -16,6 +18,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <random>
@@ -99,6 +103,16 @@ class RandomGraph {
     v.nonneg = nonneg;
     values_.push_back(v);
     return v;
+  }
+
+  /// Binds a call whose result is a tuple (batch_norm's) and returns its variable; emit a
+  /// TupleGetItem of it to use a field.
+  Var emit_tuple(const Expr& call) {
+    start();
+    Var var = scratch_->emit(call);
+    if (!struct_info_of(var).as<TupleStructInfoNode>()) throw_error("ValueError", "RandomGraph: emit_tuple of a non-tuple");
+    bindings_.push_back(make<VarBindingNode>(var, scratch_->lookup_binding(var)));
+    return var;
   }
 
   /// Every tensor emitted so far, in order.
@@ -293,6 +307,38 @@ inline void check_backend_against_host(const std::string& backend, const RandomG
     std::filesystem::remove(file);
     return fail(std::string("not a partita::Error: ") + e.what(), parted);
   }
+}
+
+/// The differential loop of a backend's test: for seeds 1..`seeds` (stopping after 10
+/// failures), `Graph(seed).generate()` makes a case (a generator error is a failure), the
+/// generator picks path 2 (merged, 70 %) or 1 and then `targets(gen)`, and the case is checked
+/// with check_backend_against_host, inside `around(seed, check, stats)` when given (e.g. to
+/// inspect a library's log of the run). Prints and returns what was offloaded.
+template <class Graph>
+DifferentialStats run_random_graphs(
+    const std::string& backend, uint32_t seeds, const std::function<std::vector<codegen::Target>(Graph&)>& targets,
+    const std::function<void(uint32_t, const std::function<void()>&, DifferentialStats&)>& around = nullptr) {
+  DifferentialStats stats;
+  for (uint32_t seed = 1; seed <= seeds && stats.failures < 10; ++seed) {
+    Graph gen(seed);
+    RandomGraph::Case c;
+    try {
+      c = gen.generate();
+    } catch (const Error& e) {
+      ADD_FAILURE() << "seed " << seed << ": the generator built an invalid graph: " << e.what();
+      ++stats.failures;
+      continue;
+    }
+    const bool merge = gen.chance(0.7);
+    const std::vector<codegen::Target> t = targets(gen);
+    const std::function<void()> check = [&] {
+      check_backend_against_host(backend, c, merge, t, "seed " + std::to_string(seed), stats);
+    };
+    if (around) around(seed, check, stats);
+    else check();
+  }
+  std::cout << stats.summary() << "\n";
+  return stats;
 }
 
 }  // namespace partita::testing

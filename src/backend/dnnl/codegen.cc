@@ -3,7 +3,9 @@
 // bias adds, residual adds (sum post-op) and activations into the conv2d / matmul before them
 // when the intermediate has no other use, and folds a transposing permute_dims into matmul.
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 
 #include "binary_broadcast.h"
@@ -112,6 +114,81 @@ int64_t layer_norm_trailing_axes(const CallNode& call, int64_t ndim) {
   return k;
 }
 
+// The checks shared by every operand and result: float32, static shape, 0 to 12 dims, no
+// empty dimension (the host runs empty tensors).
+std::string tensor_unsupported_reason(const std::string& name, const std::optional<std::vector<int64_t>>& s) {
+  if (!s) return name + " of a tensor that is not float32 of static shape";
+  if (s->size() > kMaxDims) return name + " of a tensor with more than 12 dimensions";
+  if (std::find(s->begin(), s->end(), 0) != s->end()) return name + " of a tensor with no elements";
+  return "";
+}
+
+// concat of a tuple of float32 tensors of one rank (1 or more dims) along any axis.
+std::string concat_unsupported_reason(const CallNode& call) {
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+  if (auto why = tensor_unsupported_reason("concat", out); !why.empty()) return why;
+  // An inline tuple, or (in a composite) a parameter standing for one.
+  auto* tup = call.args.size() == 1 && call.args[0]->struct_info_ ? call.args[0]->struct_info_.as<TupleStructInfoNode>()
+                                                                  : nullptr;
+  if (!tup || tup->fields.empty()) return "concat of something other than a tuple of tensors";
+  for (const auto& f : tup->fields) {
+    auto* t = f.as<TensorStructInfoNode>();
+    auto s = t && t->dtype == DataType::Float(32) ? static_shape(f) : std::nullopt;
+    if (auto why = tensor_unsupported_reason("concat", s); !why.empty()) return why;
+    if (s->size() != out->size()) return "concat of tensors of another rank";
+  }
+  if (out->empty()) return "concat of 0-d tensors";
+  if (call.attrs.defined())
+    if (const AttrValue* v = call.attrs->find("axis"); v && !std::get_if<int64_t>(v))
+      return "concat without an axis (of the flattened tensors)";
+  int64_t axis = attr_int(call, "axis", 0), nd = int64_t(out->size());
+  if (axis < -nd || axis >= nd) return "concat axis out of range";
+  return "";
+}
+
+// Inference batch_norm (the moving statistics) over axis 1 of a 2-d to 5-d tensor.
+std::string batch_norm_unsupported_reason(const CallNode& call) {
+  if (call.args.size() != 5) return "batch_norm needs 5 arguments";
+  auto x = static_f32_shape(call.args[0]);
+  if (auto why = tensor_unsupported_reason("batch_norm", x); !why.empty()) return why;
+  if (x->size() < 2 || x->size() > 5) return "batch_norm of other than a 2-d to 5-d tensor";
+  if (attr_bool(call, "training", true)) return "batch_norm in training mode";
+  int64_t axis = attr_int(call, "axis", 1);
+  if (axis != 1 && axis != 1 - int64_t(x->size())) return "batch_norm over an axis other than 1";
+  for (size_t k = 1; k < 5; ++k) {
+    auto s = static_f32_shape(call.args[k]);
+    if (!s || *s != std::vector<int64_t>{(*x)[1]}) return "batch_norm parameters of another shape than (C)";
+  }
+  return "";
+}
+
+// resize2d as oneDNN's resampling computes it: NCHW; linear with half_pixel coordinates
+// (pytorch_half_pixel where no output axis has size 1: the same), whose clamped taps at the
+// borders are oneDNN's; nearest with asymmetric coordinates rounded down (PyTorch's nearest)
+// by integer upscale factors, where oneDNN's (d + 0.5) / F - 0.5 rounds to the same source.
+std::string resize_unsupported_reason(const CallNode& call) {
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+  if (auto why = tensor_unsupported_reason("resize2d", out); !why.empty()) return why;
+  auto in = call.args.empty() ? std::nullopt : static_f32_shape(call.args[0]);
+  if (auto why = tensor_unsupported_reason("resize2d", in); !why.empty()) return why;
+  if (in->size() != 4 || out->size() != 4 || attr_str(call, "layout", "NCHW") != "NCHW")
+    return "resize2d of other than NCHW";
+  const std::string method = attr_str(call, "method", "linear");
+  const std::string mode = attr_str(call, "coordinate_transformation_mode", "half_pixel");
+  if (method == "linear") {
+    if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && (*out)[2] > 1 && (*out)[3] > 1)) return "";
+    return "linear resize2d with coordinate_transformation_mode " + mode;
+  }
+  if (method == "nearest_neighbor") {
+    if (mode != "asymmetric" || attr_str(call, "rounding_method", "round") != "floor")
+      return "nearest resize2d other than asymmetric with floor rounding";
+    if ((*out)[2] % (*in)[2] != 0 || (*out)[3] % (*in)[3] != 0)
+      return "nearest resize2d by other than integer upscale factors";
+    return "";
+  }
+  return "resize2d method " + method;
+}
+
 }  // namespace
 
 // Why `call` cannot be lowered (empty when it can). Shared with the pattern checks.
@@ -119,6 +196,9 @@ std::string unsupported_reason(const CallNode& call) {
   auto* op = call.op.as<OpNode>();
   if (!op) return "a call of something other than an operator";
   const std::string& name = op->name;
+  if (name == "relax.concat") return concat_unsupported_reason(call);
+  if (name == "relax.nn.batch_norm") return batch_norm_unsupported_reason(call);
+  if (name == "relax.image.resize2d") return resize_unsupported_reason(call);
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return name + " does not produce a float32 tensor of static shape";
   std::vector<std::vector<int64_t>> shapes = {*out};
@@ -201,6 +281,12 @@ std::string unsupported_reason(const CallNode& call) {
       return name + " with a broadcast that oneDNN runs only on its reference kernel";
     return "";
   }
+  if (name == "relax.nn.pad") {
+    std::string mode = attr_str(call, "pad_mode", "constant");
+    if (mode != "constant" && mode != "edge" && mode != "reflect") return "pad_mode " + mode;
+    if (attr_ints(call, "pad_width", {}).size() != 2 * shapes[1].size()) return "pad_width of another rank";
+    return "";
+  }
   if (name == "relax.clip") {
     if (!prim_number(call.args[1]) || !prim_number(call.args[2])) return "clip bounds are not constants";
     return "";
@@ -226,11 +312,13 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
   json build() {
     const Function& fn = f_.func;
     std::unordered_map<const VarNode*, int> env;
-    json inputs = bind_params(env);
-    int result = lower_body(fn, env);
-    std::vector<int> outputs;
-    if (result >= 0) outputs.push_back(result);
-    else outputs = tuple_outputs_;
+    json inputs = bind_tensor_and_tuple_params(env);
+    int result = walk(fn, env);
+    std::vector<int> outputs = is_tuple(result) ? tuple_fields(result) : std::vector<int>{result};
+    for (int v : outputs)
+      if (v < 0) fail("a partition returns a tuple inside a tuple");
+    if (outputs.empty()) fail("a partition returns an empty tuple");
+    rewrite_eltwise(outputs);
     fuse(outputs);
     json g;
     g["symbol"] = f_.symbol;
@@ -252,28 +340,105 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
   }
 
  private:
-  // Lowers the bindings of `fn`; returns the value id of its (tensor) body, or -1 for a tuple
-  // (then tuple_outputs_ holds the fields).
-  int lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
-    const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
-    if (auto* tup = seq.body.as<TupleNode>()) {
-      tuple_outputs_.clear();
-      for (const auto& f : tup->fields) tuple_outputs_.push_back(leaf(f, env));
-      return -1;
-    }
-    return leaf(seq.body, env);
+  // Lowers the bindings of `fn` (the partition, or a composite in it) and returns the value of
+  // its body: a tensor's id, or a tuple id. Bindings are leaves, operator calls, calls of
+  // local composite functions (read the same way, their parameters bound to the arguments)
+  // and fields of tuples (batch_norm's, whose fields 1 and 2 are its moving statistics in
+  // inference). codegen::walk_partition's reading, with tuples.
+  int walk(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
+    auto* seq = fn->body.as<SeqExprNode>();
+    if (!seq) fail("a function body is not normalized");
+    std::unordered_map<const VarNode*, Function> local;
+    for (const auto& block : seq->blocks)
+      for (const auto& b : block->bindings) {
+        auto* vb = b.as<VarBindingNode>();
+        if (!vb) fail("match_cast is not supported");
+        const VarNode* var = vb->var.get();
+        if (auto f = vb->value.as_ref<FunctionNode>()) {
+          local[var] = f;
+        } else if (auto* get = vb->value.as<TupleGetItemNode>()) {
+          const std::vector<int>& fields = tuple_fields(leaf(get->tuple, env));
+          if (get->index < 0 || size_t(get->index) >= fields.size()) fail("a tuple index out of range");
+          env[var] = fields[size_t(get->index)];
+        } else if (auto* call = vb->value.as<CallNode>()) {
+          if (call->op.as<OpNode>()) {
+            env[var] = lower_op(*call, env);
+            continue;
+          }
+          auto* callee = call->op.as<VarNode>();
+          auto it = callee ? local.find(callee) : local.end();
+          if (it == local.end()) fail("it calls something other than an operator or a local composite");
+          const Function& composite = it->second;
+          if (composite->params.size() != call->args.size()) fail("a composite call has the wrong number of arguments");
+          std::unordered_map<const VarNode*, int> params;
+          for (size_t i = 0; i < composite->params.size(); ++i)
+            params[composite->params[i].get()] = leaf(call->args[i], env);
+          env[var] = walk(composite, params);
+        } else if (vb->value.as<VarNode>() || vb->value.as<ConstantNode>() || vb->value.as<TupleNode>()) {
+          env[var] = leaf(vb->value, env);
+        } else {
+          fail(std::string("a binding of a ") + node_kind_name(vb->value->kind()) + " is not supported");
+        }
+      }
+    return leaf(seq->body, env);
   }
 
-  // walk_partition's hooks.
-  template <class V, class L>
-  friend const SeqExprNode& codegen::walk_partition(const Function&, codegen::ValueEnv<V>&, L&);
-  int lower_op(const CallNode& call, const VarBindingNode&, std::unordered_map<const VarNode*, int>& env) {
-    return lower_op(call, env);
+ public:
+  // The base's, remembering each constant's data (scalars become eltwise attributes); a tuple
+  // of tensors (concat's operand) is a tuple id, standing for the values of its fields.
+  int leaf(const Expr& e, std::unordered_map<const VarNode*, int>& env) {
+    if (auto* t = e.as<TupleNode>()) {
+      std::vector<int> fields;
+      for (const auto& f : t->fields) fields.push_back(leaf(f, env));
+      return make_tuple(std::move(fields));
+    }
+    int id = JsonGraphBuilder::leaf(e, env);
+    if (auto* c = e.as<ConstantNode>()) const_data_[id] = c->data;
+    return id;
   }
-  int lower_composite(const Function& inner, std::unordered_map<const VarNode*, int>& params, const VarBindingNode&) {
-    int r = lower_body(inner, params);
-    if (r < 0) fail("a composite returns a tuple");
-    return r;
+
+ private:
+  // Tuples have ids below -1 (values have ids from 0): -2 - index into tuples_.
+  int make_tuple(std::vector<int> fields) {
+    tuples_.push_back(std::move(fields));
+    return -1 - int(tuples_.size());
+  }
+  const std::vector<int>& tuple_fields(int id) const {
+    if (id > -2 || size_t(-2 - id) >= tuples_.size()) fail("a tuple was expected");
+    return tuples_[size_t(-2 - id)];
+  }
+  bool is_tuple(int id) const { return id <= -2; }
+
+  // The parameters as values: a tensor one value, a tuple of tensors one value per field
+  // (the VM passes a tuple argument of an external function as its fields, in order).
+  json bind_tensor_and_tuple_params(std::unordered_map<const VarNode*, int>& env) {
+    json inputs = json::array();
+    for (const auto& p : f_.func->params) {
+      if (auto* t = p->struct_info_ ? p->struct_info_.as<TupleStructInfoNode>() : nullptr) {
+        std::vector<int> fields;
+        for (const auto& field : t->fields) {
+          auto* ts = field.as<TensorStructInfoNode>();
+          auto shape = ts && ts->dtype == DataType::Float(32) ? static_shape(field) : std::nullopt;
+          if (!shape) fail("parameter '" + p->name_hint + "' is not a tuple of float32 tensors of static shape");
+          fields.push_back(new_value(*shape));
+          inputs.push_back(fields.back());
+        }
+        env[p.get()] = make_tuple(std::move(fields));
+        continue;
+      }
+      auto shape = static_f32_shape(p);
+      if (!shape) fail("parameter '" + p->name_hint + "' is not a float32 tensor of static shape");
+      env[p.get()] = new_value(*shape);
+      inputs.push_back(env[p.get()]);
+    }
+    return inputs;
+  }
+
+  // The value of a constant of one element, else nullopt.
+  std::optional<double> scalar_constant(int id) const {
+    auto it = const_data_.find(id);
+    if (it == const_data_.end() || it->second.numel() != 1) return std::nullopt;
+    return double(it->second.data_as<float>()[0]);
   }
 
   int add_node(json j, std::vector<int> in, const std::vector<int64_t>& shape) {
@@ -289,11 +454,66 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     std::string why = unsupported_reason(call);
     if (!why.empty()) fail(why);
     const std::string& name = call.op.as<OpNode>()->name;
+    json j;
+    j["from"] = json::array({name});
+    if (name == "relax.nn.batch_norm") {
+      // A tuple: the normalized tensor and, in inference, the moving statistics unchanged.
+      std::vector<int> in;
+      for (const auto& a : call.args) in.push_back(leaf(a, env));
+      j["op"] = "batch_norm";
+      j["eps"] = attr_float(call, "epsilon", 1e-5);
+      j["scale"] = attr_bool(call, "scale", true);
+      j["shift"] = attr_bool(call, "center", true);
+      j["relu"] = false;
+      for (int v : in)
+        if (is_tuple(v)) fail("batch_norm of a tuple");
+      int out = add_node(std::move(j), in, values_[size_t(in[0])].get<std::vector<int64_t>>());
+      return make_tuple({out, in[3], in[4]});
+    }
     std::vector<int64_t> shape = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+    if (name == "relax.image.resize2d") {
+      int x = leaf(call.args[0], env);
+      if (is_tuple(x)) fail("resize2d of a tuple");
+      j["op"] = "resample";
+      j["alg"] = attr_str(call, "method", "linear") == "linear" ? "linear" : "nearest";
+      return add_node(std::move(j), {x}, shape);
+    }
+    if (name == "relax.concat") {
+      std::vector<int> in = tuple_fields(leaf(call.args[0], env));
+      if (in.size() == 1) return in[0];  // a copy: the value itself
+      int64_t axis = attr_int(call, "axis", 0);
+      j["op"] = "concat";
+      j["axis"] = axis < 0 ? axis + int64_t(shape.size()) : axis;
+      return add_node(std::move(j), std::move(in), shape);
+    }
     std::vector<int> in;
     for (const auto& a : call.args)
       if (!a.as<PrimValueNode>()) in.push_back(leaf(a, env));
-    json j;
+    for (int v : in)
+      if (is_tuple(v)) fail(name + " of a tuple");
+    if (name == "relax.nn.pad") {
+      std::vector<int64_t> widths = attr_ints(call, "pad_width", {});
+      if (std::all_of(widths.begin(), widths.end(), [](int64_t w) { return w == 0; })) return in[0];  // a copy
+      j["op"] = "pad";
+      j["mode"] = attr_str(call, "pad_mode", "constant");
+      j["value"] = attr_float(call, "pad_value", 0.0);
+      j["widths"] = attr_ints(call, "pad_width", {});
+      return add_node(std::move(j), std::move(in), shape);
+    }
+    if (name == "relax.add" || name == "relax.multiply") {
+      // By a constant scalar: an eltwise linear op (alpha * x + beta), which fuses into the
+      // convolution or product before it as a post-op (hard-swish's and hard-sigmoid's
+      // arithmetic), where a binary op would be a primitive of its own.
+      for (int k = 0; k < 2; ++k) {
+        auto c = scalar_constant(in[size_t(k)]);
+        if (!c || values_[size_t(in[size_t(1 - k)])].get<std::vector<int64_t>>() != shape) continue;
+        j["op"] = "eltwise";
+        j["alg"] = "linear";
+        j["alpha"] = name == "relax.add" ? 1.0 : *c;
+        j["beta"] = name == "relax.add" ? *c : 0.0;
+        return add_node(std::move(j), {in[size_t(1 - k)]}, shape);
+      }
+    }
     if (name == "relax.nn.conv2d") {
       j["op"] = "conv2d";
       j["strides"] = pair2(attr_ints(call, "strides", {1, 1}));
@@ -351,7 +571,6 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         j["beta"] = *prim_number(call.args[2]);
       }
     }
-    j["from"] = json::array({name});
     return add_node(std::move(j), std::move(in), shape);
   }
 
@@ -360,14 +579,94 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     for (const auto& name : other.j["from"]) n.j["from"].push_back(name);
   }
 
-  // Peephole fusion (see the file comment). `outputs` must stay materialized.
-  void fuse(const std::vector<int>& outputs) {
+  // Uses of each value by live nodes (post-op inputs included); outputs count twice, so they
+  // are never fused away.
+  std::vector<int> value_uses(const std::vector<int>& outputs) const {
     std::vector<int> uses(values_.size(), 0);
-    for (const auto& n : nodes_)
-      for (int v : n.in) uses[v]++;
-    for (int v : outputs) uses[v] += 2;  // never fuse away an output
+    for (const auto& n : nodes_) {
+      if (n.dead) continue;
+      for (int v : n.in) uses[size_t(v)]++;
+      for (const auto& p : n.post)
+        if (p.contains("in")) uses[p["in"].get<size_t>()]++;
+    }
+    for (int v : outputs) uses[size_t(v)] += 2;
+    return uses;
+  }
+
+  static bool is_eltwise(const Node& n, const char* alg) { return n.j["op"] == "eltwise" && n.j["alg"] == alg; }
+
+  // Peepholes on element-wise chains, before fusion: consecutive linear ops become one;
+  // x * clip(x / 6 + 0.5, 0, 1) (ONNX's HardSwish as the importer spells it) becomes oneDNN's
+  // hardswish; a ReLU after a batch_norm becomes the batch_norm's fused ReLU.
+  void rewrite_eltwise(const std::vector<int>& outputs) {
+    std::vector<int> uses = value_uses(outputs);
     std::unordered_map<int, size_t> producer;
     for (size_t i = 0; i < nodes_.size(); ++i) producer[nodes_[i].out] = i;
+    // The single-use node producing `v`, or null.
+    auto single_producer = [&](int v) -> Node* {
+      auto it = producer.find(v);
+      if (it == producer.end() || uses[size_t(v)] != 1 || nodes_[it->second].dead) return nullptr;
+      return &nodes_[it->second];
+    };
+    auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); };
+    for (auto& n : nodes_) {
+      if (n.dead) continue;
+      if (is_eltwise(n, "linear")) {
+        // linear(a2, b2)(linear(a1, b1)(x)) = linear(a1 a2, b1 a2 + b2)(x)
+        if (Node* p = single_producer(n.in[0]); p && is_eltwise(*p, "linear")) {
+          double a1 = p->j["alpha"], b1 = p->j["beta"], a2 = n.j["alpha"], b2 = n.j["beta"];
+          n.j["alpha"] = a1 * a2;
+          n.j["beta"] = b1 * a2 + b2;
+          n.in[0] = p->in[0];
+          absorb_names(n, *p);
+          p->dead = true;
+        }
+      } else if (n.j["op"] == "binary" && n.j["alg"] == "mul" && n.in.size() == 2) {
+        for (int k = 0; k < 2; ++k) {
+          const int x = n.in[size_t(k)];
+          Node* clip = single_producer(n.in[size_t(1 - k)]);
+          if (!clip || !is_eltwise(*clip, "clip") || clip->j["alpha"] != 0.0 || clip->j["beta"] != 1.0) continue;
+          Node* lin = single_producer(clip->in[0]);
+          if (!lin || !is_eltwise(*lin, "linear") || lin->in[0] != x || !near(lin->j["alpha"], 1.0 / 6.0) ||
+              !near(lin->j["beta"], 0.5))
+            continue;
+          json j = {{"op", "eltwise"}, {"alg", "hardswish"}, {"alpha", 0.0}, {"beta", 0.0}, {"from", json::array()}};
+          for (const Node* part : {&*lin, &*clip, &n})
+            for (const auto& name : part->j["from"]) j["from"].push_back(name);
+          lin->dead = clip->dead = true;
+          uses[size_t(x)]--;
+          n.j = std::move(j);
+          n.in = {x};
+          break;
+        }
+      } else if (is_eltwise(n, "relu") && n.j["alpha"] == 0.0) {
+        if (Node* p = single_producer(n.in[0]); p && p->j["op"] == "batch_norm" && !p->j["relu"].get<bool>()) {
+          p->j["relu"] = true;
+          absorb_names(*p, n);
+          producer[n.out] = size_t(p - nodes_.data());
+          p->out = n.out;
+          n.dead = true;
+        }
+      }
+    }
+  }
+
+  // Whether `e` would be a second eltwise post-op of an algorithm already in `post` with other
+  // parameters: oneDNN 2.6's post-op kernels then apply the first one's parameters to both
+  // (conv + clip(0, 0.25) + sigmoid + clip(0, 1) clips at 0.25), so such chains are not fused.
+  static bool conflicting_eltwise(const json& post, const json& e) {
+    for (const auto& p : post)
+      if (p["kind"] == "eltwise" && p["alg"] == e["alg"] && (p["alpha"] != e["alpha"] || p["beta"] != e["beta"]))
+        return true;
+    return false;
+  }
+
+  // Peephole fusion (see the file comment). `outputs` must stay materialized.
+  void fuse(const std::vector<int>& outputs) {
+    std::vector<int> uses = value_uses(outputs);
+    std::unordered_map<int, size_t> producer;
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      if (!nodes_[i].dead) producer[nodes_[i].out] = i;
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node& n = nodes_[i];
       if (n.dead) continue;
@@ -415,9 +714,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
           if (bias_shaped && !n.j["has_bias"].get<bool>() && n.post.empty()) {
             n.j["has_bias"] = true;
             n.in.push_back(other);
-          } else if (is_conv && os == shape && std::none_of(n.post.begin(), n.post.end(), [](const json& p) {
-                       return p["kind"] == "sum";
-                     })) {
+          } else if (is_conv && os == shape && n.post.empty()) {
+            // (Only as the first post-op: after an eltwise one oneDNN 2.6 sums wrongly.)
             // Residual add: dst is pre-filled with `other`, accumulated with a sum post-op.
             // It must be computed before `n` runs.
             if (producer.count(other) && producer[other] >= i) break;
@@ -425,7 +723,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
           } else {
             break;
           }
-        } else if (c.j["op"] == "eltwise") {
+        } else if (c.j["op"] == "eltwise" && !conflicting_eltwise(n.post, c.j)) {
           n.post.push_back({{"kind", "eltwise"}, {"alg", c.j["alg"]}, {"alpha", c.j["alpha"]}, {"beta", c.j["beta"]}});
         } else {
           break;
@@ -440,7 +738,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
   }
 
   std::vector<Node> nodes_;
-  std::vector<int> tuple_outputs_;
+  std::vector<std::vector<int>> tuples_;  // tuple id -2 - k -> its fields' values
+  std::map<int, Tensor> const_data_;     // constants' data, by value id
 };
 
 }  // namespace

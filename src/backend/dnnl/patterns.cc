@@ -16,6 +16,9 @@ using transform::PatternCheckContext;
 
 namespace {
 
+// The most inputs of a concat the backend takes (DenseNet-201's widest has 49).
+constexpr int kMaxConcatInputs = 64;
+
 bool check_match(const PatternCheckContext& ctx) {
   if (transform::has_leaking_intermediate_variables(ctx)) return false;
   for (const auto& [var, value] : ctx.matched_bindings)
@@ -62,6 +65,23 @@ std::vector<FusionPattern> dnnl_patterns() {
   out.push_back(entry("adaptive_avg_pool2d", is_op("relax.nn.adaptive_avg_pool2d")({wildcard()})));
   out.push_back(entry("softmax", is_op("relax.nn.softmax")({wildcard()})));
   out.push_back(entry("layer_norm", is_op("relax.nn.layer_norm")({wildcard(), wildcard(), wildcard()})));
+  // concat of a tuple of 1 to kMaxConcatInputs tensors, written out field by field, so the
+  // composite's parameters are the tensors (not one tuple) and merging joins their producers.
+  // (Each field its own wildcard: one pattern node matches one expression; each arity its own
+  // name, "dnnl.concat_2", since the registry keeps one pattern per name.)
+  for (int arity = 1; arity <= kMaxConcatInputs; ++arity) {
+    std::vector<Pattern> fields;
+    for (int k = 0; k < arity; ++k) fields.push_back(wildcard());
+    out.push_back(entry("concat_" + std::to_string(arity), is_op("relax.concat")({dpl::is_tuple(std::move(fields))})));
+  }
+  out.push_back(entry("pad", is_op("relax.nn.pad")({wildcard()})));
+  out.push_back(entry("resize2d", is_op("relax.image.resize2d")({wildcard(), wildcard()})));
+  // Inference batch_norm (what FoldBatchnormToConv2D cannot fold, e.g. after a concat), its
+  // normalized tensor optionally with a ReLU: one oneDNN primitive. (A pattern's root is a
+  // call: the plain one yields the tuple, whose get-items merging takes into the partition.)
+  Pattern bn = is_op("relax.nn.batch_norm")({wildcard(), wildcard(), wildcard(), wildcard(), wildcard()});
+  out.push_back(entry("batch_norm", bn));
+  out.push_back(entry("batch_norm_relu", is_op("relax.nn.relu")({dpl::is_tuple_get_item(bn, 0)})));
 
   // matmul / dense (weight optionally transposed by permute_dims) + bias + activation.
   for (int with_bias = 0; with_bias < 2; ++with_bias) {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -38,6 +39,7 @@ using json = nlohmann::json;
 enum class Activation { None, Relu, Gelu, GeluTanh, Silu, Sigmoid, Tanh };
 
 Activation parse_activation(const std::string& name, const std::string& symbol);
+runtime::kernels::GemmIsa gemm_isa();
 
 struct Gemm {
   int a, b, bias, out;
@@ -78,16 +80,17 @@ void epilogue(Activation act, float* c, const float* bias, int64_t rows, int64_t
   }
 }
 
-// A constant weight packed once for the micro-kernel: ceil(n / 16) panels of k x 16 floats
+// A constant weight packed once for the micro-kernel: ceil(n / w) panels of k x w floats (w:
+// the kernel's panel width, 32 for AVX-512, 16 for AVX2)
 // (the last zero-padded), from (k, n) storage or, transposed, (n, k). sgemm repacks its operand
 // on every call; packed once, products by a constant weight run 20-45 % faster than sgemm
 // (64 x 1024 x 1024: 0.87 vs 1.21 ms; 128 x 256 x 768: 0.27 vs 0.38 ms; 2 threads).
 struct PackedWeight {
-  int64_t k = 0, n = 0;
+  int64_t k = 0, n = 0, width = 0;
   std::vector<float> panels;
 
-  PackedWeight(const float* b, int64_t k_, int64_t n_, bool transposed) : k(k_), n(n_) {
-    const int64_t width = runtime::kernels::kMicroColumns, count = (n + width - 1) / width;
+  PackedWeight(const float* b, int64_t k_, int64_t n_, bool transposed, int64_t width_) : k(k_), n(n_), width(width_) {
+    const int64_t count = (n + width - 1) / width;
     panels.assign(size_t(count * k * width), 0.0f);
     for (int64_t j = 0; j < count; ++j)
       for (int64_t p = 0; p < k; ++p)
@@ -173,13 +176,13 @@ void multiply(const Gemm& g, const Product& pr, const float* a, const float* b, 
   }
 }
 
-// C = A * W (+ bias, activation) with W a packed constant: blocks of 16-column panels over
-// threads (dynamic, as in multiply), each panel swept down A six rows at a time (A read in
-// place: a 6-row slice stays in L1 while the panel streams from L2).
-void multiply_packed(Activation act, const Product& pr, const float* a, const PackedWeight& w, const float* bias,
-                     float* c, int threads) {
+// C = A * W (+ bias, activation) with W a packed constant: blocks of 32- or 16-column panels over
+// threads (dynamic, as in multiply), each panel swept down A 8 (AVX-512) or 6 (AVX2) rows at
+// a time (A read in place: the slice stays in L1 while the panel streams from L2).
+void multiply_packed(runtime::kernels::GemmIsa isa, Activation act, const Product& pr, const float* a,
+                     const PackedWeight& w, const float* bias, float* c, int threads) {
   namespace kn = runtime::kernels;
-  const int64_t m = pr.m, n = pr.n, k = pr.k, width = kn::kMicroColumns;
+  const int64_t m = pr.m, n = pr.n, k = pr.k, width = w.width;
   const int64_t panels = (n + width - 1) / width;
   const int64_t per_block = (block_columns(pr, threads) + width - 1) / width;
   const int64_t blocks = (panels + per_block - 1) / per_block;
@@ -188,7 +191,7 @@ void multiply_packed(Activation act, const Product& pr, const float* a, const Pa
     const int64_t j_end = std::min(panels, (q + 1) * per_block);
     for (int64_t j = q * per_block; j < j_end; ++j) {
       const float* panel = w.panels.data() + j * k * width;
-      kn::panel_product(a, k, m, panel, 2, k, std::min(width, n - j * width), c + j * width, n);
+      kn::panel_product_isa(isa, a, k, m, panel, k, std::min(width, n - j * width), c + j * width, n);
     }
     const int64_t j0 = q * per_block * width, block_cols = std::min(n, j_end * width) - j0;
     epilogue(act, c + j0, bias ? bias + j0 : nullptr, m, block_cols, n);
@@ -332,10 +335,11 @@ class CblasModule : public runtime::RuntimeModule {
       const float *a = data[g.a], *b = data[g.b];
       if (!a || !b || (g.bias >= 0 && !data[g.bias])) fail(p.symbol, "an operand was not provided", g.label);
       const PackedWeight* packed = nullptr;
-      if (bd.size() == 2 && use_packed_ && g.constant_b) {
+      if (bd.size() == 2 && isa_ != runtime::kernels::GemmIsa::kGeneric && g.constant_b) {
         auto it = p.packed.find(g.b);
         if (it == p.packed.end())
-          it = p.packed.emplace(g.b, PackedWeight(b, ad.back(), p.dims[g.out].back(), g.transpose_b)).first;
+          it = p.packed.emplace(g.b, PackedWeight(b, ad.back(), p.dims[g.out].back(), g.transpose_b,
+                                                       runtime::kernels::gemm_panel_width(isa_))).first;
         packed = &it->second;
       }
       Product pr;
@@ -346,7 +350,7 @@ class CblasModule : public runtime::RuntimeModule {
       if (!pr.batched_b) pr.m *= pr.batch, pr.batch = 1;  // (..., M, K) x (K, N): one gemm of all rows
       const float* bias = g.bias >= 0 ? data[g.bias] : nullptr;
       if (packed)
-        multiply_packed(g.activation, pr, a, *packed, bias, c, threads);
+        multiply_packed(isa_, g.activation, pr, a, *packed, bias, c, threads);
       else
         multiply(g, pr, a, b, bias, c, threads);
     }
@@ -359,11 +363,28 @@ class CblasModule : public runtime::RuntimeModule {
 
   std::string text_;
   int threads_ = 0;
-  bool use_packed_ = runtime::kernels::cpu_has_avx2_fma();
+  // The micro-kernel of products by constant weights: the CPU's best (kGeneric: none, sgemm).
+  runtime::kernels::GemmIsa isa_ = gemm_isa();
   std::vector<Program> programs_;
   std::map<std::string, Tensor> constants_;
   std::mutex mu_;
 };
+
+// The instruction set of the packed products: the CPU's best, or PARTITA_CBLAS_GEMM (avx512,
+// avx2, generic = OpenBLAS's sgemm for every product), which must be one the CPU runs.
+runtime::kernels::GemmIsa gemm_isa() {
+  namespace kn = runtime::kernels;
+  const char* env = std::getenv("PARTITA_CBLAS_GEMM");
+  if (!env || !*env) return kn::best_gemm_isa();
+  for (kn::GemmIsa isa : {kn::GemmIsa::kAvx512, kn::GemmIsa::kAvx2, kn::GemmIsa::kGeneric})
+    if (std::string(env) == kn::gemm_isa_name(isa)) {
+      if (!kn::gemm_isa_supported(isa))
+        throw_error("ValueError", std::string("cblas module: PARTITA_CBLAS_GEMM=") + env + ": this CPU does not run it");
+      return isa;
+    }
+  throw_error("ValueError", std::string("cblas module: PARTITA_CBLAS_GEMM=") + env +
+                                " is not one of avx512, avx2, generic");
+}
 
 Activation parse_activation(const std::string& name, const std::string& symbol) {
   static const std::map<std::string, Activation> names = {

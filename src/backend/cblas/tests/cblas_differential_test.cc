@@ -7,7 +7,10 @@
 // with fallback off, exported, reloaded and run, and must match the host VM.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "backend_differential.h"
+#include "partita/runtime/kernels/gemm_micro_kernel.h"
 
 namespace partita::backend::cblas {
 namespace {
@@ -153,28 +156,35 @@ class CblasGraph : public RandomGraph {
 };
 
 TEST(CblasDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
-  testing::DifferentialStats stats;
-  for (uint32_t seed = 1; seed <= 320 && stats.failures < 10; ++seed) {
-    CblasGraph gen(seed);
-    RandomGraph::Case c;
-    try {
-      c = gen.generate();
-    } catch (const Error& e) {
-      ADD_FAILURE() << "seed " << seed << ": the generator built an invalid graph: " << e.what();
-      ++stats.failures;
-      continue;
-    }
-    bool merge = gen.chance(0.7);
+  testing::DifferentialStats stats = testing::run_random_graphs<CblasGraph>("cblas", 320, [](CblasGraph& gen) {
     int64_t threads = gen.pick(std::vector<int64_t>{1, 2, 3});
-    std::vector<codegen::Target> targets = {codegen::Target("cblas", {{"num_threads", threads}})};
-    testing::check_backend_against_host("cblas", c, merge, targets, "seed " + std::to_string(seed), stats);
-  }
-  std::cout << stats.summary() << "\n";
+    return std::vector<codegen::Target>{codegen::Target("cblas", {{"num_threads", threads}})};
+  });
   EXPECT_GE(stats.offloading_cases, stats.cases / 2) << stats.summary();
   for (const char* name : {"cblas.matmul", "cblas.matmul_bias", "cblas.matmul_relu", "cblas.matmul_gelu",
                            "cblas.matmul_bias_gelu_tanh", "cblas.matmul_bias_silu", "cblas.matmul_sigmoid",
                            "cblas.matmul_bias_tanh"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
+}
+
+// The same graphs with the products by constant weights on each other path this CPU runs
+// (PARTITA_CBLAS_GEMM; the test above runs the best one).
+TEST(CblasDifferential, TheSameGraphsOnTheOtherMicroKernels) {
+  namespace kn = runtime::kernels;
+  for (kn::GemmIsa isa : {kn::GemmIsa::kAvx512, kn::GemmIsa::kAvx2, kn::GemmIsa::kGeneric}) {
+    if (isa == kn::best_gemm_isa()) continue;
+    if (!kn::gemm_isa_supported(isa)) {
+      std::cout << "skipped " << kn::gemm_isa_name(isa) << ": this CPU does not run it (cpuid)\n";
+      continue;
+    }
+    ::setenv("PARTITA_CBLAS_GEMM", kn::gemm_isa_name(isa), 1);
+    testing::DifferentialStats stats = testing::run_random_graphs<CblasGraph>("cblas", 160, [](CblasGraph& gen) {
+      int64_t threads = gen.pick(std::vector<int64_t>{1, 2, 3});
+      return std::vector<codegen::Target>{codegen::Target("cblas", {{"num_threads", threads}})};
+    });
+    ::unsetenv("PARTITA_CBLAS_GEMM");
+    EXPECT_EQ(stats.failures, 0) << kn::gemm_isa_name(isa);
+  }
 }
 
 }  // namespace

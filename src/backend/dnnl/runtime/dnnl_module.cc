@@ -76,7 +76,8 @@ dn::algorithm eltwise_alg(const std::string& name) {
       {"gelu_tanh", dn::algorithm::eltwise_gelu_tanh}, {"swish", dn::algorithm::eltwise_swish},
       {"logistic", dn::algorithm::eltwise_logistic}, {"tanh", dn::algorithm::eltwise_tanh},
       {"exp", dn::algorithm::eltwise_exp},           {"sqrt", dn::algorithm::eltwise_sqrt},
-      {"abs", dn::algorithm::eltwise_abs},           {"clip", dn::algorithm::eltwise_clip}};
+      {"abs", dn::algorithm::eltwise_abs},           {"clip", dn::algorithm::eltwise_clip},
+      {"linear", dn::algorithm::eltwise_linear},     {"hardswish", dn::algorithm::eltwise_hardswish}};
   auto it = m.find(name);
   if (it == m.end()) throw_error("ValueError", "dnnl: unknown eltwise algorithm '" + name + "'");
   return it->second;
@@ -90,13 +91,18 @@ void set_threads(int n) {
 
 // A oneDNN primitive with its arguments, or (wino set) our Winograd convolution, which reads
 // the same arguments (DNNL_ARG_SRC, DNNL_ARG_DST, DNNL_ARG_BIAS if any).
+using Args = std::unordered_map<int, dn::memory>;
+
 struct Step {
   dn::primitive prim;
-  std::unordered_map<int, dn::memory> args;
+  Args args;
   std::shared_ptr<WinogradConv> wino = nullptr;
   int64_t node = -1;  // the graph node it belongs to (-1: the outputs' reorders)
+  // A step of our own on plain memory (pad), reading and writing the memories of `args`.
+  std::function<void(const Args&)> custom = nullptr;
 
   void execute(dn::stream& s, float* wino_work) {
+    if (custom) return custom(args);
     if (!wino) return prim.execute(s, args);
     auto bias = args.find(DNNL_ARG_BIAS);
     wino->run(static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle()),
@@ -520,9 +526,165 @@ class Program {
       views_.push_back({view, src});
       steps_.push_back({r, {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}}});
       set_output(out, dst);
+    } else if (op == "concat") {
+      build_concat(in, out, n.at("axis").get<int>());
+    } else if (op == "batch_norm") {
+      // Inference: the moving statistics normalize; a fused ReLU where one followed. Runs in
+      // the source's layout (blocked activations stay blocked).
+      need(5);
+      const auto& xd = dims_[in[0]];
+      if (xd.size() < 2 || od != xd) fail("batch_norm shapes");
+      bool scale = n.at("scale").get<bool>(), shift = n.at("shift").get<bool>();
+      auto flags = dn::normalization_flags::use_global_stats;
+      if (scale) flags |= dn::normalization_flags::use_scale;
+      if (shift) flags |= dn::normalization_flags::use_shift;
+      if (n.value("relu", false)) flags |= dn::normalization_flags::fuse_norm_relu;
+      dn::memory src = value(in[0]);
+      dn::batch_normalization_forward::desc d(dn::prop_kind::forward_inference, src.get_desc(),
+                                              n.at("eps").get<float>(), flags);
+      dn::batch_normalization_forward::primitive_desc pd(d, eng_);
+      dn::memory dst = scratch(pd.dst_desc());
+      const dn::memory::desc cmd = plain_md({xd[1]});
+      Args args{{DNNL_ARG_SRC, src},
+                {DNNL_ARG_DST, dst},
+                {DNNL_ARG_MEAN, value_plain_as(in[3], cmd)},
+                {DNNL_ARG_VARIANCE, value_plain_as(in[4], cmd)}};
+      if (scale) args[DNNL_ARG_SCALE] = value_plain_as(in[1], cmd);
+      if (shift) args[DNNL_ARG_SHIFT] = value_plain_as(in[2], cmd);
+      steps_.push_back({dn::batch_normalization_forward(pd), std::move(args)});
+      set_output(out, dst);
+    } else if (op == "resample") {
+      // Nearest or linear over the spatial axes, in the source's layout.
+      need(1);
+      const auto& xd = dims_[in[0]];
+      if (xd.size() != 4 || od.size() != 4 || xd[0] != od[0] || xd[1] != od[1]) fail("resample shapes");
+      const std::string alg = n.at("alg").get<std::string>();
+      if (alg != "nearest" && alg != "linear") fail("resample algorithm '" + alg + "'");
+      dn::memory src = value(in[0]);
+      dn::resampling_forward::desc d(dn::prop_kind::forward_inference,
+                                     alg == "nearest" ? dn::algorithm::resampling_nearest
+                                                      : dn::algorithm::resampling_linear,
+                                     src.get_desc(), dn::memory::desc(od, dt::f32, tag::any));
+      dn::resampling_forward::primitive_desc pd(d, eng_);
+      dn::memory dst = scratch(pd.dst_desc());
+      steps_.push_back({dn::resampling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+      set_output(out, dst);
+    } else if (op == "pad") {
+      need(1);
+      build_pad(n, in[0], out);
     } else {
       fail("unknown node op '" + op + "'");
     }
+  }
+
+  // Concatenation in one layout for every source and the result: of the sources' own layouts
+  // (blocked or channels-last) that fit all of them (blocked by channels along the channels:
+  // each source's a multiple of the block), the one holding the most elements, else plain;
+  // sources in another layout are reordered to it (once per value and layout), so oneDNN
+  // copies without reordering inside ("simple" concat).
+  void build_concat(const std::vector<int>& in, int out, int axis) {
+    if (in.empty()) fail("concat needs inputs");
+    const dn::memory::dims& od = dims_[out];
+    if (axis < 0 || size_t(axis) >= od.size()) fail("concat axis out of range");
+    auto fits_all = [&](tag t) {
+      const int64_t block = t == tag::aBcd16b ? 16 : t == tag::aBcd8b ? 8 : t == tag::aBcd4b ? 4 : 1;
+      for (int v : in)
+        if (dims_[v].size() != 4 || (axis == 1 && dims_[v][1] % block != 0)) return false;
+      return true;
+    };
+    std::map<tag, int64_t> held;  // layout -> elements of the sources in it
+    for (int v : in)
+      if (auto t = layout_tag(value(v).get_desc(), dims_[v]); t && fits_all(*t))
+        held[*t] += std::accumulate(dims_[v].begin(), dims_[v].end(), int64_t(1), std::multiplies<>());
+    std::optional<tag> t;
+    for (const auto& [candidate, elements] : held)
+      if (!t || elements > held[*t]) t = candidate;
+    std::vector<dn::memory::desc> mds;
+    std::vector<dn::memory> srcs;
+    for (int v : in) {
+      if (dims_[v].size() != od.size()) fail("concat of values of another rank");
+      mds.push_back(t ? dn::memory::desc(dims_[v], dt::f32, *t) : plain_md(dims_[v]));
+      srcs.push_back(as_layout(v, mds.back()));
+    }
+    const dn::memory::desc dst_md = t ? dn::memory::desc(od, dt::f32, *t) : plain_md(od);
+    dn::concat::primitive_desc pd(dst_md, axis, mds, eng_);
+    dn::memory dst = scratch(pd.dst_desc());
+    Args args{{DNNL_ARG_DST, dst}};
+    for (size_t k = 0; k < srcs.size(); ++k) args[DNNL_ARG_MULTIPLE_SRC + int(k)] = srcs[k];
+    steps_.push_back({dn::concat(pd), std::move(args)});
+    set_output(out, dst);
+  }
+
+  // Padding (constant, edge, reflect; negative widths crop) on plain memory: each output
+  // coordinate's source coordinate is worked out once per axis at build (-1: the fill value),
+  // then rows along the last axis are gathered through that map, rows spread over the threads.
+  void build_pad(const json& n, int in, int out) {
+    const dn::memory::dims xd = dims_[in], od = dims_[out];
+    const auto widths = n.at("widths").get<std::vector<int64_t>>();
+    const std::string mode = n.at("mode").get<std::string>();
+    const float fill = n.at("value").get<float>();
+    if (widths.size() != 2 * xd.size() || od.size() != xd.size()) fail("pad widths do not match the rank");
+    if (mode != "constant" && mode != "edge" && mode != "reflect") fail("pad mode '" + mode + "'");
+    auto source = std::make_shared<std::vector<std::vector<int64_t>>>(xd.size());
+    for (size_t d = 0; d < xd.size(); ++d) {
+      if (od[d] != xd[d] + widths[2 * d] + widths[2 * d + 1]) fail("pad widths do not give the result's shape");
+      for (int64_t o = 0; o < od[d]; ++o) {
+        int64_t i = o - widths[2 * d];
+        const int64_t dim = xd[d];
+        if (i < 0 || i >= dim) {
+          if (mode == "constant") {
+            i = -1;
+          } else if (mode == "edge") {
+            i = std::clamp<int64_t>(i, 0, dim - 1);
+          } else {
+            const int64_t period = dim == 1 ? 1 : 2 * (dim - 1);
+            i = ((i % period) + period) % period;
+            if (i >= dim) i = period - i;
+          }
+        }
+        (*source)[d].push_back(i);
+      }
+    }
+    dn::memory src = as_layout(in, plain_md(xd)), dst = scratch(plain_md(od));
+    const int threads = num_threads_;
+    auto run = [source, xd, od, fill, threads](const Args& args) {
+      const float* x = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+      float* y = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+      const size_t nd = od.size();
+      if (nd == 0) {
+        y[0] = x[0];
+        return;
+      }
+      std::vector<int64_t> xs(nd, 1);
+      for (size_t d = nd - 1; d > 0; --d) xs[d - 1] = xs[d] * xd[d];
+      const int64_t row = od.back();
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < nd; ++d) rows *= od[d];
+      const std::vector<int64_t>& last = source->back();
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t off = 0, rest = r;
+        bool inside = true;
+        for (size_t d = nd - 1; d-- > 0;) {  // r's coordinates, innermost of the leading axes first
+          const int64_t i = (*source)[d][size_t(rest % od[d])];
+          rest /= od[d];
+          inside = inside && i >= 0;
+          off += i * xs[d];
+        }
+        float* yr = y + r * row;
+        if (!inside) {
+          std::fill_n(yr, row, fill);
+          continue;
+        }
+        const float* xr = x + off;
+        for (int64_t j = 0; j < row; ++j) yr[j] = last[size_t(j)] >= 0 ? xr[last[size_t(j)]] : fill;
+      }
+    };
+    Step st;
+    st.args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    st.custom = std::move(run);
+    steps_.push_back(std::move(st));
+    set_output(out, dst);
   }
 
   // out = in[0] (+ or *) in[1], in[0] of the result's shape (the codegen puts it first). The

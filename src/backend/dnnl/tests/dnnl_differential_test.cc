@@ -41,11 +41,18 @@ class DnnlGraph : public RandomGraph {
       else if (r < 0.72) pool();
       else if (r < 0.77) softmax();
       else if (r < 0.82) layer_norm();
-      else if (r < 0.95) matmul();
+      else if (r < 0.89) matmul();
+      else if (r < 0.93) concat();
+      else if (r < 0.96) batch_norm();
+      else if (r < 0.975) pad();
+      else if (r < 0.985) hard_activation();
+      else if (r < 0.995) resize();
       else extra_outputs.push_back(other_dtype());
     }
     if (values().empty()) unary();
-    std::vector<GraphValue> outs = {last_f32()};
+    std::vector<GraphValue> outs;
+    outs.reserve(2 + extra_outputs.size());
+    outs.push_back(last_f32());
     if (chance(0.25)) outs.push_back(pick(values()));
     for (auto& v : extra_outputs) outs.push_back(v);
     return finish(outs);
@@ -369,6 +376,149 @@ class DnnlGraph : public RandomGraph {
     if (chance(0.5)) activation(m);
   }
 
+  // concat of 1 to 5 tensors of one rank along any axis: values already in the graph (conv
+  // outputs, in oneDNN's blocked layouts) and new ones, channel counts that are multiples of
+  // the blocks and not.
+  void concat() {
+    GraphValue x = chance(0.5) ? operand4d() : operand(1, 5, /*allow_empty=*/false);
+    const int64_t rank = int64_t(x.shape.size());
+    if (rank == 0) x = fresh({3, 4});
+    const int64_t axis = uniform(0, int64_t(x.shape.size()) - 1);
+    std::vector<Expr> parts = {x.expr};
+    double bound = x.bound;
+    const int64_t count = uniform(1, 5);
+    for (int64_t k = 1; k < count; ++k) {
+      Ints s = x.shape;
+      s[size_t(axis)] = pick(Ints{1, 3, 8, 16, s[size_t(axis)]});
+      GraphValue other;
+      bool reused = false;
+      for (const auto& v : values())
+        if (v.shape == s && v.dtype == F32 && !v.symbolic && chance(0.5)) {
+          other = v, reused = true;
+          break;
+        }
+      if (!reused) other = fresh(s, 0.2);
+      if (chance(0.3) && s.size() == 4) other = emit(op::nn::relu(other.expr), other.bound, true);
+      parts.push_back(other.expr);
+      bound = std::max(bound, other.bound);
+    }
+    emit(op::concat(parts, chance(0.2) ? axis - int64_t(x.shape.size()) : axis), bound);
+  }
+
+  // Inference batch_norm of a 2-d to 5-d tensor (constant or computed statistics, with and
+  // without scale and shift), often after a concat or a convolution, then maybe a ReLU.
+  void batch_norm() {
+    GraphValue x = chance(0.6) ? operand4d() : operand(2, 5, /*allow_empty=*/false);
+    if (x.shape.size() < 2) x = fresh({2, 5});
+    const int64_t c = x.shape[1];
+    GraphValue g = fresh({c}, 0.8), b = fresh({c}, 0.8), mean = fresh({c}, 0.8);
+    // A variance of at least 0.5: |v| + 0.5, of a constant or a parameter.
+    GraphValue var = emit(op::abs(fresh({c}, 0.8).expr), 1, true);
+    var = emit(op::add(var.expr, constant_scalar(0.5)), 1.5, true);
+    Var bn = emit_tuple(op::nn::batch_norm(x.expr, g.expr, b.expr, mean.expr, var.expr, 1,
+                                           pick(std::vector<double>{1e-5, 1e-3}), chance(0.85), chance(0.85), 0.1,
+                                           /*training=*/false));
+    GraphValue y = emit(make<TupleGetItemNode>(bn, 0), 2 * (x.bound + 1) * 2 + 1);
+    if (chance(0.5)) emit(op::nn::relu(y.expr), y.bound, true);
+  }
+
+  // Constant (any value), edge and reflect padding of 1-d to 5-d tensors, widths of 0 to 2 on
+  // either side (all zero: a copy), often before a convolution.
+  void pad() {
+    GraphValue x = chance(0.5) ? operand4d() : operand(1, 5, /*allow_empty=*/false);
+    if (x.shape.empty()) x = fresh({4, 3});
+    const std::string mode = pick(std::vector<std::string>{"constant", "constant", "edge", "reflect"});
+    Ints widths;
+    for (int64_t d : x.shape) {
+      const int64_t most = mode == "reflect" ? std::min<int64_t>(2, d - 1) : 2;
+      widths.push_back(chance(0.4) ? 0 : uniform(0, most));
+      widths.push_back(chance(0.4) ? 0 : uniform(0, most));
+    }
+    if (chance(0.1)) std::fill(widths.begin(), widths.end(), 0);
+    GraphValue y = emit(op::nn::pad(x.expr, widths, pick(std::vector<double>{0.0, 0.0, -1.5}), mode), x.bound + 1.5);
+    if (y.shape.size() == 4 && chance(0.4)) {
+      const int64_t cin = y.shape[1];
+      GraphValue w = constant({4, cin, 3, 3}, 1.0 / std::sqrt(9.0 * double(cin)));
+      if (y.shape[2] >= 3 && y.shape[3] >= 3)
+        emit(op::nn::conv2d(y.expr, w.expr, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), y.bound * 3);
+    }
+  }
+
+  // Hard-swish and hard-sigmoid as the ONNX importer spells them (x * clip(x / 6 + 0.5, 0, 1);
+  // clip(alpha x + beta, 0, 1)), often after a convolution, and other arithmetic by constant
+  // scalars (eltwise linear post-ops), some of which must not fuse (other constants).
+  void hard_activation() {
+    GraphValue x;
+    if (chance(0.6)) {
+      GraphValue in = operand4d();
+      const int64_t c = in.shape[1], o = pick(Ints{4, 8, 16});
+      GraphValue w = constant({o, c, 1, 1}, 1.0 / std::sqrt(double(c)));
+      x = emit(op::nn::conv2d(in.expr, w.expr, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1), in.bound * 2);
+      if (chance(0.5)) x = emit(op::add(x.expr, constant({1, o, 1, 1}).expr), x.bound + 1);
+    } else {
+      x = operand(0, 4, /*allow_empty=*/false);
+    }
+    auto scalar = [&](double v) { return chance(0.8) ? constant_scalar(v) : constant({1, 1}, std::fabs(v)).expr; };
+    switch (uniform(0, 3)) {
+      case 0: {  // hard-swish
+        Expr h = emit(op::multiply(x.expr, constant_scalar(1.0 / 6.0)), x.bound / 6).expr;
+        h = emit(op::add(h, constant_scalar(0.5)), x.bound / 6 + 0.5).expr;
+        h = emit(op::clip(h, 0.0, 1.0), 1, true).expr;
+        emit(chance(0.5) ? op::multiply(x.expr, h) : op::multiply(h, x.expr), x.bound);
+        return;
+      }
+      case 1: {  // hard-sigmoid
+        double alpha = pick(std::vector<double>{0.2, 1.0 / 6.0}), beta = 0.5;
+        Expr h = emit(op::multiply(x.expr, constant_scalar(alpha)), x.bound * alpha).expr;
+        h = emit(op::add(h, constant_scalar(beta)), x.bound * alpha + beta).expr;
+        emit(op::clip(h, 0.0, 1.0), 1, true);
+        return;
+      }
+      case 2: {  // almost hard-swish: another offset, or x times a clip of something else
+        Expr h = emit(op::multiply(x.expr, constant_scalar(1.0 / 6.0)), x.bound / 6).expr;
+        h = emit(op::add(h, constant_scalar(pick(std::vector<double>{0.25, 0.5}))), x.bound / 6 + 0.5).expr;
+        h = emit(op::clip(h, 0.0, pick(std::vector<double>{1.0, 2.0})), 2, true).expr;
+        GraphValue other = chance(0.5) ? x : fresh(x.shape, 0.3);
+        emit(op::multiply(other.expr, h), 2 * other.bound);
+        return;
+      }
+      default: {  // a chain of scalar arithmetic
+        GraphValue y = x;
+        for (int k = int(uniform(1, 3)); k > 0; --k) {
+          double c = pick(std::vector<double>{2.0, -0.5, 0.25, 3.0});
+          y = chance(0.5) ? emit(op::multiply(y.expr, scalar(c)), y.bound * std::fabs(c))
+                          : emit(op::add(scalar(c), y.expr), y.bound + std::fabs(c));
+        }
+        if (chance(0.5)) activation(y);
+        return;
+      }
+    }
+  }
+
+  // resize2d of every method oneDNN's resampling takes and some it does not (cubic, other
+  // coordinate modes, nearest by factors that are not integers), to sizes up and down.
+  void resize() {
+    GraphValue x = operand4d();
+    const int64_t h = x.shape[2], w = x.shape[3];
+    Ints size = pick(std::vector<Ints>{{2 * h, 2 * w}, {3 * h, w}, {h + 3, std::max<int64_t>(1, w - 1)},
+                                       {1, 1}, {h, w}, {2 * h, 2 * w}});
+    std::string method = pick(std::vector<std::string>{"linear", "linear", "nearest_neighbor", "nearest_neighbor", "cubic"});
+    std::string mode = method == "linear"
+                           ? pick(std::vector<std::string>{"half_pixel", "half_pixel", "pytorch_half_pixel", "align_corners"})
+                           : pick(std::vector<std::string>{"asymmetric", "asymmetric", "half_pixel"});
+    std::string rounding = method == "nearest_neighbor" ? pick(std::vector<std::string>{"floor", "floor", "round"}) : "";
+    Expr shape = make<ShapeExprNode>(std::vector<PrimExpr>{int_imm(size[0]), int_imm(size[1])});
+    emit(op::make_call("relax.image.resize2d", {x.expr, shape},
+                       {{"method", method}, {"coordinate_transformation_mode", mode}, {"rounding_method", rounding}}),
+         x.bound * (method == "cubic" ? 1.5 : 1.0));
+  }
+
+  Expr constant_scalar(double v) {
+    Tensor t = Tensor::empty({}, F32);
+    t.data_as<float>()[0] = float(v);
+    return make<ConstantNode>(t);
+  }
+
   // float64 / int32 tensors: the host's.
   GraphValue other_dtype() {
     DataType dt = chance(0.5) ? DataType::Float(64) : DataType::Int(32);
@@ -395,39 +545,29 @@ class DnnlGraph : public RandomGraph {
 };
 
 TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
-  testing::DifferentialStats stats;
-  for (uint32_t seed = 1; seed <= 320 && stats.failures < 10; ++seed) {
-    DnnlGraph gen(seed);
-    RandomGraph::Case c;
-    try {
-      c = gen.generate();
-    } catch (const Error& e) {
-      ADD_FAILURE() << "seed " << seed << ": the generator built an invalid graph: " << e.what();
-      ++stats.failures;
-      continue;
-    }
-    bool merge = gen.chance(0.7);
+  auto targets = [](DnnlGraph& gen) {
     int64_t winograd = gen.pick(std::vector<int64_t>{1, 1, 0, 2, 4});
-    std::vector<codegen::Target> targets = {codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
-    // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
-    // oneDNN's reference kernel (what the check offloads runs on a fast path).
-    auto lines = verbose_exec_lines([&] {
-      testing::check_backend_against_host("dnnl", c, merge, targets, "seed " + std::to_string(seed), stats);
-    });
-    for (const auto& line : lines)
+    return std::vector<codegen::Target>{codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", winograd}})};
+  };
+  // DNNL_VERBOSE's execution lines name each primitive's implementation: none may be
+  // oneDNN's reference kernel (what the check offloads runs on a fast path).
+  auto no_reference_kernels = [](uint32_t seed, const std::function<void()>& check, testing::DifferentialStats& stats) {
+    for (const auto& line : verbose_exec_lines(check))
       if (is_reference_kernel(line)) {
         ADD_FAILURE() << "seed " << seed << " ran oneDNN's reference kernel: " << line;
         ++stats.failures;
       }
-  }
-  std::cout << stats.summary() << "\n";
+  };
+  testing::DifferentialStats stats =
+      testing::run_random_graphs<DnnlGraph>("dnnl", 400, targets, no_reference_kernels);
   // The graphs reach the whole table, and most give the backend something.
   EXPECT_GE(stats.offloading_cases, stats.cases * 3 / 4) << stats.summary();
   for (const char* name : {"dnnl.relu", "dnnl.gelu", "dnnl.sigmoid", "dnnl.tanh", "dnnl.exp", "dnnl.sqrt",
                            "dnnl.abs", "dnnl.clip", "dnnl.add", "dnnl.multiply", "dnnl.max_pool2d",
                            "dnnl.avg_pool2d", "dnnl.adaptive_avg_pool2d", "dnnl.softmax", "dnnl.layer_norm",
                            "dnnl.matmul", "dnnl.matmul_bias", "dnnl.conv2d", "dnnl.conv2d_bias",
-                           "dnnl.conv2d_bias_add_relu"})
+                           "dnnl.conv2d_bias_add_relu", "dnnl.concat_1", "dnnl.concat_2", "dnnl.concat_3",
+                           "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad", "dnnl.resize2d"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
 }
 

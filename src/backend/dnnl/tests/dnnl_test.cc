@@ -15,6 +15,7 @@
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
+#include "partita/op/ops.h"
 #include "partita/runtime/vm.h"
 #include "partita/transform/pattern_registry.h"
 
@@ -410,7 +411,12 @@ TEST(Dnnl, AttentionWithScalarConstantsRunsInOnePartition) {
   EXPECT_EQ(count_ops(g, "matmul"), 2);
   EXPECT_EQ(count_ops(g, "permute"), 0);  // folded into the product
   EXPECT_EQ(count_ops(g, "softmax"), 1);
-  EXPECT_EQ(count_ops(g, "binary"), 2);
+  // The scalings by 0-d constants are eltwise linear post-ops of the products.
+  EXPECT_EQ(count_ops(g, "binary"), 0);
+  int linear_post_ops = 0;
+  for (const auto& n : g["functions"][0]["nodes"])
+    for (const auto& p : n["post"]) linear_post_ops += p["alg"] == "linear";
+  EXPECT_EQ(linear_post_ops, 2);
 }
 
 // An error that reaches run time names the module, the function, the graph node and the Relax
@@ -553,6 +559,89 @@ TEST(Dnnl, BroadcastsRunOnTheJitKernelOrStayOnTheHost) {
     EXPECT_EQ(count_ops(g, "binary"), 1);
     for (const auto& line : lines) EXPECT_FALSE(is_reference_kernel(line)) << line;
   }
+}
+
+}  // namespace
+}  // namespace partita::backend::dnnl
+
+namespace partita::backend::dnnl {
+namespace {
+
+// DenseNet's block: convolutions whose outputs are concatenated with the block's input, then
+// batch_norm + ReLU (not foldable: it follows the concat) and a convolution, and SqueezeNet's
+// fire module (two convolutions concatenated): one partition (the concat's tuple merges with
+// its fields' producers), the concat in the convolutions' blocked layout ("simple", no
+// reorders around it), the ReLU fused into the batch_norm, nothing on a reference kernel.
+TEST(Dnnl, ConcatAndBatchNormKeepADenseBlockInOneBlockedPartition) {
+  Tensor w1 = random_tensor({32, 64, 1, 1}, 101, 0.2f), w2 = random_tensor({32, 32, 3, 3}, 102, 0.1f);
+  Tensor w3 = random_tensor({16, 96, 1, 1}, 103, 0.1f);
+  Tensor g = random_tensor({96}, 104), b = random_tensor({96}, 105), mean = random_tensor({96}, 106);
+  Tensor var = random_tensor({96}, 107);
+  for (int64_t i = 0; i < 96; ++i) var.data_as<float>()[i] = std::fabs(var.data_as<float>()[i]) + 0.5f;
+  Var x = param("x", {1, 64, 14, 14});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+    Var c1 = bb.emit(conv(r, cst(w1), {0, 0, 0, 0}));
+    Var r1 = bb.emit(op::make_call("relax.nn.relu", {c1}));
+    Var c2 = bb.emit(conv(r1, cst(w2)));
+    Var cat = bb.emit(op::concat({x, c2}, 1));
+    Var bn = bb.emit(op::nn::batch_norm(cat, cst(g), cst(b), cst(mean), cst(var), 1, 1e-5, true, true, 0.1, false));
+    Var y = bb.emit(make<TupleGetItemNode>(bn, 0));
+    Var ry = bb.emit(op::make_call("relax.nn.relu", {y}));
+    return bb.emit(conv(ry, cst(w3), {0, 0, 0, 0}));
+  });
+  json graph;
+  auto lines = verbose_exec_lines([&] { graph = check_against_host(mod, {random_tensor({1, 64, 14, 14}, 108)}, "dense"); });
+  ASSERT_EQ(graph["functions"].size(), 1u);
+  EXPECT_EQ(count_ops(graph, "concat"), 1);
+  EXPECT_EQ(count_ops(graph, "batch_norm"), 1);
+  EXPECT_EQ(count_ops(graph, "eltwise"), 1);  // the input's ReLU; the others are fused
+  for (const auto& n : graph["functions"][0]["nodes"])
+    if (n["op"] == "batch_norm") {
+      EXPECT_TRUE(n["relu"].get<bool>());
+    }
+  int concats = 0;
+  for (const auto& line : lines) {
+    EXPECT_FALSE(is_reference_kernel(line)) << line;
+    if (line.find(",concat,") != std::string::npos) {
+      ++concats;
+      EXPECT_NE(line.find("simple"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(concats, 2);  // one per run
+}
+
+// The importer's HardSwish (x * clip(x / 6 + 0.5, 0, 1)) and HardSigmoid (clip(x / 5 + 0.5,
+// 0, 1)) after convolutions become post-ops of the convolutions (hardswish; linear + clip):
+// MobileNetV3's blocks are convolutions only.
+TEST(Dnnl, HardSwishAndHardSigmoidBecomePostOpsOfTheConvolution) {
+  Tensor w1 = random_tensor({16, 8, 1, 1}, 111, 0.3f), w2 = random_tensor({16, 16, 1, 1}, 112, 0.3f);
+  auto scalar = [](float v) {
+    Tensor t = Tensor::empty({}, F32);
+    t.data_as<float>()[0] = v;
+    return cst(t);
+  };
+  Var x = param("x", {1, 8, 9, 9});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w1), {0, 0, 0, 0}));
+    Var h = bb.emit(op::make_call("relax.multiply", {c, scalar(1.0f / 6.0f)}));
+    h = bb.emit(op::make_call("relax.add", {h, scalar(0.5f)}));
+    h = bb.emit(op::clip(h, 0.0, 1.0));
+    Var hs = bb.emit(op::make_call("relax.multiply", {c, h}));
+    Var c2 = bb.emit(conv(hs, cst(w2), {0, 0, 0, 0}));
+    Var s = bb.emit(op::make_call("relax.multiply", {c2, scalar(0.2f)}));
+    s = bb.emit(op::make_call("relax.add", {s, scalar(0.5f)}));
+    return bb.emit(op::clip(s, 0.0, 1.0));
+  });
+  json graph = check_against_host(mod, {random_tensor({1, 8, 9, 9}, 113, 4.0f)}, "hard");
+  ASSERT_EQ(graph["functions"].size(), 1u);
+  const json& nodes = graph["functions"][0]["nodes"];
+  ASSERT_EQ(nodes.size(), 2u) << nodes.dump();
+  EXPECT_EQ(nodes[0]["post"], json::parse(R"([{"kind": "eltwise", "alg": "hardswish", "alpha": 0.0, "beta": 0.0}])"));
+  ASSERT_EQ(nodes[1]["post"].size(), 2u);
+  EXPECT_EQ(nodes[1]["post"][0]["alg"], "linear");
+  EXPECT_NEAR(nodes[1]["post"][0]["alpha"].get<double>(), 0.2, 1e-7);
+  EXPECT_EQ(nodes[1]["post"][1]["alg"], "clip");
 }
 
 }  // namespace

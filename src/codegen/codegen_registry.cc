@@ -42,24 +42,31 @@ std::vector<std::string> list_codegens() {
 }
 
 ConstantNamer::ConstantNamer(const std::map<std::string, Tensor>& existing) : all_(existing) {
-  for (const auto& [name, t] : all_) by_hash_.emplace(t.content_hash(), name);
+  for (const auto& [name, t] : all_) {
+    by_hash_.emplace(t.content_hash(), name);
+    by_buffer_.emplace(t.data(), name);
+  }
 }
 
 std::string ConstantNamer::name_for(const Tensor& tensor, const std::string& symbol) {
-  for (const auto& [name, t] : all_)
-    if (t.same_buffer(tensor) && t.shape() == tensor.shape() && t.dtype() == tensor.dtype()) return name;
+  auto [blo, bhi] = by_buffer_.equal_range(tensor.data());
+  for (auto it = blo; it != bhi; ++it) {
+    const Tensor& t = all_.at(it->second);
+    if (t.same_buffer(tensor) && t.shape() == tensor.shape() && t.dtype() == tensor.dtype()) return it->second;
+  }
   size_t h = tensor.content_hash();
   auto [lo, hi] = by_hash_.equal_range(h);
   for (auto it = lo; it != hi; ++it)
     if (all_.at(it->second).content_equal(tensor)) return it->second;
   std::string name;
-  for (int i = 0;; ++i) {
+  for (int& i = next_index_[symbol];; ++i) {
     name = symbol + "_const_" + std::to_string(i);
     if (!all_.count(name)) break;
   }
   all_[name] = tensor;
   added_[name] = tensor;
   by_hash_.emplace(h, name);
+  by_buffer_.emplace(tensor.data(), name);
   return name;
 }
 

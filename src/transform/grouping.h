@@ -150,7 +150,7 @@ class GroupFuser {
   IRModule& mod();
   /// Replaces each group of block `b` of `fn` (positions: the block's order as it is) by a call
   /// of a new private function holding its bindings: parameters named after the arguments,
-  /// outputs "gv", "gv1", ..., "Primitive": 1 added to the group's attributes, the name "fused_"
+  /// outputs "gv", "gv1", ..., "Primitive": True added to the group's attributes, the name "fused_"
   /// + the op names made unique; structurally equal functions are shared. With
   /// `lift_constants`, constants become parameters. The other bindings keep their order, each
   /// group's call stands where all its inputs are ready.

@@ -74,6 +74,10 @@ class ConstantNamer {
   std::map<std::string, Tensor> all_;
   std::map<std::string, Tensor> added_;
   std::multimap<size_t, std::string> by_hash_;
+  // Names by the buffer they hold, and the next index to try per symbol: a module with
+  // thousands of constants is named in linear time (scanning every name made it quadratic).
+  std::multimap<const void*, std::string> by_buffer_;
+  std::map<std::string, int> next_index_;
 };
 
 /// Config key (PassContext::config, a bool): when true, a function its codegen rejects runs on

@@ -32,7 +32,7 @@ TEST(FuseOps, GroupsIntoPrimitiveFunctions) {
 class Module:
     @R.function(private=True)
     def fused_relax_matmul_relax_add_relax_nn_relu_relax_exp(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32"), b: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        R.func_attr({"Primitive": 1})
+        R.func_attr({"Primitive": True})
         with R.dataflow():
             lv0: R.Tensor((4, 8), dtype="float32") = R.matmul(x, w)
             lv1: R.Tensor((4, 8), dtype="float32") = R.add(lv0, b)

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "partita/support/error.h"
+#include "vm_arguments.h"
 #include "vm_graphs.h"
 
 namespace partita::runtime {
@@ -205,30 +206,6 @@ struct VirtualMachine::Impl {
     }
   }
 
-  void match(const Instruction& in, const Value& v, std::vector<int64_t>& syms, const VMFunction& f) {
-    auto where = [&] { return "'" + in.name + "' of function '" + f.name + "'"; };
-    if (v.tuple) throw_error("TypeError", where() + " must be a tensor, but got a tuple");
-    if (!v.tensor.defined()) throw_error("TypeError", where() + " must be a tensor, but got nothing");
-    const Tensor& t = v.tensor;
-    if (!in.match_dtype.is_void() && !(t.dtype() == in.match_dtype))
-      throw_error("TypeError", where() + " must have dtype " + in.match_dtype.str() + ", but has " + t.dtype().str());
-    if (in.match_ndim >= 0 && t.ndim() != in.match_ndim)
-      throw_error("ValueError", where() + " must have " + std::to_string(in.match_ndim) + " dimensions, but has " +
-                                    std::to_string(t.ndim()));
-    for (size_t i = 0; i < in.match_dims.size() && i < size_t(t.ndim()); ++i) {
-      const DimMatch& d = in.match_dims[i];
-      int64_t actual = t.shape()[i];
-      if (d.bind) {
-        syms[size_t(d.slot)] = actual;
-      } else {
-        int64_t want = eval_dim(d.expect, syms.data(), syms.size());
-        if (want != actual)
-          throw_error("ValueError", where() + ": dimension " + std::to_string(i) + " must be " +
-                                        std::to_string(want) + ", but is " + std::to_string(actual));
-      }
-    }
-  }
-
   Value run(int32_t fidx, std::vector<Value> args) {
     const VMFunction& f = ex->functions[size_t(fidx)];
     if (args.size() != f.param_names.size())
@@ -351,7 +328,7 @@ struct VirtualMachine::Impl {
           break;
         }
         case Opcode::MatchTensor: {
-          match(in, regs[size_t(in.args[0])], syms, f);
+          match_tensor(in, regs[size_t(in.args[0])], syms, f);
           if (in.dst != in.args[0]) regs[size_t(in.dst)] = regs[size_t(in.args[0])];
           break;
         }
@@ -465,6 +442,7 @@ VirtualMachine::~VirtualMachine() = default;
 Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
   int32_t idx = exec_->function_index(name);
   if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
+  check_arguments(exec_->functions[size_t(idx)], inputs, device_);
   // Results go to the user's device; host buffers left behind by that go back to the pool.
   auto to_user = [&](Value result) {
     Value out = impl_->move(result, device_);

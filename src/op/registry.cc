@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 
 #include "infer_utils.h"
 #include "partita/ir/op_interface.h"
@@ -22,8 +23,11 @@ std::map<std::string, Entry>& table() {
   return t;
 }
 
-std::mutex& table_mutex() {
-  static std::mutex m;
+// Lookups share it, register_op takes it alone: an operator registered while other threads
+// compile must not move the map under their lookups. (The built-in operators are inserted
+// inside ensure_init's call_once, which every lookup passes first.)
+std::shared_mutex& table_mutex() {
+  static std::shared_mutex m;
   return m;
 }
 
@@ -111,6 +115,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 const Entry& get_entry(const std::string& name) {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   auto& t = table();
   auto it = t.find(name);
   if (it != t.end()) return it->second;
@@ -206,12 +211,13 @@ void add_op(OpDef def) { insert(std::move(def)); }
 
 void register_op(OpDef def) {
   ensure_init();
-  std::lock_guard<std::mutex> lock(table_mutex());
+  std::unique_lock lock(table_mutex());
   insert(std::move(def));
 }
 
 const OpDef* find_op_def(const std::string& name) {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   auto& t = table();
   auto it = t.find(name);
   return it == t.end() ? nullptr : &it->second.def;
@@ -223,6 +229,7 @@ Op get_op(const std::string& name) { return get_entry(name).op; }
 
 std::vector<std::string> list_ops() {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   std::vector<std::string> names;
   for (const auto& [n, e] : table()) names.push_back(n);
   return names;  // std::map keeps them sorted

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,6 +30,9 @@ struct VirtualMachine::Impl {
   std::vector<PackedFunc> externs;
   std::vector<Device> extern_devices;  // where each external function reads and writes
   Device vm_device;
+  // Calls on one VM from several threads run one at a time (its pool, statistics, uploaded
+  // constants and graphs are per VM); recursive because profile() runs through invoke().
+  std::recursive_mutex call_mutex;
   bool has_stream = false;
   StreamHandle stream = nullptr;
   // Resolved devices: per function its parameters', per instruction its outputs'.
@@ -423,6 +427,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
 }
 
 void VirtualMachine::set_graph_capture(bool enabled) {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->graph_capture = enabled;
   if (!enabled && impl_->graphs) impl_->graphs->clear();
 }
@@ -433,6 +438,7 @@ const GraphStats& VirtualMachine::graph_stats() const {
 }
 
 void VirtualMachine::set_stream(StreamHandle stream) {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->has_stream = true;
   impl_->stream = stream;
 }
@@ -440,6 +446,7 @@ void VirtualMachine::set_stream(StreamHandle stream) {
 VirtualMachine::~VirtualMachine() = default;
 
 Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
+  std::lock_guard lock(impl_->call_mutex);
   int32_t idx = exec_->function_index(name);
   if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
   check_arguments(exec_->functions[size_t(idx)], inputs, device_);
@@ -478,6 +485,7 @@ std::vector<Tensor> VirtualMachine::invoke(const std::string& name, const std::v
 }
 
 ProfileReport VirtualMachine::profile(const std::string& name, const std::vector<Tensor>& inputs) {
+  std::lock_guard lock(impl_->call_mutex);
   std::vector<ProfileEntry> kernels(exec_->kernel_names.size()), externs(exec_->extern_symbols.size());
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].name = exec_->kernel_names[i];
   for (size_t i = 0; i < externs.size(); ++i) externs[i].name = exec_->extern_symbols[i], externs[i].external = true;
@@ -530,6 +538,7 @@ std::string ProfileReport::table() const {
 const MemoryStats& VirtualMachine::memory_stats() const { return impl_->stats; }
 
 void VirtualMachine::release_pool() {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->pool.clear();
   impl_->stats.pool_bytes = 0;
 }

@@ -265,7 +265,8 @@ Call make_call(const std::string& op_name, std::vector<Expr> args,
   // Attributes: validate names and kinds, then lay them out in the schema's order.
   std::vector<std::optional<AttrValue>> slots(def.attrs.size());
   for (auto& [name, value] : attrs) {
-    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    // (clang 14 cannot capture a structured binding)
+    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
     if (it == def.attrs.end()) {
       std::string valid;
       for (const auto& s : def.attrs) valid += (valid.empty() ? "" : ", ") + s.name;

@@ -306,6 +306,7 @@ struct VirtualMachine::Impl {
         }
         case Opcode::GetItem: {
           const Value& src = regs[size_t(in.args[0])];
+          if (!in.name.empty()) match_tuple(in, src, f);  // a tuple of the signature
           if (!src.tuple || in.index < 0 || size_t(in.index) >= src.tuple->size())
             throw_error("IndexError", "tuple index " + std::to_string(in.index) + " out of range");
           Value item = (*src.tuple)[size_t(in.index)];

@@ -71,6 +71,15 @@ void check_arguments(const VMFunction& f, const std::vector<Value>& args, Device
     check_value_devices(args[i], "argument '" + f.param_names[i] + "' of function '" + f.name + "'", vm_device);
 }
 
+void match_tuple(const Instruction& in, const Value& v, const VMFunction& f) {
+  std::string where = in.name + " of function '" + f.name + "'";
+  std::string want = in.match_ndim >= 0 ? "a tuple of " + std::to_string(in.match_ndim) + " fields" : "a tuple";
+  if (!v.tuple)
+    throw_error("TypeError", where + " must be " + want + ", but got " + (v.tensor.defined() ? "a tensor" : "nothing"));
+  if (in.match_ndim >= 0 && v.tuple->size() != size_t(in.match_ndim))
+    throw_error("ValueError", where + " must be " + want + ", but has " + std::to_string(v.tuple->size()));
+}
+
 void match_tensor(const Instruction& in, const Value& v, std::vector<int64_t>& syms, const VMFunction& f) {
   auto where = [&] { return in.name + " of function '" + f.name + "'"; };
   if (v.tuple) throw_error("TypeError", where() + " must be a tensor, but got a tuple");

@@ -192,3 +192,37 @@ TEST(VMInputChecks, TensorsOnDevicesTheVMCannotTake) {
   EXPECT_EQ(out[0].to(Device::cpu()).data_as<float>()[7], 14.f);
   expect_adds(on_cpu);
 }
+
+TEST(VMInputChecks, TupleParameters) {
+  // Before: a tuple parameter was not checked at all, and a symbolic dimension only inside one
+  // could not be built (found by the vm_inputs fuzzer).
+  VirtualMachine vm(build(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(t: R.Tuple(R.Tensor((2,), dtype="float32"), R.Tensor(("k",), dtype="int64"))) -> R.Tensor(("k",), dtype="int64"):
+        k = T.int64()
+        b: R.Tensor((k,), dtype="int64") = t[1]
+        c: R.Tensor((k,), dtype="int64") = R.add(b, b)
+        return c
+)"));
+  Tensor ints = Tensor::empty({3}, DataType::Int(64));
+  for (int64_t i = 0; i < 3; ++i) ints.data_as<int64_t>()[i] = i;
+  auto pair = [](std::vector<Tensor> fields) {
+    std::vector<Value> v(fields.begin(), fields.end());
+    return std::vector<Value>{Value::make_tuple(std::move(v))};
+  };
+  Value out = vm.invoke_value("main", pair({iota({2}), ints}));
+  EXPECT_EQ(out.tensor.data_as<int64_t>()[2], 4);
+  EXPECT_EQ(error_of([&] { vm.invoke("main", {iota({2})}); }),
+            "TypeError: argument 't' of function 'main' must be a tuple of 2 fields, but got a tensor");
+  EXPECT_EQ(error_of([&] { vm.invoke_value("main", pair({iota({2})})); }),
+            "ValueError: argument 't' of function 'main' must be a tuple of 2 fields, but has 1");
+  EXPECT_EQ(error_of([&] { vm.invoke_value("main", pair({iota({2}), ints, ints})); }),
+            "ValueError: argument 't' of function 'main' must be a tuple of 2 fields, but has 3");
+  // A field of another dtype would have been read as int64 by the kernel.
+  EXPECT_EQ(error_of([&] { vm.invoke_value("main", pair({iota({2}), iota({3}, DataType::Int(32))})); }),
+            "TypeError: field 1 of argument 't' of function 'main' must have dtype int64, but has int32");
+  EXPECT_EQ(error_of([&] { vm.invoke_value("main", pair({iota({3}), ints})); }),
+            "ValueError: field 0 of argument 't' of function 'main': dimension 0 must be 2, but is 3 (shape (3,))");
+}

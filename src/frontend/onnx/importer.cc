@@ -354,6 +354,10 @@ void Importer::convert_node(const ::onnx::NodeProto& node, int64_t opset, int in
     outs = converters().at(node.op_type())(ctx);
   } catch (const Error& e) {
     throw_error(e.kind(), where() + ": " + label + ": " + e.message());
+  } catch (const std::exception& e) {
+    // A converter reading past what a malformed node holds (an empty constant, ...) is still
+    // a bad model, not a crash (found by fuzz_onnx: Clip with an empty min tensor).
+    throw_error("ValueError", where() + ": " + label + ": malformed node (" + e.what() + ")");
   }
   for (int k = 0; k < node.output_size(); ++k) {
     const std::string& name = node.output(k);

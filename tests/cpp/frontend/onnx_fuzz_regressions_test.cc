@@ -26,3 +26,21 @@ TEST(OnnxFuzzRegressions, AHugeDeclaredTensorWithoutItsDataIsAnErrorNotAnAllocat
     }
   }
 }
+
+TEST(OnnxFuzzRegressions, ClipWithAnEmptyConstantBoundIsAnErrorNamingTheNode) {
+  // Before: std::out_of_range escaped from the Clip converter (an uncaught exception).
+  partita::testing::ModelBuilder b;
+  b.input("x", {2});
+  b.output("y");
+  b.init_float("lo", {0}, {});
+  b.init_float("hi", {1}, {1.f});
+  b.node("Clip", {"x", "lo", "hi"}, {"y"});
+  try {
+    frontend::from_onnx_bytes(b.bytes());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "ValueError");
+    EXPECT_NE(e.message().find("Clip"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("malformed node"), std::string::npos) << e.message();
+  }
+}

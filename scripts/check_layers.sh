@@ -8,9 +8,16 @@
 #     script, dpl, transform, codegen, backend, frontend) and no private header of src/.
 #  4. No file outside src/backend/<name>/ includes a header of that folder, and no backend source
 #     includes a file outside its folder by relative path (only public headers).
-# Usage: scripts/check_layers.sh <build dir>
+#  5. The ir layer (src/ir, include/partita/ir) includes nothing of the layers above it: op,
+#     script, dpl, transform, codegen, backend, frontend, python — in either spelling
+#     ("partita/op/..." or "../op/..."). The op layer reaches the IR through ir/op_interface.h,
+#     which the IR declares and op fills.
+# Prints each offending library or include and exits 1.
+#
+# Usage: scripts/check_layers.sh [build dir | -] [project root]
+#   (defaults: <root>/build and this script's project; "-" checks the sources only, 3 to 5)
 set -uo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="${2:-$(cd "$(dirname "$0")/.." && pwd)}"
 build="${1:-$root/build}"
 fail=0
 say() { echo "check_layers: $*" >&2; fail=1; }
@@ -18,7 +25,9 @@ say() { echo "check_layers: $*" >&2; fail=1; }
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
 runtime_lib="$build/libpartita_runtime.so"
-if [[ ! -f "$runtime_lib" ]]; then
+if [[ "$build" == "-" ]]; then
+  :  # sources only
+elif [[ ! -f "$runtime_lib" ]]; then
   say "$runtime_lib not built"
 else
   allowed='^(libstdc\+\+\.so\.[0-9]+|libm\.so\.[0-9]+|libgcc_s\.so\.[0-9]+|libc\.so\.[0-9]+|libdl\.so\.[0-9]+|libgomp\.so\.[0-9]+|ld-linux-x86-64\.so\.[0-9]+)$'
@@ -32,7 +41,7 @@ else
   fi
 fi
 
-for plugin in "$build"/libpartita_runtime_*.so "$build"/test_plugins/libpartita_runtime_*.so; do
+[[ "$build" == "-" ]] || for plugin in "$build"/libpartita_runtime_*.so "$build"/test_plugins/libpartita_runtime_*.so; do
   [[ -f "$plugin" ]] || continue
   if needed "$plugin" | grep -Eq '^(libpartita\.so|libpartita_frontend_onnx\.so)$'; then
     say "$(basename "$plugin") links the compiler library"
@@ -49,9 +58,13 @@ check_includes() {  # <description> <files...>
     say "$what include compiler headers or private src/ headers (above)"
   fi
 }
-mapfile -t runtime_files < <(find "$root/src/runtime" "$root/include/partita/runtime" "$root/src/support" \
-                                  "$root/include/partita/support" -name '*.h' -o -name '*.cc' | sort)
-check_includes "the runtime's sources" "${runtime_files[@]}"
+existing() { for d in "$@"; do [[ -d "$d" ]] && echo "$d"; done; }
+mapfile -t runtime_dirs < <(existing "$root/src/runtime" "$root/include/partita/runtime" "$root/src/support" \
+                                     "$root/include/partita/support")
+if ((${#runtime_dirs[@]})); then
+  mapfile -t runtime_files < <(find "${runtime_dirs[@]}" -name '*.h' -o -name '*.cc' | sort)
+  check_includes "the runtime's sources" "${runtime_files[@]}"
+fi
 mapfile -t plugin_files < <(find "$root"/src/backend/*/runtime -name '*.h' -o -name '*.cc' 2>/dev/null | sort)
 if ((${#plugin_files[@]})); then
   check_includes "backends' runtime plug-ins" "${plugin_files[@]}"
@@ -72,8 +85,23 @@ if [[ -n "$hits" ]]; then
   say "files outside a backend's folder include its headers (above)"
 fi
 
+# 5. The ir layer includes nothing above it.
+mapfile -t ir_dirs < <(existing "$root/src/ir" "$root/include/partita/ir")
+above='op|script|dpl|transform|codegen|backend|frontend|python'
+if ((${#ir_dirs[@]})); then
+  hits=$(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[\"<](partita/|(\.\./)+)($above)/" "${ir_dirs[@]}" || true)
+  if [[ -n "$hits" ]]; then
+    echo "$hits" >&2
+    say "the ir layer includes headers of layers above it (above)"
+  fi
+fi
+
 if ((fail)); then
   echo "check_layers: FAILED" >&2
   exit 1
 fi
-echo "check_layers: libpartita_runtime needs $(needed "$runtime_lib" | tr '\n' ' ')- layering ok"
+if [[ "$build" == "-" ]]; then
+  echo "check_layers: sources ok"
+else
+  echo "check_layers: libpartita_runtime needs $(needed "$runtime_lib" | tr '\n' ' ')- layering ok"
+fi

@@ -86,8 +86,9 @@ Target::Target(const std::string& kind, const TargetOptionMap& options) : kind_(
     throw_error("ValueError", "unknown target kind '" + kind + "'; registered kinds: " + join(list_target_kinds()));
   for (const auto& spec : def->options) options_[spec.name] = spec.default_value;
   for (const auto& [name, value] : options) {
+    // (clang 14 cannot capture a structured binding: name is captured by an init-capture)
     auto it = std::find_if(def->options.begin(), def->options.end(),
-                           [&](const TargetOptionSpec& s) { return s.name == name; });
+                           [&n = name](const TargetOptionSpec& s) { return s.name == n; });
     if (it == def->options.end()) {
       std::vector<std::string> valid;
       for (const auto& s : def->options) valid.push_back(s.name);

@@ -159,8 +159,25 @@ class FunctionLowering {
   }
 
   void emit_match(int32_t reg, const StructInfo& s, const std::string& what) {
+    if (const auto* tt = s.as<TupleStructInfoNode>()) {
+      // Each field is taken out by a named GetItem (which checks that the value is a tuple of
+      // this many fields, match_ndim) and matched in turn, binding its symbolic dimensions.
+      for (size_t i = 0; i < tt->fields.size(); ++i) {
+        Instruction get;
+        get.op = Opcode::GetItem;
+        get.args = {reg};
+        get.index = int32_t(i);
+        get.dst = new_reg();
+        get.name = what;
+        get.match_ndim = int32_t(tt->fields.size());
+        int32_t field = get.dst;
+        emit(std::move(get));
+        emit_match(field, tt->fields[i], "field " + std::to_string(i) + " of " + what);
+      }
+      return;
+    }
     const auto* t = s.as<TensorStructInfoNode>();
-    if (!t) return;  // tuples and objects pass unchecked
+    if (!t) return;  // objects pass unchecked
     Instruction in;
     in.op = Opcode::MatchTensor;
     in.args = {reg};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 
 #include "infer_utils.h"
 #include "partita/ir/op_interface.h"
@@ -22,8 +23,11 @@ std::map<std::string, Entry>& table() {
   return t;
 }
 
-std::mutex& table_mutex() {
-  static std::mutex m;
+// Lookups share it, register_op takes it alone: an operator registered while other threads
+// compile must not move the map under their lookups. (The built-in operators are inserted
+// inside ensure_init's call_once, which every lookup passes first.)
+std::shared_mutex& table_mutex() {
+  static std::shared_mutex m;
   return m;
 }
 
@@ -113,6 +117,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 const Entry& get_entry(const std::string& name) {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   auto& t = table();
   auto it = t.find(name);
   if (it != t.end()) return it->second;
@@ -217,12 +222,13 @@ void add_op(OpDef def) { insert(std::move(def)); }
 
 void register_op(OpDef def) {
   ensure_init();
-  std::lock_guard<std::mutex> lock(table_mutex());
+  std::unique_lock lock(table_mutex());
   insert(std::move(def));
 }
 
 const OpDef* find_op_def(const std::string& name) {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   auto& t = table();
   auto it = t.find(name);
   return it == t.end() ? nullptr : &it->second.def;
@@ -234,6 +240,7 @@ Op get_op(const std::string& name) { return get_entry(name).op; }
 
 std::vector<std::string> list_ops() {
   ensure_init();
+  std::shared_lock lock(table_mutex());
   std::vector<std::string> names;
   for (const auto& [n, e] : table()) names.push_back(n);
   return names;  // std::map keeps them sorted
@@ -269,7 +276,8 @@ Call make_call(const std::string& op_name, std::vector<Expr> args,
   // Attributes: validate names and kinds, then lay them out in the schema's order.
   std::vector<std::optional<AttrValue>> slots(def.attrs.size());
   for (auto& [name, value] : attrs) {
-    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&](const AttrSpec& s) { return s.name == name; });
+    // (clang 14 cannot capture a structured binding)
+    auto it = std::find_if(def.attrs.begin(), def.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
     if (it == def.attrs.end()) {
       std::string valid;
       for (const auto& s : def.attrs) valid += (valid.empty() ? "" : ", ") + s.name;

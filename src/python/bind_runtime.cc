@@ -35,6 +35,24 @@ runtime::Value py_to_value(py::handle h) {
   return runtime::Value(h.cast<Tensor>());
 }
 
+/// Argument `i` of a call of `f`, converted with errors that name the function and the
+/// parameter (the VM checks dtype, shape and device of what converts).
+runtime::Value vm_argument(py::handle h, const runtime::VMFunction& f, size_t i) {
+  std::string where = i < f.param_names.size()
+                          ? "argument '" + f.param_names[i] + "' of function '" + f.name + "'"
+                          : "argument " + std::to_string(i) + " of function '" + f.name + "'";
+  try {
+    return py_to_value(h);
+  } catch (const Error& e) {
+    throw_error(e.kind(), where + ": " + e.message());
+  } catch (const py::cast_error&) {
+    std::string got = py::str(py::type::handle_of(h).attr("__name__"));
+    if (py::isinstance<py::array>(h)) got += " of dtype " + std::string(py::str(h.attr("dtype")));
+    throw_error("TypeError", where + ": expected a tensor (a numpy array of a supported dtype, a "
+                                     "partita.runtime.Tensor or a DLPack producer such as torch.Tensor), got " + got);
+  }
+}
+
 std::vector<Target> to_targets(py::handle target) {
   std::vector<Target> targets;
   if (target.is_none()) return targets;
@@ -160,8 +178,10 @@ static void bind_vm(py::module_& m) {
 
   py::class_<VMFunctionHandle>(m, "VMFunction")
       .def("__call__", [](const VMFunctionHandle& f, py::args args) {
+        const Executable& ex = f.vm->executable();
+        const runtime::VMFunction& fn = ex.functions[size_t(ex.function_index(f.name))];
         std::vector<runtime::Value> inputs;
-        for (py::handle a : args) inputs.push_back(py_to_value(a));
+        for (py::handle a : args) inputs.push_back(vm_argument(a, fn, inputs.size()));
         runtime::Value out;
         {
           py::gil_scoped_release release;
@@ -230,9 +250,12 @@ static void bind_vm(py::module_& m) {
         return result;
       })
       .def("profile", [](VirtualMachine& vm, const std::string& name, py::args args) {
+        const Executable& ex = vm.executable();
+        int32_t idx = ex.function_index(name);
+        if (idx < 0) throw_error("KeyError", "the executable has no function named \"" + name + "\"");
         std::vector<Tensor> inputs;
         for (py::handle a : args) {
-          runtime::Value v = py_to_value(a);
+          runtime::Value v = vm_argument(a, ex.functions[size_t(idx)], inputs.size());
           if (v.is_tuple()) throw_error("TypeError", "profile takes tensors, not tuples");
           inputs.push_back(v.tensor);
         }

@@ -4,7 +4,8 @@
 // Sharing rules. numpy -> Tensor shares the array's memory when it is C-contiguous, writable,
 // of a supported native dtype and aligned to one element (all the runtime kernels need; see
 // runtime::required_alignment); the Tensor's buffer then holds a reference to the array.
-// Anything else is copied into a fresh 64-byte aligned tensor. Tensor -> numpy never copies:
+// Anything else is copied into a fresh 64-byte aligned tensor: a strided view, a read-only or
+// misaligned array, and an array in the other byte order (converted to this machine's). Tensor -> numpy never copies:
 // the array's base is a capsule holding a reference to the Tensor's buffer, so buffer pools
 // (the VM's) see the buffer as in use for as long as Python holds the array.
 //
@@ -305,6 +306,9 @@ bool type_caster<partita::Tensor>::load(handle src, bool convert) {
     PyErr_Clear();
     return false;
   }
+  // Another byte order than this machine's ('>f4' here) is converted (a copy), never read as is.
+  if (!a.dtype().attr("isnative").cast<bool>())
+    a = a.attr("astype")(a.dtype().attr("newbyteorder")("="));
   std::string dt = str(a.dtype()).cast<std::string>();
   if (!partita::DataType::is_valid(dt)) return false;
   value = tensor_from_numpy(a);

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
+#include <new>
 
 #include "partita/runtime/c_abi.h"
 #include "partita/runtime/plugin.h"
@@ -84,7 +86,17 @@ ModulePtr load_module_from_binary(const std::string& type_key, std::string_view 
       throw_error("KeyError", "the runtime plug-in '" + plugin + "' registers no loader for runtime module type '" +
                                   type_key + "' (known: " + known_keys() + ")");
   }
-  return loader(bytes);
+  // A loader's own parser (a backend's JSON library, ...) may throw something else than Error
+  // on malformed bytes: it is still a malformed module, not a crash (found by fuzz_artifact).
+  try {
+    return loader(bytes);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw_error("ValueError", "runtime module of type '" + type_key + "': out of memory while loading it");
+  } catch (const std::exception& e) {
+    throw_error("ValueError", "runtime module of type '" + type_key + "' is malformed: " + e.what());
+  }
 }
 
 namespace {

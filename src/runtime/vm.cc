@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "partita/support/error.h"
 #include "vm_arena.h"
+#include "vm_arguments.h"
 #include "vm_graphs.h"
 
 namespace partita::runtime {
@@ -29,6 +31,9 @@ struct VirtualMachine::Impl {
   std::vector<PackedFunc> externs;
   std::vector<Device> extern_devices;  // where each external function reads and writes
   Device vm_device;
+  // Calls on one VM from several threads run one at a time (its pool, statistics, uploaded
+  // constants and graphs are per VM); recursive because profile() runs through invoke().
+  std::recursive_mutex call_mutex;
   bool has_stream = false;
   StreamHandle stream = nullptr;
   // Resolved devices: per function its parameters', per instruction its outputs'.
@@ -213,30 +218,6 @@ struct VirtualMachine::Impl {
     }
   }
 
-  void match(const Instruction& in, const Value& v, std::vector<int64_t>& syms, const VMFunction& f) {
-    auto where = [&] { return "'" + in.name + "' of function '" + f.name + "'"; };
-    if (v.tuple) throw_error("TypeError", where() + " must be a tensor, but got a tuple");
-    if (!v.tensor.defined()) throw_error("TypeError", where() + " must be a tensor, but got nothing");
-    const Tensor& t = v.tensor;
-    if (!in.match_dtype.is_void() && !(t.dtype() == in.match_dtype))
-      throw_error("TypeError", where() + " must have dtype " + in.match_dtype.str() + ", but has " + t.dtype().str());
-    if (in.match_ndim >= 0 && t.ndim() != in.match_ndim)
-      throw_error("ValueError", where() + " must have " + std::to_string(in.match_ndim) + " dimensions, but has " +
-                                    std::to_string(t.ndim()));
-    for (size_t i = 0; i < in.match_dims.size() && i < size_t(t.ndim()); ++i) {
-      const DimMatch& d = in.match_dims[i];
-      int64_t actual = t.shape()[i];
-      if (d.bind) {
-        syms[size_t(d.slot)] = actual;
-      } else {
-        int64_t want = eval_dim(d.expect, syms.data(), syms.size());
-        if (want != actual)
-          throw_error("ValueError", where() + ": dimension " + std::to_string(i) + " must be " +
-                                        std::to_string(want) + ", but is " + std::to_string(actual));
-      }
-    }
-  }
-
   /// The arena of one run of a planned function: one device allocation.
   std::shared_ptr<uint8_t> new_arena(const FunctionArena& plan) {
     if (plan.bytes == 0) return nullptr;
@@ -360,6 +341,7 @@ struct VirtualMachine::Impl {
         }
         case Opcode::GetItem: {
           const Value& src = regs[size_t(in.args[0])];
+          if (!in.name.empty()) match_tuple(in, src, f);  // a tuple of the signature
           if (!src.tuple || in.index < 0 || size_t(in.index) >= src.tuple->size())
             throw_error("IndexError", "tuple index " + std::to_string(in.index) + " out of range");
           Value item = (*src.tuple)[size_t(in.index)];
@@ -396,7 +378,7 @@ struct VirtualMachine::Impl {
           break;
         }
         case Opcode::MatchTensor: {
-          match(in, regs[size_t(in.args[0])], syms, f);
+          match_tensor(in, regs[size_t(in.args[0])], syms, f);
           if (in.dst != in.args[0]) regs[size_t(in.dst)] = regs[size_t(in.args[0])];
           break;
         }
@@ -509,6 +491,7 @@ VirtualMachine::VirtualMachine(std::shared_ptr<Executable> exec, Device device)
 }
 
 void VirtualMachine::set_graph_capture(bool enabled) {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->graph_capture = enabled;
   if (!enabled && impl_->graphs) impl_->graphs->clear();
 }
@@ -519,6 +502,7 @@ const GraphStats& VirtualMachine::graph_stats() const {
 }
 
 void VirtualMachine::set_stream(StreamHandle stream) {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->has_stream = true;
   impl_->stream = stream;
 }
@@ -526,8 +510,10 @@ void VirtualMachine::set_stream(StreamHandle stream) {
 VirtualMachine::~VirtualMachine() = default;
 
 Value VirtualMachine::invoke_value(const std::string& name, const std::vector<Value>& inputs) {
+  std::lock_guard lock(impl_->call_mutex);
   int32_t idx = exec_->function_index(name);
   if (idx < 0) throw_error("KeyError", "the executable has no function '" + name + "'");
+  check_arguments(exec_->functions[size_t(idx)], inputs, device_);
   // Results go to the user's device; host buffers left behind by that go back to the pool.
   auto to_user = [&](Value result) {
     Value out = impl_->move(result, device_);
@@ -563,6 +549,7 @@ std::vector<Tensor> VirtualMachine::invoke(const std::string& name, const std::v
 }
 
 ProfileReport VirtualMachine::profile(const std::string& name, const std::vector<Tensor>& inputs) {
+  std::lock_guard lock(impl_->call_mutex);
   std::vector<ProfileEntry> kernels(exec_->kernel_names.size()), externs(exec_->extern_symbols.size());
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].name = exec_->kernel_names[i];
   for (size_t i = 0; i < externs.size(); ++i) externs[i].name = exec_->extern_symbols[i], externs[i].external = true;
@@ -615,6 +602,7 @@ std::string ProfileReport::table() const {
 const MemoryStats& VirtualMachine::memory_stats() const { return impl_->stats; }
 
 void VirtualMachine::release_pool() {
+  std::lock_guard lock(impl_->call_mutex);
   impl_->pool.clear();
   impl_->stats.pool_bytes = 0;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -27,11 +28,21 @@ std::map<std::string, KindFusion>& kind_fusions() {
   return table;
 }
 
+// Backends register from static initializers, users at any time while other threads build.
+std::mutex& kind_fusions_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace
 
-void register_kind_fusion(const std::string& codegen, KindFusion fusion) { kind_fusions()[codegen] = std::move(fusion); }
+void register_kind_fusion(const std::string& codegen, KindFusion fusion) {
+  std::lock_guard lock(kind_fusions_mutex());
+  kind_fusions()[codegen] = std::move(fusion);
+}
 
 std::optional<KindFusion> find_kind_fusion(const std::string& codegen) {
+  std::lock_guard lock(kind_fusions_mutex());
   auto it = kind_fusions().find(codegen);
   if (it == kind_fusions().end()) return std::nullopt;
   return it->second;

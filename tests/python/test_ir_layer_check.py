@@ -1,14 +1,15 @@
-"""scripts/check_ir_layer.sh (run by ctest as check_ir_layer): passes on this tree and catches an
-ir file that includes a header of a layer above it, in either include spelling."""
+"""scripts/check_layers.sh (run by ctest as check_layers), its ir-layer rule on the sources alone:
+passes on this tree and catches an ir file that includes a header of a layer above it, in either
+include spelling."""
 import os
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "scripts", "check_ir_layer.sh")
+SCRIPT = os.path.join(ROOT, "scripts", "check_layers.sh")
 
 
 def run(root):
-    return subprocess.run(["bash", SCRIPT, str(root)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(["bash", SCRIPT, "-", str(root)], capture_output=True, text=True, timeout=60)
 
 
 def test_this_tree_passes():

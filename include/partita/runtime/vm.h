@@ -24,6 +24,14 @@
 // graph's own buffers, the graph is launched, the results are copied out (so results of
 // earlier calls stay valid). A capture that fails falls back to running the function, which is
 // then never captured again. On by default; set_graph_capture(false) turns it off.
+//
+// Inputs are checked at entry and against the signature (src/runtime/vm_arguments.h): a wrong
+// count, dtype, rank, dimension or device is an Error naming the function and the parameter.
+//
+// Threads. Calls of one VM from several threads are serialized (a mutex per VM): safe, with
+// the results of one thread and the throughput of one. For parallel calls make one VM per
+// thread over the same Executable (VMs share its constants and external modules; each has its
+// own pool). memory_stats() and graph_stats() are read while no call runs.
 #pragma once
 
 #include <memory>

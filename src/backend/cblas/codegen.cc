@@ -145,7 +145,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     }
     // Then each activation into the matmul (+ bias) producing its single-use operand.
     for (const auto& [x, out, act] : acts_) {
-      auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const json& n) { return n["out"] == x; });
+      // (clang 14 cannot capture a structured binding: x is captured by an init-capture)
+      auto it = std::find_if(nodes_.begin(), nodes_.end(), [&x = x](const json& n) { return n["out"] == x; });
       if (it == nodes_.end() || uses[x] != 1 || (*it)["activation"] != "none")
         fail("an activation that does not follow a matmul");
       (*it)["activation"] = act;

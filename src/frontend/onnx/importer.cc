@@ -86,7 +86,6 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& tp, const std::string& where
       throw_error("ValueError", where + ": tensor is implausibly large");
     numel *= d;
   }
-  Tensor t = Tensor::empty(shape, dtype);
   const size_t nbytes = size_t(numel) * size_t(dtype.bytes());
   auto mismatch = [&](size_t have) {
     throw_error("ValueError", where + ": tensor of shape " + [&] {
@@ -96,13 +95,29 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& tp, const std::string& where
     }() + " and type " + dtype.str() + " needs " + std::to_string(numel) + " elements but holds " +
                                  std::to_string(have));
   };
+  // The elements stored are counted before the tensor is allocated: a small model declaring a
+  // huge tensor is an error, not an allocation of its declared size (found by fuzz_onnx).
+  using TP = ::onnx::TensorProto;
+  if (tp.has_raw_data()) {
+    if (tp.raw_data().size() != nbytes) mismatch(tp.raw_data().size() / std::max(1, dtype.bytes()));
+  } else {
+    int64_t held = numel;
+    switch (tp.data_type()) {
+      case TP::FLOAT: held = tp.float_data_size(); break;
+      case TP::DOUBLE: held = tp.double_data_size(); break;
+      case TP::INT64: held = tp.int64_data_size(); break;
+      case TP::UINT32: case TP::UINT64: held = tp.uint64_data_size(); break;
+      default: held = tp.int32_data_size(); break;
+    }
+    if (held != numel) mismatch(size_t(held));
+  }
+  Tensor t = Tensor::empty(shape, dtype);
   if (tp.has_raw_data()) {
     const std::string& raw = tp.raw_data();
     if (raw.size() != nbytes) mismatch(raw.size() / std::max(1, dtype.bytes()));
     if (nbytes) std::memcpy(t.data(), raw.data(), nbytes);
     return t;
   }
-  using TP = ::onnx::TensorProto;
   switch (tp.data_type()) {
     case TP::FLOAT:
       if (tp.float_data_size() != numel) mismatch(size_t(tp.float_data_size()));
@@ -339,6 +354,10 @@ void Importer::convert_node(const ::onnx::NodeProto& node, int64_t opset, int in
     outs = converters().at(node.op_type())(ctx);
   } catch (const Error& e) {
     throw_error(e.kind(), where() + ": " + label + ": " + e.message());
+  } catch (const std::exception& e) {
+    // A converter reading past what a malformed node holds (an empty constant, ...) is still
+    // a bad model, not a crash (found by fuzz_onnx: Clip with an empty min tensor).
+    throw_error("ValueError", where() + ": " + label + ": malformed node (" + e.what() + ")");
   }
   for (int k = 0; k < node.output_size(); ++k) {
     const std::string& name = node.output(k);

@@ -3,6 +3,7 @@
 // astype, dropout (identity at inference).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "common.h"
 
@@ -69,6 +70,22 @@ T power_t(T a, T b) {
   else return T(std::pow(double(a), double(b)));
 }
 
+// Integer add, subtract and multiply wrap around, as numpy's and TVM's do. Signed overflow is
+// undefined behaviour in C++ (found by fuzz_vm_inputs: int64 add), so integers of 4 bytes or
+// more compute in their unsigned type and narrower ones in int64 (where uint16 * uint16 cannot
+// overflow int either); the conversion back is modular.
+template <class T, class F>
+T wrapping(T a, T b, F f) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= 4) {
+    using U = std::make_unsigned_t<T>;
+    return T(f(U(a), U(b)));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return T(f(int64_t(a), int64_t(b)));
+  } else {
+    return T(f(a, b));
+  }
+}
+
 #define ARITH_KERNEL(NAME, EXPR)                                                                 \
   void NAME(std::span<const Tensor> in, const KernelAttrs&, std::span<Tensor> out) {             \
     check_binary(#NAME, in);                                                                     \
@@ -77,9 +94,9 @@ T power_t(T a, T b) {
       binary_typed<T, T>(in[0], in[1], out[0], [](T a, T b) -> T { return EXPR; });             \
     });                                                                                          \
   }
-ARITH_KERNEL(k_add, T(a + b))
-ARITH_KERNEL(k_subtract, T(a - b))
-ARITH_KERNEL(k_multiply, T(a * b))
+ARITH_KERNEL(k_add, wrapping(a, b, [](auto x, auto y) { return x + y; }))
+ARITH_KERNEL(k_subtract, wrapping(a, b, [](auto x, auto y) { return x - y; }))
+ARITH_KERNEL(k_multiply, wrapping(a, b, [](auto x, auto y) { return x * y; }))
 ARITH_KERNEL(k_divide, div_t<T>(a, b))
 ARITH_KERNEL(k_floor_divide, floordiv_t<T>(a, b))
 ARITH_KERNEL(k_power, power_t<T>(a, b))

@@ -2,6 +2,8 @@
 // by FuseOpsByPattern itself, so a match and its check are exactly what partitioning would see),
 // and convex unions of adjacent matches.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "collage_internal.h"
@@ -162,6 +164,47 @@ std::vector<Candidate> merged_candidates(const BlockGraph& g, const std::vector<
     }
     for (const Candidate& c : next) out.push_back(c);
     frontier = std::move(next);
+  }
+  return out;
+}
+
+std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
+                                                 const std::vector<const std::vector<Candidate>*>& matches) {
+  std::vector<char> taken(size_t(g.size()), 0);
+  std::vector<const Candidate*> chosen;
+  for (const std::vector<Candidate>* list : matches)
+    for (const Candidate& m : *list) {
+      bool free = true;
+      for (int n : m.nodes) free = free && !taken[size_t(n)];
+      if (!free) continue;
+      for (int n : m.nodes) taken[size_t(n)] = 1;
+      chosen.push_back(&m);
+    }
+  // Connected groups of one backend's taken matches (union-find over adjacent pairs).
+  std::vector<int> parent(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) parent[i] = int(i);
+  std::function<int(int)> find = [&](int x) { return parent[size_t(x)] == x ? x : parent[size_t(x)] = find(parent[size_t(x)]); };
+  std::vector<int> owner(size_t(g.size()), -1);
+  for (size_t i = 0; i < chosen.size(); ++i)
+    for (int n : chosen[i]->nodes) owner[size_t(n)] = int(i);
+  for (int n = 0; n < g.size(); ++n)
+    for (int u : g.users[size_t(n)]) {
+      int a = owner[size_t(n)], b = owner[size_t(u)];
+      if (a >= 0 && b >= 0 && a != b && chosen[size_t(a)]->backend == chosen[size_t(b)]->backend)
+        parent[size_t(find(a))] = find(b);
+    }
+  std::map<int, Candidate> groups;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    Candidate& c = groups[find(int(i))];
+    c.backend = chosen[i]->backend;
+    c.nodes.insert(c.nodes.end(), chosen[i]->nodes.begin(), chosen[i]->nodes.end());
+    c.matches.push_back(chosen[i]->matches.front());
+  }
+  std::vector<Candidate> out;
+  for (auto& [root, c] : groups) {
+    std::sort(c.nodes.begin(), c.nodes.end());
+    std::sort(c.matches.begin(), c.matches.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (c.matches.size() > 1 && g.is_convex(c.nodes)) out.push_back(std::move(c));
   }
   return out;
 }

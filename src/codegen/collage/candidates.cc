@@ -193,19 +193,37 @@ std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
       if (a >= 0 && b >= 0 && a != b && chosen[size_t(a)]->backend == chosen[size_t(b)]->backend)
         parent[size_t(find(a))] = find(b);
     }
-  std::map<int, Candidate> groups;
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    Candidate& c = groups[find(int(i))];
-    c.backend = chosen[i]->backend;
-    c.nodes.insert(c.nodes.end(), chosen[i]->nodes.begin(), chosen[i]->nodes.end());
-    c.matches.push_back(chosen[i]->matches.front());
+  // Within each connected group, matches in binding order join the first group of theirs they
+  // touch whose union stays convex, else start one (as MergeCompositeFunctions splits around a
+  // binding of another backend or the host that would make a cycle).
+  std::vector<size_t> order(chosen.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return chosen[a]->nodes.front() < chosen[b]->nodes.front(); });
+  std::map<int, std::vector<Candidate>> groups;  // per connected group
+  for (size_t i : order) {
+    std::vector<Candidate>& mine = groups[find(int(i))];
+    const Candidate& m = *chosen[i];
+    bool placed = false;
+    for (Candidate& c : mine) {
+      if (!g.adjacent(c.nodes, m.nodes)) continue;
+      std::vector<int> both;
+      std::set_union(c.nodes.begin(), c.nodes.end(), m.nodes.begin(), m.nodes.end(), std::back_inserter(both));
+      if (!g.is_convex(both)) continue;
+      c.nodes = std::move(both);
+      c.matches.push_back(m.matches.front());
+      placed = true;
+      break;
+    }
+    if (!placed) mine.push_back(m);
   }
   std::vector<Candidate> out;
-  for (auto& [root, c] : groups) {
-    std::sort(c.nodes.begin(), c.nodes.end());
-    std::sort(c.matches.begin(), c.matches.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (c.matches.size() > 1 && g.is_convex(c.nodes)) out.push_back(std::move(c));
-  }
+  for (auto& [root, list] : groups)
+    for (Candidate& c : list)
+      if (c.matches.size() > 1) {
+        std::sort(c.matches.begin(), c.matches.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        out.push_back(std::move(c));
+      }
   return out;
 }
 

@@ -226,9 +226,12 @@ TEST(Collage, FixedPriorityPartitionsAreCandidates) {
   ASSERT_EQ(fixed.size(), 1u);
   EXPECT_EQ(fixed[0].nodes, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(fixed[0].matches.size(), 4u);
-  // Without c, {a, b, d} is not convex: MergeCompositeFunctions would not make it, neither do we.
+  // Without c, {a, b, d} is not convex: it splits into {a, b} and d alone, as
+  // MergeCompositeFunctions would split it.
   auto no_c = matches_of("x", {{0}, {1}, {3}});
-  EXPECT_TRUE(collage::fixed_priority_candidates(g, {&no_c}).empty());
+  auto split = collage::fixed_priority_candidates(g, {&no_c});
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(split[0].nodes, (std::vector<int>{0, 1}));
   // Priority: y takes b and c first (one match), x gets what is left; a and d alone are not groups.
   auto y = matches_of("y", {{1, 2}});
   auto both = collage::fixed_priority_candidates(g, {&y, &all});

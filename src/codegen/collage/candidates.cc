@@ -2,6 +2,8 @@
 // by FuseOpsByPattern itself, so a match and its check are exactly what partitioning would see),
 // and convex unions of adjacent matches.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "collage_internal.h"
@@ -163,6 +165,65 @@ std::vector<Candidate> merged_candidates(const BlockGraph& g, const std::vector<
     for (const Candidate& c : next) out.push_back(c);
     frontier = std::move(next);
   }
+  return out;
+}
+
+std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
+                                                 const std::vector<const std::vector<Candidate>*>& matches) {
+  std::vector<char> taken(size_t(g.size()), 0);
+  std::vector<const Candidate*> chosen;
+  for (const std::vector<Candidate>* list : matches)
+    for (const Candidate& m : *list) {
+      bool free = true;
+      for (int n : m.nodes) free = free && !taken[size_t(n)];
+      if (!free) continue;
+      for (int n : m.nodes) taken[size_t(n)] = 1;
+      chosen.push_back(&m);
+    }
+  // Connected groups of one backend's taken matches (union-find over adjacent pairs).
+  std::vector<int> parent(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) parent[i] = int(i);
+  std::function<int(int)> find = [&](int x) { return parent[size_t(x)] == x ? x : parent[size_t(x)] = find(parent[size_t(x)]); };
+  std::vector<int> owner(size_t(g.size()), -1);
+  for (size_t i = 0; i < chosen.size(); ++i)
+    for (int n : chosen[i]->nodes) owner[size_t(n)] = int(i);
+  for (int n = 0; n < g.size(); ++n)
+    for (int u : g.users[size_t(n)]) {
+      int a = owner[size_t(n)], b = owner[size_t(u)];
+      if (a >= 0 && b >= 0 && a != b && chosen[size_t(a)]->backend == chosen[size_t(b)]->backend)
+        parent[size_t(find(a))] = find(b);
+    }
+  // Within each connected group, matches in binding order join the first group of theirs they
+  // touch whose union stays convex, else start one (as MergeCompositeFunctions splits around a
+  // binding of another backend or the host that would make a cycle).
+  std::vector<size_t> order(chosen.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return chosen[a]->nodes.front() < chosen[b]->nodes.front(); });
+  std::map<int, std::vector<Candidate>> groups;  // per connected group
+  for (size_t i : order) {
+    std::vector<Candidate>& mine = groups[find(int(i))];
+    const Candidate& m = *chosen[i];
+    bool placed = false;
+    for (Candidate& c : mine) {
+      if (!g.adjacent(c.nodes, m.nodes)) continue;
+      std::vector<int> both;
+      std::set_union(c.nodes.begin(), c.nodes.end(), m.nodes.begin(), m.nodes.end(), std::back_inserter(both));
+      if (!g.is_convex(both)) continue;
+      c.nodes = std::move(both);
+      c.matches.push_back(m.matches.front());
+      placed = true;
+      break;
+    }
+    if (!placed) mine.push_back(m);
+  }
+  std::vector<Candidate> out;
+  for (auto& [root, list] : groups)
+    for (Candidate& c : list)
+      if (c.matches.size() > 1) {
+        std::sort(c.matches.begin(), c.matches.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        out.push_back(std::move(c));
+      }
   return out;
 }
 

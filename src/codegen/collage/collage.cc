@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "collage_internal.h"
@@ -123,12 +124,24 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
       host.nodes = {i};
       per_block[b].push_back(std::move(host));
     }
-  for (const std::string& backend : options.backends) {
-    auto matches = collage::pattern_candidates(mod, blocks, backend);
-    for (size_t b = 0; b < blocks.size(); ++b) {
-      auto merged = collage::merged_candidates(blocks[b], matches[b], options.max_merge);
-      for (auto& c : matches[b]) per_block[b].push_back(std::move(c));
-      for (auto& c : merged) per_block[b].push_back(std::move(c));
+  std::vector<std::vector<std::vector<collage::Candidate>>> matches;  // [backend][block]
+  for (const std::string& backend : options.backends) matches.push_back(collage::pattern_candidates(mod, blocks, backend));
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    std::set<std::pair<std::string, std::vector<int>>> seen;
+    auto add = [&](collage::Candidate c) {
+      if (seen.emplace(c.backend, c.nodes).second) per_block[b].push_back(std::move(c));
+    };
+    // The fixed placements among the candidates: each backend alone, and the backends in the
+    // order given (the first gets the first pick), as their partitions would be.
+    std::vector<const std::vector<collage::Candidate>*> in_order;
+    for (size_t k = 0; k < matches.size(); ++k) {
+      in_order.push_back(&matches[k][b]);
+      for (auto& c : collage::fixed_priority_candidates(blocks[b], {&matches[k][b]})) add(std::move(c));
+    }
+    for (auto& c : collage::fixed_priority_candidates(blocks[b], in_order)) add(std::move(c));
+    for (size_t k = 0; k < matches.size(); ++k) {
+      for (auto& c : collage::merged_candidates(blocks[b], matches[k][b], options.max_merge)) add(std::move(c));
+      for (auto& c : matches[k][b]) add(std::move(c));
     }
   }
 

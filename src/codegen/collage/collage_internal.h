@@ -54,6 +54,14 @@ std::vector<std::vector<Candidate>> pattern_candidates(const IRModule& mod, cons
 /// Unions of up to `max_merge` adjacent matches (of one backend) that stay convex.
 std::vector<Candidate> merged_candidates(const BlockGraph& g, const std::vector<Candidate>& matches, int max_merge);
 
+/// What fixed-priority partitioning would make of `matches` (each backend's, in the order
+/// FuseOpsByPattern tries them; backends in priority order): matches taken greedily where their
+/// bindings are still free, then each backend's connected, convex group of taken matches as one
+/// candidate (MergeCompositeFunctions' partitions). A whole-model partition keeps a backend's
+/// layouts across every operator, which unions of a few matches cannot show.
+std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
+                                                 const std::vector<const std::vector<Candidate>*>& matches);
+
 /// The patterns of `backends` (priority order within each), each check restricted to the given
 /// matches: (pattern name -> roots). Other matches are refused.
 using AllowedMatches = std::map<std::string, std::set<const VarNode*>>;

@@ -208,6 +208,39 @@ TEST(Collage, UnionsOfMatchesStayConvexAndDisjoint) {
   }
 }
 
+TEST(Collage, FixedPriorityPartitionsAreCandidates) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  const collage::BlockGraph& g = blocks[0];
+  auto matches_of = [](const std::string& backend, std::vector<std::vector<int>> sets) {
+    std::vector<collage::Candidate> out;
+    for (auto& nodes : sets) {
+      collage::Candidate c = cand(backend, nodes, 1);
+      c.matches = {{backend + ".op", nodes.back()}};
+      out.push_back(c);
+    }
+    return out;
+  };
+  // One backend matching everything: one partition of all four bindings.
+  auto all = matches_of("x", {{0}, {1}, {2}, {3}});
+  auto fixed = collage::fixed_priority_candidates(g, {&all});
+  ASSERT_EQ(fixed.size(), 1u);
+  EXPECT_EQ(fixed[0].nodes, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(fixed[0].matches.size(), 4u);
+  // Without c, {a, b, d} is not convex: it splits into {a, b} and d alone, as
+  // MergeCompositeFunctions would split it.
+  auto no_c = matches_of("x", {{0}, {1}, {3}});
+  auto split = collage::fixed_priority_candidates(g, {&no_c});
+  ASSERT_EQ(split.size(), 1u);
+  EXPECT_EQ(split[0].nodes, (std::vector<int>{0, 1}));
+  // Priority: y takes b and c first (one match), x gets what is left; a and d alone are not groups.
+  auto y = matches_of("y", {{1, 2}});
+  auto both = collage::fixed_priority_candidates(g, {&y, &all});
+  EXPECT_TRUE(both.empty());  // y's group is one match, x's matches a and d are not adjacent
+  auto x_first = collage::fixed_priority_candidates(g, {&all, &y});
+  ASSERT_EQ(x_first.size(), 1u);
+  EXPECT_EQ(x_first[0].backend, "x");
+}
+
 TEST(Collage, ErrorsNameTheBackend) {
   IRModule mod = script::parse_module(kDiamond);
   CollageOptions o;

@@ -303,3 +303,26 @@ def test_run_device_option(model, tmp_path):
     if not has_gpu:
         res = cli("run", art, "--device", "cuda")
         assert res.returncode == 1 and "cuda" in res.stderr, res.stderr
+
+
+def test_run_makes_and_prints_float16_tensors(tmp_path):
+    # float16 models (exported with .half()) must run and print: random float16 inputs, outputs
+    # printed through float.
+    src = tmp_path / "h.py"
+    src.write_text('''
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float16")) -> R.Tensor((3, 2), dtype="float16"):
+        with R.dataflow():
+            lv = R.reshape(x, R.shape([3, 2]))
+            R.output(lv)
+        return lv
+''')
+    art = tmp_path / "h.partita"
+    assert cli("compile", src, "-o", art).returncode == 0
+    res = cli("run", art, "--repeat", 1, "--output-dir", tmp_path / "out")
+    assert res.returncode == 0, res.stderr
+    assert "float16[3, 2]" in res.stdout
+    y = np.load(tmp_path / "out" / "output_0.npy")
+    assert y.dtype == np.float16 and y.shape == (3, 2) and np.all(np.abs(y) <= 1)

@@ -207,3 +207,15 @@ def test_corrupted_and_missing_files(tmp_path):
         from_onnx(str(truncated))
     with pytest.raises(TypeError):
         from_onnx(42)
+
+
+def test_float16_clip_bounds_are_read():
+    # A model exported with .half() gives Clip float16 bounds; they are read as their values.
+    from partita.relax.frontend.onnx import from_onnx
+    lo = numpy_helper.from_array(np.array(0.5, np.float16), "lo")
+    hi = numpy_helper.from_array(np.array(6, np.float16), "hi")
+    g = helper.make_graph([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])], [lo, hi])
+    text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
+    assert "R.clip(x, T.float64(0.5), T.float64(6.0))" in text

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "npy.h"
+#include "partita/runtime/half.h"
 #include "partita/runtime/device_api.h"
 #include "partita/runtime/vm.h"
 #include "partita/support/error.h"
@@ -66,6 +67,8 @@ double element(const Tensor& t, int64_t i) {
   if (dt == DataType::Int(32)) return t.data_as<int32_t>()[i];
   if (dt == DataType::Int(8)) return t.data_as<int8_t>()[i];
   if (dt.is_bool() || dt == DataType::UInt(8)) return t.data_as<uint8_t>()[i];
+  if (dt == DataType::Float(16)) return runtime::half_bits_to_float(t.data_as<uint16_t>()[i]);
+  if (dt == DataType::BFloat16()) return runtime::bfloat16_bits_to_float(t.data_as<uint16_t>()[i]);
   throw_error("TypeError", "cannot print tensors of dtype " + dt.str());
 }
 
@@ -81,6 +84,8 @@ Tensor random_tensor(const ParamSpec& p, std::mt19937_64& rng) {
     DataType dt = p.dtype;
     if (dt == DataType::Float(32)) t.data_as<float>()[i] = float(real(rng));
     else if (dt == DataType::Float(64)) t.data_as<double>()[i] = real(rng);
+    else if (dt == DataType::Float(16)) t.data_as<uint16_t>()[i] = runtime::Half::from(real(rng)).bits;
+    else if (dt == DataType::BFloat16()) t.data_as<uint16_t>()[i] = runtime::BFloat16::from(real(rng)).bits;
     else if (dt == DataType::Int(64)) t.data_as<int64_t>()[i] = small(rng);
     else if (dt == DataType::Int(32)) t.data_as<int32_t>()[i] = small(rng);
     else if (dt.is_bool()) t.data_as<uint8_t>()[i] = uint8_t(small(rng) & 1);

@@ -15,6 +15,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include "partita/runtime/half.h"
 #include "partita/ir/analysis.h"
 #include "partita/transform/fold_constant.h"
 
@@ -168,6 +169,9 @@ std::vector<T> read_all(const Tensor& t) {
     if (d.is_float()) {
       if (d.bits() == 64) return T(t.data_as<double>()[i]);
       if (d.bits() == 32) return T(t.data_as<float>()[i]);
+      // float16 / bfloat16 models (exported with .half()) carry their bounds and scalars so.
+      if (d == DataType::Float(16)) return T(runtime::half_bits_to_float(t.data_as<uint16_t>()[i]));
+      if (d == DataType::BFloat16()) return T(runtime::bfloat16_bits_to_float(t.data_as<uint16_t>()[i]));
       throw_error("NotImplementedError", "cannot read " + d.str() + " values at import");
     }
     const bool sgn = d.is_int();

@@ -19,6 +19,7 @@
 #include "partita/ir/functor.h"
 #include "partita/ir/substitute.h"
 #include "partita/runtime/device_api.h"
+#include "partita/runtime/serialize.h"
 #include "partita/runtime/vm.h"
 #include "partita/script/printer.h"
 #include "partita/support/error.h"
@@ -41,12 +42,6 @@ std::string default_cache_path() {
   const char* home = std::getenv("HOME");
   std::string base = xdg && *xdg ? xdg : std::string(home && *home ? home : "/tmp") + "/.cache";
   return base + "/partita/collage_costs.json";
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
 }
 
 // The candidate's bindings as the function "main" of a module: parameters for what they use
@@ -253,7 +248,7 @@ void CostModel::cost(const BlockGraph& g, Candidate& c, bool estimate_only) {
     c.measured = !host;  // a backend candidate that cannot be made is known to be impossible
     return;
   }
-  std::string key = std::to_string(fnv1a(cost_key(mod, c.backend, impl_->context)));
+  std::string key = std::to_string(runtime::fnv1a64(cost_key(mod, c.backend, impl_->context)));
   auto hit = impl_->costs.find(key);
   if (hit != impl_->costs.end()) {
     c.cost_us = hit->is_null() ? kInfinite : hit->get<double>();

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "collage_internal.h"
+#include "partita/runtime/serialize.h"
 
 namespace partita::codegen::collage {
 namespace {
@@ -21,9 +22,7 @@ struct State {
 
 struct StateHash {
   size_t operator()(const std::vector<uint64_t>& bits) const {
-    uint64_t h = 1469598103934665603ull;
-    for (uint64_t w : bits) h = (h ^ w) * 1099511628211ull;
-    return size_t(h);
+    return size_t(runtime::fnv1a64({reinterpret_cast<const char*>(bits.data()), bits.size() * sizeof(uint64_t)}));
   }
 };
 

@@ -12,20 +12,13 @@
 #include <unordered_map>
 
 #include "../cuda_codegen.h"
+#include "partita/runtime/serialize.h"
 
 namespace partita::backend::cuda {
 namespace {
 
 constexpr const char* kCacheMagic = "PARTITA-CUBIN-1\n";
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 std::string hex(uint64_t v) {
   char buf[17];
@@ -129,7 +122,7 @@ std::string compile_cubin(const std::string& source, const codegen::Target& targ
   std::string text = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + "\n";
   for (const auto& o : options) text += o + "\n";
   text += source;
-  uint64_t key = fnv1a(text);
+  uint64_t key = runtime::fnv1a64(text);
 
   MemoryCache& mem = memory_cache();
   {

@@ -123,6 +123,30 @@ def test_compile_summary_counts_what_runs_where_for_cuda(model, tmp_path):
     assert m and int(m.group(1)) >= 1, res.stdout
 
 
+BOOL_ADD_MODULE = """@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), "float32"), m: R.Tensor((4,), "bool")):
+        with R.dataflow():
+            a = R.add(m, m)
+            y = R.multiply(x, x)
+            R.output(a, y)
+        return (a, y)
+"""
+
+
+def test_compile_summary_names_operators_left_on_the_host(tmp_path):
+    """With a device target, the summary names the operators the host still runs (bool
+    arithmetic has no cuda kernel), so a user sees what breaks the GPU run."""
+    src = tmp_path / "bool_add.py"
+    src.write_text(BOOL_ADD_MODULE)
+    res = cli("compile", src, "--target", "cuda", "-o", tmp_path / "b.partita", "-q")
+    if res.returncode != 0 and "cuda" in res.stderr and "unknown" in res.stderr.lower():
+        pytest.skip("this build has no cuda target: " + res.stderr.strip())
+    assert res.returncode == 0, res.stderr
+    assert "cuda on cuda:0: 1 call, host: 1 ops (relax.add)" in res.stdout, res.stdout
+
+
 def test_run_random_inputs_are_seeded(model, tmp_path):
     art = tmp_path / "m.partita"
     assert cli("compile", model, "-o", art, "-q").returncode == 0

@@ -58,6 +58,7 @@ std::string where_it_runs(const runtime::Executable& ex) {
                                               // counted as partitions above)
   std::vector<std::string> order;
   int64_t host_ops = 0, copies = 0;
+  std::map<std::string, int64_t> host_kernels;  // which operators stay on the host, by name
   for (const runtime::VMFunction& f : ex.functions)
     for (const runtime::Instruction& in : f.code) {
       if (in.op == runtime::Opcode::CallExtern) {
@@ -74,15 +75,27 @@ std::string where_it_runs(const runtime::Executable& ex) {
       } else if (in.op == runtime::Opcode::CallKernel) {
         const std::string& name = ex.kernel_names[size_t(in.index)];
         if (name == "relax.to_vdevice") ++copies;
-        else if (runtime::kernel_placement(name) == runtime::KernelPlacement::kHost) ++host_ops;
+        else if (runtime::kernel_placement(name) == runtime::KernelPlacement::kHost) {
+          ++host_ops;
+          ++host_kernels[name];
+        }
       } else if (in.op == runtime::Opcode::View && !in.outs.empty() && in.outs[0].device.is_cpu()) {
         ++host_ops;
+        ++host_kernels["view"];
       }
     }
   std::string out;
   for (const std::string& key : order)
     out += key + ": " + std::to_string(per_module[key]) + (per_module[key] == 1 ? " call, " : " calls, ");
   out += "host: " + std::to_string(host_ops) + " ops";
+  // Name the host operators when a device module runs the rest: they are what to look at when a
+  // GPU model is slower than expected (each one is a synchronizing copy and a break in capture).
+  if (!order.empty() && !host_kernels.empty()) {
+    std::string names;
+    for (const auto& [name, n] : host_kernels)
+      names += (names.empty() ? "" : ", ") + name + (n > 1 ? " x" + std::to_string(n) : "");
+    out += " (" + names + ")";
+  }
   if (copies) out += ", device copies: " + std::to_string(copies);
   return out;
 }

@@ -22,21 +22,57 @@ sys.path.insert(0, HERE)
 import models  # noqa: E402
 
 
-def time_cuda(fn, x, runs, warmup=10):
+def time_cuda(fn, xs, runs, warmup=10):
     import torch
     for _ in range(warmup):
-        fn(x)
+        fn(*xs)
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn(x)
+        fn(*xs)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
     times.sort()
     return times[len(times) // 2], times[0], times[-1]
+
+
+def time_model(args, name, batch, dtype, out):
+    """Times NAME at BATCH in DTYPE with each engine asked for; one line (and JSON row) each."""
+    import torch
+    model, xs, _ = models.build(name, batch)
+    dt = getattr(torch, dtype)
+    model, xs = model.cuda().to(dt), models.to_dtype(tuple(x.cuda() for x in xs), dt)
+    wanted = args.engines.split(",")
+    engines = [("torch-eager", model, 0.0)] if "eager" in wanted else []
+    if dtype == "float32" and "eager-tf32" in wanted:
+        engines.append(("torch-eager-tf32", model, 0.0))
+    if not args.no_compile and "compile" in wanted:
+        compiled = torch.compile(model, mode=args.compile_mode)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            compiled(*xs)
+        torch.cuda.synchronize()
+        engines.append(("torch-compile", compiled, time.perf_counter() - t0))
+    for engine, fn, compile_s in engines:
+        tf32 = engine.endswith("tf32")
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        try:
+            with torch.no_grad():
+                med, lo, hi = time_cuda(fn, xs, args.runs)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        row = dict(model=name, batch=batch, dtype=dtype, engine=engine, median_ms=med,
+                   min_ms=lo, max_ms=hi, compile_s=compile_s)
+        print("%-14s b%-3d %-8s %-14s %8.3f ms  [%.3f, %.3f]  compile %.1f s" % (
+            name, batch, dtype, engine, med, lo, hi, compile_s), flush=True)
+        if out:
+            out.write(json.dumps(row) + "\n")
+            out.flush()
 
 
 def main(argv=None):
@@ -56,41 +92,18 @@ def main(argv=None):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     out = open(args.json, "a") if args.json else None
+    failed = False
     for name in args.only.split(","):
         for batch in map(int, args.batch.split(",")):
             for dtype in args.dtype.split(","):
-                model, x = models.build(name, batch)
-                dt = getattr(torch, dtype)
-                model, x = model.cuda().to(dt), x.cuda().to(dt)
-                wanted = args.engines.split(",")
-                engines = [("torch-eager", model, 0.0)] if "eager" in wanted else []
-                if dtype == "float32" and "eager-tf32" in wanted:
-                    engines.append(("torch-eager-tf32", model, 0.0))
-                if not args.no_compile and "compile" in wanted:
-                    compiled = torch.compile(model, mode=args.compile_mode)
-                    t0 = time.perf_counter()
-                    with torch.no_grad():
-                        compiled(x)
-                    torch.cuda.synchronize()
-                    engines.append(("torch-compile", compiled, time.perf_counter() - t0))
-                for engine, fn, compile_s in engines:
-                    tf32 = engine.endswith("tf32")
-                    torch.backends.cuda.matmul.allow_tf32 = tf32
-                    torch.backends.cudnn.allow_tf32 = tf32
-                    with torch.no_grad():
-                        med, lo, hi = time_cuda(fn, x, args.runs)
-                    torch.backends.cuda.matmul.allow_tf32 = False
-                    torch.backends.cudnn.allow_tf32 = False
-                    row = dict(model=name, batch=batch, dtype=dtype, engine=engine, median_ms=med,
-                               min_ms=lo, max_ms=hi, compile_s=compile_s)
-                    print("%-14s b%-3d %-8s %-14s %8.3f ms  [%.3f, %.3f]  compile %.1f s" % (
-                        name, batch, dtype, engine, med, lo, hi, compile_s), flush=True)
-                    if out:
-                        out.write(json.dumps(row) + "\n")
-                        out.flush()
-                del model, x, engines
+                try:
+                    time_model(args, name, batch, dtype, out)
+                except Exception as e:  # report every model, not only the first failure
+                    failed = True
+                    print("%-14s b%-3d %-8s FAILED: %s: %s" % (name, batch, dtype, type(e).__name__,
+                                                              str(e).splitlines()[0][:200]), flush=True)
                 torch.cuda.empty_cache()
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -2,18 +2,22 @@
 """The GPU benchmark models, built on the GPU machine by its own PyTorch (large ONNX files are
 better made where they run than carried there), with random seeded weights.
 
-    python3 benchmarks/gpu/models.py --out DIR [--only NAME,...] [--batch 1,32]
+    python3 benchmarks/gpu/models.py --out DIR [--only NAME,...] [--batch 1,32] [--dtype float32,float16]
 
-For each model NAME and batch B it writes into DIR:
-    NAME_bB.onnx         the model (opset 17, fp32)
-    NAME_bB.input.npy    one random input (float32)
-    NAME_bB.ref.npy      PyTorch's fp32 output for it on the GPU with TF32 off
+For each model NAME, batch B and dtype it writes into DIR (STEM = NAME_bB, NAME_bB_fp16):
+    STEM.onnx            the model (opset 17; float16 models from the model made .half())
+    STEM.in.INPUT.npy    each graph input (float inputs in the model's dtype; token ids int64)
+    STEM.inputs          `partita run`'s input arguments, one INPUT=FILE per line
+    STEM.ref.npy         PyTorch's output in the model's dtype (float32 on the CPU, float16 on
+                         the GPU), stored as float32
+    STEM.ref32.npy       float16 models only: the float32 model's output on the CPU, the reference
+                         both Partita's and PyTorch's float16 errors are measured against
 
-Models: the CPU benchmarks' resnet50 / mobilenet_v2 / mlp (benchmarks/models/export.py builds
-them, BatchNorm calibrated the same way), torchvision's convnext_tiny, efficientnet_b0,
-densenet121 and vit_b_16, and a BERT-base encoder (12 layers, hidden 768, 12 heads, sequence
-128) from transformers' BertModel with a random configuration-initialised model (its input is
-the embeddings' output, so the model is the encoder stack itself: the part a compiler runs).
+Models: the CPU zoo of benchmarks/models/export.py (its 22 architectures, same weights and
+inputs, batch dimension repeated B times; mlp keeps its 64 rows) and a BERT-base encoder
+(12 layers, hidden 768, 12 heads, sequence 128) from transformers' BertModel with a random
+configuration-initialised model (its input is the embeddings' output, so the model is the encoder
+stack itself: the part a compiler runs).
 """
 import argparse
 import os
@@ -27,8 +31,7 @@ import export as cpu_models  # noqa: E402  (benchmarks/models/export.py)
 
 OPSET = 17
 SEED = 0
-VISION = ["convnext_tiny", "efficientnet_b0", "densenet121", "vit_b_16"]
-MODELS = ["resnet50", "mobilenet_v2", "mlp", "bert_base"] + VISION
+MODELS = cpu_models.ZOO + ["bert_base"]
 
 
 class BertEncoder:
@@ -56,45 +59,51 @@ class BertEncoder:
 
 
 def build(name, batch):
-    """(torch module in eval mode, example input) for NAME at batch BATCH."""
-    import torch
-    import torchvision
+    """(torch module in eval mode, tuple of example inputs at batch BATCH, their input names)."""
     if name == "bert_base":
-        return BertEncoder.build(batch)
-    if name in VISION:
-        torch.manual_seed(SEED)
-        gen = torch.Generator().manual_seed(SEED + 1)
-        model = getattr(torchvision.models, name)(weights=None)
-        cpu_models.calibrate_batchnorm(model, (1, 3, 224, 224), gen)
-        return model.eval(), torch.randn(batch, 3, 224, 224, generator=gen)
-    model, x = cpu_models.build(name)
-    return model, x.expand(batch, *x.shape[1:]).contiguous() if name != "mlp" else x
+        model, x = BertEncoder.build(batch)
+        return model, (x,), ["input"]
+    model, inputs, names = cpu_models.build_with_inputs(name)
+    if name != "mlp":  # the MLP's 64 rows are its batch already
+        inputs = tuple(x.expand(batch, *x.shape[1:]).contiguous() for x in inputs)
+    return model, inputs, names
+
+
+def to_dtype(inputs, dtype):
+    """Float inputs in DTYPE (token ids and masks keep their integer dtype)."""
+    return tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
 
 
 def export(name, batch, out_dir, dtype="float32"):
-    """Writes NAME_bBATCH[_fp16].{onnx,input.npy,ref.npy}; float16 models are exported from the
-    model made .half() on the GPU (PyTorch's CPU has no half convolutions), and their reference
-    is PyTorch's own float16 output on the GPU."""
+    """Writes STEM's files (see the module's doc); returns the ONNX path."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    torch.set_num_threads(max(1, (os.cpu_count() or 8) // 8))  # exports run in parallel
     half = dtype == "float16"
     stem = os.path.join(out_dir, "%s_b%d%s" % (name, batch, "_fp16" if half else ""))
-    model, x = build(name, batch)
-    model, x = model.cuda(), x.cuda()
-    if half:
-        model, x = model.half(), x.half()
+    model, inputs, names = build(name, batch)
     with torch.no_grad():
-        ref = model(x).float().cpu()
-    if not half:
-        model, x = model.cpu(), x.cpu()
-    kwargs = dict(opset_version=OPSET, input_names=["input"], output_names=["output"],
+        ref32 = model(*inputs).float()
+    if half:  # PyTorch's CPU has no half convolutions: the float16 model runs on the GPU
+        model, inputs = model.cuda().half(), to_dtype(tuple(x.cuda() for x in inputs), torch.half)
+        with torch.no_grad():
+            ref = model(*inputs).float().cpu()
+        np.save(stem + ".ref32.npy", ref32.numpy())
+    else:
+        ref = ref32
+    kwargs = dict(opset_version=OPSET, input_names=names, output_names=["output"],
                   do_constant_folding=True)
+    # Gradients stay enabled while exporting: under no_grad, eval-mode TransformerEncoderLayer
+    # takes its fused fast path, which has no ONNX export.
     try:  # PyTorch >= 2.9 defaults to the dynamo exporter; the TorchScript one is what we test
-        torch.onnx.export(model, (x,), stem + ".onnx", dynamo=False, **kwargs)
+        torch.onnx.export(model, inputs, stem + ".onnx", dynamo=False, **kwargs)
     except TypeError:
-        torch.onnx.export(model, (x,), stem + ".onnx", **kwargs)
-    np.save(stem + ".input.npy", x.cpu().numpy().astype(np.float16 if half else np.float32))
+        torch.onnx.export(model, inputs, stem + ".onnx", **kwargs)
+    with open(stem + ".inputs", "w") as f:
+        for n, x in zip(names, inputs):
+            np.save("%s.in.%s.npy" % (stem, n), x.cpu().numpy())
+            f.write("%s=%s.in.%s.npy\n" % (n, stem, n))
     np.save(stem + ".ref.npy", ref.numpy().astype(np.float32))
     return stem + ".onnx"
 

@@ -11,7 +11,8 @@ out="${2:-.gpu_bench}"
 rm -rf "$out" && mkdir -p "$out/lib"
 cp "$build/partita" "$out/"
 cp "$build"/libpartita.so "$build"/libpartita_runtime.so "$build"/libpartita_frontend_onnx.so \
-   "$build"/libpartita_runtime_cuda.so "$out/lib/"
+   "$build"/libpartita_runtime_cuda.so "$build"/libpartita_runtime_cublas.so \
+   "$build"/libpartita_runtime_cudnn.so "$out/lib/"
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32; do
   cp -L "/lib/x86_64-linux-gnu/$lib" "$out/lib/"
 done

@@ -157,7 +157,7 @@ class BertEncoder:
                 self.encoder = nn.TransformerEncoder(layer, cls.LAYERS, enable_nested_tensor=False)
 
             def forward(self, input_ids, attention_mask):
-                positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
+                positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
                 h = self.word(input_ids) + self.position(positions) + self.segment(
                     torch.zeros_like(input_ids))
                 return self.encoder(self.norm(h), src_key_padding_mask=attention_mask == 0)
@@ -194,10 +194,10 @@ class GptDecoder:
 
             def forward(self, input_ids):
                 n = input_ids.shape[1]
-                positions = torch.arange(n).unsqueeze(0)
+                positions = torch.arange(n, device=input_ids.device).unsqueeze(0)
                 h = self.token(input_ids) + self.position(positions)
                 allowed = self.causal[:n, :n]
-                mask = torch.zeros(n, n).masked_fill(~allowed, float("-inf"))
+                mask = torch.zeros(n, n, device=input_ids.device, dtype=h.dtype).masked_fill(~allowed, float("-inf"))
                 return self.head(self.norm(self.blocks(h, mask=mask)))
 
         ids = torch.randint(0, cls.VOCAB, (1, cls.SEQ), generator=gen)

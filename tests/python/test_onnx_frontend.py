@@ -219,3 +219,24 @@ def test_float16_clip_bounds_are_read():
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])], [lo, hi])
     text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
     assert "R.clip(x, T.float64(0.5), T.float64(6.0))" in text
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_models_scalars_are_made_in_their_dtype(dtype):
+    # HardSwish and InstanceNormalization make scalar constants (3, 6, epsilon) in the model's
+    # dtype; a .half() export needs them in float16 (and bfloat16 models in bfloat16).
+    from partita.relax.frontend.onnx import from_onnx
+    elem = TensorProto.FLOAT16 if dtype == "float16" else TensorProto.BFLOAT16
+    scale = helper.make_tensor("s", elem, [2], [1.0, 2.0]) if dtype == "bfloat16" else \
+        numpy_helper.from_array(np.array([1.0, 2.0], np.float16), "s")
+    bias = helper.make_tensor("b", elem, [2], [0.0, 0.5]) if dtype == "bfloat16" else \
+        numpy_helper.from_array(np.array([0.0, 0.5], np.float16), "b")
+    g = helper.make_graph(
+        [helper.make_node("HardSwish", ["x"], ["h"]),
+         helper.make_node("InstanceNormalization", ["h", "s", "b"], ["y"], epsilon=1e-5)], "g",
+        [helper.make_tensor_value_info("x", elem, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", elem, [1, 2, 3, 3])], [scale, bias])
+    mod = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    text = mod.script()
+    assert "R.Tensor((1, 2, 3, 3), dtype=\"%s\")" % dtype in text
+    assert "float32" not in text, text  # every scalar in the model's dtype

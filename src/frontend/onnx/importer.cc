@@ -628,6 +628,9 @@ Expr NodeContext::scalar(double v, DataType dtype) const {
   else if (dtype.is_bool() || dtype == DataType::UInt(8)) *t.data_as<uint8_t>() = uint8_t(v);
   else if (dtype == DataType::Int(8)) *t.data_as<int8_t>() = int8_t(v);
   else if (dtype == DataType::Int(16)) *t.data_as<int16_t>() = int16_t(v);
+  // float16 / bfloat16 models (.half() exports): HardSwish's, InstanceNormalization's scalars.
+  else if (dtype == DataType::Float(16)) *t.data_as<uint16_t>() = runtime::float_to_half_bits(float(v));
+  else if (dtype == DataType::BFloat16()) *t.data_as<uint16_t>() = runtime::float_to_bfloat16_bits(float(v));
   else fail("cannot make a " + dtype.str() + " constant", "NotImplementedError");
   return constant(t);
 }

@@ -89,15 +89,25 @@ void k_gather_nd(std::span<const Tensor> in, const KernelAttrs& attrs, std::span
   }
 }
 
-/// Combines `u` into `*d` by `reduction`.
+/// Combines `u` into `*d` by `reduction`; float16 / bfloat16 through float, rounded once.
 template <class T>
 void combine(T* d, T u, const std::string& reduction) {
-  if (reduction == "update") *d = u;
-  else if (reduction == "add") *d = T(*d + u);
-  else if (reduction == "mul") *d = T(*d * u);
-  else if (reduction == "min") *d = std::min(*d, u);
-  else if (reduction == "max") *d = std::max(*d, u);
-  else throw_error("ValueError", "scatter: unknown reduction '" + reduction + "'");
+  if constexpr (is_float16_storage_v<T>) {
+    if (reduction == "update") {
+      *d = u;
+    } else {
+      float f = d->to_float();
+      combine(&f, u.to_float(), reduction);
+      *d = T::from(f);
+    }
+  } else {
+    if (reduction == "update") *d = u;
+    else if (reduction == "add") *d = T(*d + u);
+    else if (reduction == "mul") *d = T(*d * u);
+    else if (reduction == "min") *d = std::min(*d, u);
+    else if (reduction == "max") *d = std::max(*d, u);
+    else throw_error("ValueError", "scatter: unknown reduction '" + reduction + "'");
+  }
 }
 
 void k_scatter_elements(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
@@ -110,7 +120,7 @@ void k_scatter_elements(std::span<const Tensor> in, const KernelAttrs& attrs, st
   auto xs = contiguous_strides(x.shape());
   if (x.nbytes()) std::memcpy(out[0].data(), x.data(), x.nbytes());
   if (idx.numel() == 0) return;
-  dispatch(x.dtype(), "scatter_elements", [&](auto tag) {
+  dispatch_with_float16(x.dtype(), "scatter_elements", [&](auto tag) {
     using T = decltype(tag);
     T* po = out[0].data_as<T>();
     const T* pu = upd.data_as<T>();
@@ -140,7 +150,7 @@ void k_scatter_nd(std::span<const Tensor> in, const KernelAttrs& attrs, std::spa
   int64_t positions = m ? idx.numel() / m : 0;
   if (upd.numel() != positions * slice) throw_error("ValueError", "scatter_nd: updates have the wrong size");
   if (x.nbytes()) std::memcpy(out[0].data(), x.data(), x.nbytes());
-  dispatch(x.dtype(), "scatter_nd", [&](auto tag) {
+  dispatch_with_float16(x.dtype(), "scatter_nd", [&](auto tag) {
     using T = decltype(tag);
     T* po = out[0].data_as<T>();
     const T* pu = upd.data_as<T>();

@@ -80,6 +80,26 @@ TEST(IndexKernels, GatherAndScatter) {
                Error);
 }
 
+TEST(IndexKernels, ScatterInFloat16AndBFloat16) {
+  // .half() exports of windowed attention (swin_t) scatter float16 updates; reductions compute
+  // in float and round once.
+  for (DataType dt : {DataType::Float(16), DataType::BFloat16()}) {
+    auto cast = [&](const Tensor& t) { return run("relax.astype", {t}, A({{"dtype", dt}}), {{t.shape(), dt}})[0]; };
+    auto back = [&](const Tensor& t) {
+      return fvals(run("relax.astype", {t}, A({{"dtype", f32}}), {{t.shape(), f32}})[0]);
+    };
+    Tensor data = cast(floats({2, 3}, {1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(back(run("relax.scatter_nd", {data, ints({2, 1}, {1, 1}), cast(floats({2, 3}, {10, 20, 30, 1, 1, 1}))},
+                       A({{"reduction", std::string("add")}}), {{{2, 3}, dt}})[0]),
+              (std::vector<float>{1, 2, 3, 15, 26, 37}))
+        << dt.str();
+    EXPECT_EQ(back(run("relax.scatter_elements", {data, ints({1, 2}, {2, 0}), cast(floats({1, 2}, {-1, -2}))},
+                       A({{"axis", int64_t(1)}}), {{{2, 3}, dt}})[0]),
+              (std::vector<float>{-2, 2, -1, 4, 5, 6}))
+        << dt.str();
+  }
+}
+
 TEST(ArrayKernels, FlipTileTriangleCumsum) {
   Tensor x = floats({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_EQ(fvals(run("relax.flip", {x}, A({{"axis", int64_t(1)}}), {{{2, 3}, f32}})[0]),

@@ -20,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
-M=/tmp/gpu_models
+M=${M:-/tmp/gpu_models}
 L=$M/logs  # per-model logs, packed into $OUT/logs.tgz
 mkdir -p "$OUT" "$M" "$L"
 pack_logs() { tar czf "$OUT/logs.tgz.tmp" -C "$L" . 2>/dev/null && mv "$OUT/logs.tgz.tmp" "$OUT/logs.tgz"; }
@@ -33,6 +33,8 @@ RUNS=${RUNS:-50}
 JOBS=${JOBS:-8}
 COMPILE_MODE=${COMPILE_MODE:-default}
 PHASES=${PHASES:-eager:1:float32 eager:1:float16 compile:1:float32 eager:32:float32 eager:32:float16 compile:32:float16 compile:1:float16 compile:32:float32}
+COMPILE_MODELS=${COMPILE_MODELS:-$MODELS}  # the models torch.compile phases time
+PROFILE=${PROFILE:-}  # a regex of tags whose artifact also runs once with --profile (per-call times)
 VARIANTS=${VARIANTS:-}
 VARIANT_MODELS=${VARIANT_MODELS:-$MODELS}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/env.log"
@@ -88,6 +90,10 @@ time_partita() {  # the compile jobs of $1 (a file), each timed
   ./partita run "$M/$tag.partita" --device cuda "${inputs[@]}" --repeat "$RUNS" \
     --warmup 10 --output-dir "$M/$tag.out" > "$L/$tag.run.log" 2>&1 \
     || { echo "$tag: run FAILED: $(tail -1 "$L/$tag.run.log")" | tee -a "$OUT/results.txt"; continue; }
+  if [ -n "$PROFILE" ] && [[ "$tag" =~ $PROFILE ]]; then
+    ./partita run "$M/$tag.partita" --device cuda "${inputs[@]}" --repeat 1 --warmup 3 --profile \
+      > "$L/$tag.profile.log" 2>&1
+  fi
   python3 - "$tag" "$stem" "$M/$tag.compile_s" "$L/$tag.run.log" "$L/$tag.compile.log" "$M/$tag.out" <<'PY' | tee -a "$OUT/results.txt"
 import os, re, sys
 import numpy as np
@@ -113,8 +119,10 @@ done < "$1"
 time_torch() {  # one phase ENGINE:BATCH:DTYPE
   IFS=: read -r engine b dt <<< "$1"
   [[ ",$BATCH," == *",$b,"* && ",$DTYPES," == *",$dt,"* ]] || return 0
-  engines=$engine; [ "$engine" = eager ] && engines=eager,eager-tf32
-  python3 gpu/bench_torch.py --only "$MODELS" --batch "$b" --dtype "$dt" --runs "$RUNS" \
+  engines=$engine models=$MODELS
+  [ "$engine" = eager ] && engines=eager,eager-tf32
+  [ "$engine" = compile ] && models=$COMPILE_MODELS
+  python3 gpu/bench_torch.py --only "$models" --batch "$b" --dtype "$dt" --runs "$RUNS" \
     --engines "$engines" --compile-mode "$COMPILE_MODE" --json "$OUT/torch.jsonl" 2>&1 | grep -v -i warn | tee -a "$OUT/results.txt"
   echo "$1 timed $(date -u +%TZ)" | tee -a "$OUT/env.log"
 }

@@ -4,6 +4,7 @@
 #include "partita/codegen/vm_lowering.h"
 #include "partita/transform/attention.h"
 #include "partita/transform/basic.h"
+#include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 #include "partita/transform/place_device_copies.h"
 
@@ -72,6 +73,10 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
     byoc.fallback_to = "as generated " + fusing.front() + " code";
     mod = run_codegen(mod, byoc);
   }
+  // Constants are folded before grouping by kind, as partition_for does before its patterns: a
+  // weight's transpose (ONNX Gemm's transB) is then stored transposed once instead of being
+  // read through the permute, strided, by every GEMM tile.
+  if (!fusing.empty()) mod = transform::FoldForInference()(mod);
   for (const std::string& kind : fusing) {
     // Attention that no BYOC backend took and the code generator cannot compile whole runs as
     // its matmul / softmax parts, which it can.

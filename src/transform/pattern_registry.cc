@@ -71,18 +71,19 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   std::string prefix = backend_prefix;
   if (!prefix.empty() && prefix.back() != '.') prefix += '.';
   auto patterns = get_patterns_with_prefix(prefix);
+  // Constants are folded first (batch_norm into convolutions, weight transposes, shape
+  // arithmetic), as every inference compiler does, so the patterns see what will run.
+  const bool kind_fusion = patterns.empty() && find_kind_fusion(backend_prefix);
+  if (patterns.empty() && !kind_fusion)
+    throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
+  mod = FoldForInference()(std::move(mod));
   // A code generator that fuses by operator kind (the cuda target's) has no patterns: it takes
   // every call its registered check accepts (FuseOpsByKind).
-  if (patterns.empty() && find_kind_fusion(backend_prefix)) {
+  if (kind_fusion) {
     FuseOpsByKindOptions options;
     options.codegen = backend_prefix;
     return fuse_ops_by_kind(std::move(mod), options);
   }
-  if (patterns.empty())
-    throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
-  // Constants are folded first (batch_norm into convolutions, weight transposes, shape
-  // arithmetic), as every inference compiler does, so the patterns see what will run.
-  mod = FoldForInference()(std::move(mod));
   mod = fuse_ops_by_pattern(patterns, std::move(mod), bind_constants, /*annotate_codegen=*/!merge);
   if (merge) mod = merge_composite_functions(std::move(mod));
   return mod;

@@ -8,6 +8,7 @@
 #include "kernel_emitter.h"
 #include "op_support.h"
 #include "prelude.h"
+#include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 
 namespace partita::backend::cuda {
@@ -69,6 +70,7 @@ op::FusionKind cuda_fusion_kind(const CallNode& call) {
 }
 
 IRModule partition_for_cuda(IRModule mod) {
+  mod = transform::FoldForInference()(std::move(mod));  // as partition_for and build() do
   transform::FuseOpsByKindOptions options;
   options.codegen = "cuda";
   options.accepts = [](const CallNode& call) { return !unsupported_reason(call); };

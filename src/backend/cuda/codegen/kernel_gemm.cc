@@ -373,19 +373,45 @@ void KernelEmitter::emit_matmul() {
   g.batch = int_imm(1);
   for (const auto& d : batch) g.batch = g.batch * d;
   g.acc = gemm_accumulator(X.dtype);
+  // A right-hand side shared by every batch (a 2-D weight): the batch folds into M, so the
+  // weight is read once per row tile, not once per batch — [197, 1, 768] @ [768, 2304] (ViT's
+  // attention projection after its permute) is otherwise 197 products of a single row.
+  const bool fold = b_batch.empty() && !batch.empty() && !a_vec;
+  const std::string rows = dim(g.m);  // rows of one product
+  if (fold) {
+    g.m = g.batch * g.m;
+    g.batch = int_imm(1);
+  }
   std::vector<std::string> bc, ac, bbc;  // batch coordinates: output, a, b
+  auto a_coords_of = [&](const Index& bi) {
+    std::vector<std::string> c = broadcast_index(bi, batch, a_batch).coords;
+    if (c.empty() && !a_batch.empty()) c = coords_of(broadcast_index(bi, batch, a_batch));
+    return c;
+  };
+  // With the batch folded, a row of the product names its batch (row / rows) and its row in it.
+  auto split_row = [&](const std::string& m) {
+    Index bi{dims_of(batch), idx_var("(" + m + ") / " + rows), {}};
+    bi.coords = coords_of(bi);
+    return std::pair{bi, idx_var("(" + m + ") % " + rows)};
+  };
   g.at_batch = [&](const std::string& b) {
+    if (fold) return;
     Index bi{dims_of(batch), b, {}};
     bc = coords_of(bi);
     bi.coords = bc;
-    ac = broadcast_index(bi, batch, a_batch).coords;
+    ac = a_coords_of(bi);
     bbc = broadcast_index(bi, batch, b_batch).coords;
-    if (ac.empty() && !a_batch.empty()) ac = coords_of(broadcast_index(bi, batch, a_batch));
     if (bbc.empty() && !b_batch.empty()) bbc = coords_of(broadcast_index(bi, batch, b_batch));
   };
   g.load_a = [&](const std::string&, const std::string& m, const std::string& k) {
     Index in{dims_of(X.shape), "", ac};
-    if (!a_vec) in.coords.push_back(m);
+    if (fold) {
+      auto [bi, row] = split_row(m);
+      in.coords = a_coords_of(bi);
+      in.coords.push_back(row);
+    } else if (!a_vec) {
+      in.coords.push_back(m);
+    }
     in.coords.push_back(k);
     return "(" + g.acc + ")" + eval(aid, in);
   };
@@ -398,7 +424,13 @@ void KernelEmitter::emit_matmul() {
   const std::string M = dim(g.m), N = dim(g.n);
   g.store = [&](const std::string& b, const std::string& m, const std::string& n, const std::string& acc) {
     Index out{dims_of(A.shape), "", bc};
-    if (!a_vec) out.coords.push_back(m);
+    if (fold) {
+      auto [bi, row] = split_row(m);
+      out.coords = bi.coords;
+      out.coords.push_back(row);
+    } else if (!a_vec) {
+      out.coords.push_back(m);
+    }
     if (!b_vec) out.coords.push_back(n);
     out.linear = idx_var("((" + b + ") * " + M + " + " + m + ") * " + N + " + " + n);
     set_anchor_value(out, "(" + compute_type(A.dtype) + ")(" + acc + ")");

@@ -163,6 +163,12 @@ inline const std::vector<OpCase>& op_cases() {
       {"matmul_odd", "x: " T_("(37, 53)") ", y: " T_("(53, 29)"), "gv = R.matmul(x, y)", kFloatsF64, {}, {}, 8},
       {"matmul_int", "x: " T_("(19, 21)") ", y: " T_("(21, 70)"), "gv = R.matmul(x, y)", {"int32", "int64"}},
       {"matmul_batch_broadcast", "x: " T_("(2, 1, 5, 7)") ", y: " T_("(3, 7, 66)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
+      // A 2-D right-hand side shared by every batch: the batch folds into the rows, also under a
+      // fused permute prologue (ViT's attention projection) and with a broadcast left operand.
+      {"matmul_batch_fold", "x: " T_("(3, 5, 7)") ", y: " T_("(7, 66)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
+      {"matmul_batch_fold_permuted_bias", "x: " T_("(1, 9, 24)") ", w: " T_("(24, 130)") ", b: " T_("(130,)"),
+       "t = R.permute_dims(x, axes=[1, 0, 2])\na = R.matmul(t, w)\ngv = R.add(a, b)", kFloats, {}, {}, 8},
+      {"matmul_batch_fold_4d", "x: " T_("(2, 3, 4, 33)") ", y: " T_("(33, 5)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       {"matmul_vectors", "x: " T_("(7,)") ", y: " T_("(2, 7, 5)") ", z: " T_("(5,)"),
        "a = R.matmul(x, y)\nb = R.matmul(a, z)\ngv = R.sum(b)", kFloats, {}, {}, 8},
       {"matmul_bias_relu", "x: " T_("(70, 33)") ", w: " T_("(33, 65)") ", b: " T_("(65,)"),
@@ -202,6 +208,8 @@ inline const std::vector<OpCase>& op_cases() {
       {"sym_reduce_length", "x: " T_("(4, \"n\")"), "gv = R.sum(x, axis=[1])", {"float32", "int32"}, {{"n", 333}}, {}, 4},
       {"sym_matmul", "x: " T_("(\"n\", 24)") ", w: " T_("(24, \"m\")"), "a = R.matmul(x, w)\ngv = R.nn.gelu(a)", kFloats,
        {{"n", 67}, {"m", 5}}, {}, 8},
+      {"sym_matmul_batch_fold", "x: " T_("(\"n\", 3, 24)") ", w: " T_("(24, 17)"), "gv = R.matmul(x, w)", kFloats,
+       {{"n", 13}}, {}, 8},
       {"sym_concat_take", "x: " T_("(\"n\", 3)") ", y: " T_("(2, 3)") ", idx: R.Tensor((\"m\",), dtype=\"int64\")",
        "a = R.concat((x, y), axis=0)\ngv = R.take(a, idx, axis=0)", {"float32", "int32"}, {{"n", 6}, {"m", 9}},
        {{"idx", {0, 8}}}},

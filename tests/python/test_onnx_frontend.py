@@ -240,3 +240,33 @@ def test_half_models_scalars_are_made_in_their_dtype(dtype):
     text = mod.script()
     assert "R.Tensor((1, 2, 3, 3), dtype=\"%s\")" % dtype in text
     assert "float32" not in text, text  # every scalar in the model's dtype
+
+
+@pytest.mark.parametrize("other", ["constant", "computed"])
+def test_float32_operands_in_float16_graphs_take_the_16_bit_dtype(other):
+    # PyTorch's exporter writes float32 constants and masks into .half() graphs (its
+    # scaled_dot_product_attention scale and causal mask); ONNX forbids the mix, and the model
+    # means float16 arithmetic.
+    from partita.relax.frontend.onnx import from_onnx
+    inits, nodes = [], []
+    if other == "constant":
+        inits.append(numpy_helper.from_array(np.full((4,), -np.inf, np.float32), "m"))
+    else:  # a float32 value computed from the graph's own float32 input
+        nodes.append(helper.make_node("Neg", ["z"], ["m"]))
+    nodes.append(helper.make_node("Add", ["x", "m"], ["y"]))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])]
+    if other == "computed":
+        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [4]))
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])], inits)
+    text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
+    assert 'R.Tensor((4,), dtype="float16") = R.add(' in text, text
+
+
+def test_float16_and_bfloat16_operands_stay_an_error():
+    from partita.relax.frontend.onnx import from_onnx
+    g = helper.make_graph([helper.make_node("Add", ["x", "z"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4]),
+                           helper.make_tensor_value_info("z", TensorProto.BFLOAT16, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])])
+    with pytest.raises(Exception, match="same dtype"):
+        from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))

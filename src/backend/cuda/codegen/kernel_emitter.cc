@@ -281,6 +281,7 @@ void KernelEmitter::classify() {
     if (v.kind != KValue::Op) continue;
     AnchorKind k = anchor_kind_of(v.op);
     if (k == AnchorKind::None) continue;
+    if (k == AnchorKind::Pool && is_global_average_pool(v)) k = AnchorKind::Reduce;
     if (anchor_ >= 0)
       fail("it has two reductions / matmuls / pools (" + values_[size_t(anchor_)].name + " and " + v.name +
            "); one kernel computes one");

@@ -71,6 +71,11 @@ struct KValue {
 
 enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d };
 
+/// An adaptive average pool to one element per channel (float data, the same input and output
+/// layout): a mean over H and W, which the row template computes with a group of threads per
+/// channel instead of the pool template's one thread walking the whole image.
+bool is_global_average_pool(const KValue& v);
+
 class KernelEmitter {
  public:
   /// `sm`: the compute capability compiled for (90 for sm_90), which picks tensor-core paths.

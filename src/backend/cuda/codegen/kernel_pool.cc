@@ -9,6 +9,19 @@
 
 namespace partita::backend::cuda {
 
+bool is_global_average_pool(const KValue& v) {
+  if (v.op != "relax.nn.adaptive_avg_pool2d" || !v.call || !v.dtype.is_float() || v.shape.size() != 4) return false;
+  const CallNode& call = *v.call;
+  const std::string layout = attr_string(call, "layout", "NCHW");
+  if (attr_string(call, "out_layout", layout) != layout) return false;
+  std::vector<int> pos = layout_positions(layout, "NCHW");
+  auto one = [&](int axis) {
+    auto d = as_const_int(v.shape[size_t(pos[size_t(axis)])]);
+    return d && *d == 1;
+  };
+  return one(2) && one(3);
+}
+
 void KernelEmitter::emit_pool() {
   const KValue& A = values_[size_t(anchor_)];
   const CallNode& call = *A.call;

@@ -56,6 +56,9 @@ void KernelEmitter::emit_reduction() {
   } else if (op == "relax.nn.layer_norm") {
     for (int64_t a : attr_ints(call, "axes").value_or(std::vector<int64_t>{})) red[size_t(normalize_axis(a, nd))] = 1;
     per_element = true;
+  } else if (op == "relax.nn.adaptive_avg_pool2d") {  // a global one (is_global_average_pool)
+    std::vector<int> pos = layout_positions(attr_string(call, "layout", "NCHW"), "NCHW");
+    red[size_t(pos[2])] = red[size_t(pos[3])] = 1;
   } else if (auto axes = attr_ints(call, "axis")) {
     for (int64_t a : *axes) red[size_t(normalize_axis(a, nd))] = 1;
   } else {
@@ -95,7 +98,7 @@ void KernelEmitter::emit_reduction() {
     bool mx = op == "relax.max";
     passes.push_back({mx ? "pt_max_op" : "pt_min_op", mx ? lowest_literal(ad) : highest_literal(ad), identity, keep});
     row_result = [&] { return stat(0); };
-  } else if (op == "relax.mean") {
+  } else if (op == "relax.mean" || op == "relax.nn.adaptive_avg_pool2d") {
     passes.push_back({"pt_sum_op", int_literal(ad, 0), identity, [&](const std::string& a) { return "(" + a + " / " + lenf + ")"; }});
     row_result = [&] { return stat(0); };
   } else if (op == "relax.variance" || op == "relax.nn.layer_norm") {

@@ -159,6 +159,13 @@ inline const std::vector<OpCase>& op_cases() {
       {"adaptive_avg_pool", "x: " T_("(2, 5, 7, 9)"),
        "a = R.nn.adaptive_avg_pool2d(x, output_size=[3, 4])\nb = R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])\n"
        "c = R.sum(a, axis=[2, 3], keepdims=True)\ngv = R.add(b, c)", kFloats, {}, {}, 4},
+      // Global average pools run as row reductions (a group of threads per channel).
+      {"global_avg_pool_se", "x: " T_("(2, 16, 33, 35)"),
+       "p = R.nn.adaptive_avg_pool2d(x, output_size=[1, 1])\ns = R.sigmoid(p)\ngv = R.multiply(x, s)", kFloats, {}, {}, 4},
+      {"global_avg_pool_nhwc", "x: " T_("(3, 9, 10, 24)"),
+       "gv = R.nn.adaptive_avg_pool2d(x, output_size=[1, 1], layout=\"NHWC\")", kFloats, {}, {}, 4,
+       "a = R.permute_dims(x, axes=[0, 3, 1, 2])\nb = R.nn.adaptive_avg_pool2d(a, output_size=[1, 1])\n"
+       "gv = R.permute_dims(b, axes=[0, 2, 3, 1])"},
       // ---- matmul ----
       {"matmul_odd", "x: " T_("(37, 53)") ", y: " T_("(53, 29)"), "gv = R.matmul(x, y)", kFloatsF64, {}, {}, 8},
       {"matmul_int", "x: " T_("(19, 21)") ", y: " T_("(21, 70)"), "gv = R.matmul(x, y)", {"int32", "int64"}},

@@ -278,6 +278,7 @@ AnchorKind anchor_kind_of(const std::string& op) {
   if (op == "relax.topk") return AnchorKind::TopK;
   if (op == "relax.scatter_elements" || op == "relax.scatter_nd") return AnchorKind::Scatter;
   if (op == "relax.nn.conv2d_transpose") return AnchorKind::ConvTranspose;
+  if (op == "relax.nn.attention" || op == "relax.nn.attention_bias") return AnchorKind::Attention;
   return AnchorKind::None;
 }
 
@@ -668,6 +669,7 @@ KernelFunction KernelEmitter::emit(std::string& source) {
     case AnchorKind::TopK: emit_topk(); break;
     case AnchorKind::Scatter: emit_scatter(); break;
     case AnchorKind::ConvTranspose: emit_conv2d_transpose(); break;
+    case AnchorKind::Attention: emit_attention(); break;
   }
   // Signatures: every dimension of every input and output, checked (or bound) at run time.
   for (const TensorStructInfoNode* t : inputs_) {

@@ -69,7 +69,8 @@ struct KValue {
   bool is_tuple = false;      // a tuple-valued op: only its fields are values
 };
 
-enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d, ArgReduce, Cumsum, TopK, Scatter, ConvTranspose };
+enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d, ArgReduce, Cumsum, TopK, Scatter, ConvTranspose,
+                        Attention };
 
 class KernelEmitter {
  public:
@@ -129,6 +130,7 @@ class KernelEmitter {
   void emit_topk();                                      // kernel_topk.cc
   void emit_scatter();                                   // kernel_scatter.cc
   void emit_conv2d_transpose();                          // kernel_conv_transpose.cc
+  void emit_attention();                                 // kernel_attention.cc
   /// The rows of a one-axis template (argmax, cumsum, topk): rows = outer * inner around `axis`
   /// of `shape`, or one row of every element when `axis` is absent. (rows, len, element(row, k)).
   struct AxisRows {

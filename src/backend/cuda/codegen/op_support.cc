@@ -39,6 +39,7 @@ enum class Rule {
   ArgReduce,   // argmax / argmin
   Cumsum,
   TopK,
+  Attention,   // nn.attention / nn.attention_bias (a plain fallback)
 };
 
 const std::map<std::string, Rule>& rules() {
@@ -82,6 +83,7 @@ const std::map<std::string, Rule>& rules() {
     add({"argmax", "argmin"}, Rule::ArgReduce);
     add({"cumsum"}, Rule::Cumsum);
     add({"topk"}, Rule::TopK);
+    add({"nn.attention", "nn.attention_bias"}, Rule::Attention);
     return t;
   }();
   return table;
@@ -334,6 +336,16 @@ std::optional<std::string> unsupported_reason(const CallNode& call) {
       return std::nullopt;
     }
     case Rule::TopK: return std::nullopt;
+    case Rule::Attention: {
+      if (!is_float) return op->name + " needs float tensors, not " + in.str();
+      for (const auto* t : tensors) {
+        if (!(t->dtype == in)) return op->name + "'s operands must have one dtype";
+        if (t->ndim != 4) return op->name + "'s operands must be 4-d";
+      }
+      const AttrValue* w = call.attrs ? call.attrs->find("window_size") : nullptr;
+      if (w && std::get_if<int64_t>(w)) return op->name + " with window_size (sliding-window attention) has no kernel";
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include "kernel_emitter.h"
 #include "op_support.h"
 #include "prelude.h"
+#include "partita/transform/attention.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 
 namespace partita::backend::cuda {
@@ -69,6 +70,8 @@ op::FusionKind cuda_fusion_kind(const CallNode& call) {
 }
 
 IRModule partition_for_cuda(IRModule mod) {
+  // As build() does: attention the codegen refuses runs as its matmul / softmax parts.
+  mod = transform::DecomposeAttention([](const CallNode& call) { return bool(unsupported_reason(call)); })(mod);
   transform::FuseOpsByKindOptions options;
   options.codegen = "cuda";
   options.accepts = [](const CallNode& call) { return !unsupported_reason(call); };

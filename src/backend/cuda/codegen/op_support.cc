@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cuda_types.h"
+#include "partita/transform/attention.h"
 
 namespace partita::backend::cuda {
 namespace {
@@ -344,6 +345,10 @@ std::optional<std::string> unsupported_reason(const CallNode& call) {
       }
       const AttrValue* w = call.attrs ? call.attrs->find("window_size") : nullptr;
       if (w && std::get_if<int64_t>(w)) return op->name + " with window_size (sliding-window attention) has no kernel";
+      // Its decomposition into matmul / softmax kernels (build() and partition_for_cuda run it for
+      // the calls refused here) is far faster than the plain kernel, which takes the rest:
+      // grouped key heads, causal masks over symbolic lengths.
+      if (transform::attention_decomposable(call)) return op->name + " is decomposed into matmul and softmax";
       return std::nullopt;
     }
   }

@@ -304,10 +304,16 @@ inline const std::vector<OpCase>& op_cases() {
       {"topk_values", "x: " T_("(5, 6)"), "gv = R.topk(x, k=6, axis=1, ret_type=\"values\")", kFloatsF64},
       {"prod", "x: " T_("(3, 7)"), "gv = R.prod(x, axis=[1])", {"float32", "float64", "int32", "int64"}, {},
        {{"x", {0.5, 1.5}}}, 4},
-      // ---- attention (the plain fallback; not float64: the host kernel reads its operands as float) ----
+      // ---- attention: the plain kernel for what is not decomposed (grouped key heads, causal masks
+      // over symbolic lengths); the decomposition into matmul / softmax. Not float64: the host kernel
+      // reads its operands as float ----
       {"attention_causal_gqa", "q: " T_("(2, 5, 4, 8)") ", k: " T_("(2, 5, 2, 8)") ", v: " T_("(2, 5, 2, 3)"),
        "gv = R.nn.attention(q, k, v, causal_mask=\"TopLeft\")", kFloats, {}, {}, 8},
-      {"attention_bias_bottom_right", "q: " T_("(1, 3, 4, 6)") ", k: " T_("(1, 7, 4, 6)") ", v: " T_("(1, 7, 4, 5)")
+      {"attention_decomposed", "q: " T_("(2, 5, 3, 8)") ", k: " T_("(2, 6, 3, 8)") ", v: " T_("(2, 6, 3, 4)"),
+       "gv = R.nn.attention(q, k, v, causal_mask=\"BottomRight\")", kFloats, {}, {}, 8},
+      {"sym_attention_causal", "q: " T_("(1, \"n\", 2, 4)") ", k: " T_("(1, \"n\", 2, 4)") ", v: " T_("(1, \"n\", 2, 4)"),
+       "gv = R.nn.attention(q, k, v, causal_mask=\"TopLeft\")", kFloats, {{"n", 9}}, {}, 8},
+      {"attention_bias_bottom_right", "q: " T_("(1, 3, 4, 6)") ", k: " T_("(1, 7, 2, 6)") ", v: " T_("(1, 7, 2, 5)")
        ", m: " T_("(1, 4, 1, 7)"),
        "gv = R.nn.attention(q, k, v, m, scale=T.float32(0.25), causal_mask=\"BottomRight\")", kFloats, {}, {}, 8},
       // ---- symbolic shapes ----

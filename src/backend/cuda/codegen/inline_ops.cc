@@ -116,8 +116,8 @@ std::string KernelEmitter::compute(int v, const Index& idx) {
     if (dt.is_bool()) return x;
     if (dt.is_uint()) return "(" + T + ")(" + x + " > 0 ? 1 : 0)";
     std::string zero = int_literal(dt, 0), one = int_literal(dt, 1);
-    std::string e = "(" + x + " > " + zero + " ? " + one + " : (" + x + " < " + zero + " ? (" + T + ")(-" + one + ") : " +
-                    zero + "))";
+    std::string minus = "(" + T + ")(-" + one + ")";
+    std::string e = "(" + x + " > " + zero + " ? " + one + " : (" + x + " < " + zero + " ? " + minus + " : " + zero + "))";
     if (dt.is_float()) e = "(" + x + " != " + x + " ? " + x + " : " + e + ")";  // NaN stays NaN
     return e;
   }

@@ -36,9 +36,9 @@ std::string KernelEmitter::compute_resize2d(int v, const Index& idx) {
   const std::string method = attr_string(call, "method", "linear");
   const int meth = method == "nearest_neighbor" ? 0 : method == "linear" ? 1 : 2;
   const int taps = meth == 0 ? 1 : meth == 1 ? 2 : 4;
-  const std::string args = std::to_string(meth) + ", " +
-                           std::to_string(mode_code(attr_string(call, "coordinate_transformation_mode", "half_pixel"))) +
-                           ", " + std::to_string(rounding_code(attr_string(call, "rounding_method", "round"))) + ", " +
+  const int mode = mode_code(attr_string(call, "coordinate_transformation_mode", "half_pixel"));
+  const int rounding = rounding_code(attr_string(call, "rounding_method", "round"));
+  const std::string args = std::to_string(meth) + ", " + std::to_string(mode) + ", " + std::to_string(rounding) + ", " +
                            float_literal(DataType::Float(64), attr_float(call, "cubic_alpha", -0.5)) + ", " +
                            (attr_int(call, "cubic_exclude", 0) != 0 ? "true" : "false");
   const size_t hd = nchw ? 2 : 1, wd = hd + 1;

@@ -96,8 +96,8 @@ void KernelEmitter::emit_scatter() {
     auto base = [&](const std::string& q) {
       std::string off = "0";
       for (int64_t j = 0; j < m; ++j) {
-        std::string iv = idx_var("(pt_idx)" + eval(A.operands[1], Index{id, idx_var("(" + q + ") * " +
-                                                                                     std::to_string(m) + " + " + std::to_string(j)), {}}));
+        std::string at = idx_var("(" + q + ") * " + std::to_string(m) + " + " + std::to_string(j));
+        std::string iv = idx_var("(pt_idx)" + eval(A.operands[1], Index{id, at, {}}));
         std::string stride = dim(slice);
         for (size_t k = size_t(j) + 1; k < size_t(m); ++k) stride = "(" + stride + ") * " + xd[k];
         off = idx_var(off + " + pt_resolve_index(" + iv + ", " + xd[size_t(j)] + ") * " + stride);

@@ -142,8 +142,9 @@ bool is_integer(DataType t) { return t.is_int() || t.is_uint(); }
 
 bool op_takes_scalar_operands(const std::string& op_name) {
   auto it = rules().find(op_name);
-  return it != rules().end() && (it->second == Rule::Arith || it->second == Rule::Compare || it->second == Rule::Where ||
-                                 it->second == Rule::Logical);
+  if (it == rules().end()) return false;
+  Rule r = it->second;
+  return r == Rule::Arith || r == Rule::Compare || r == Rule::Where || r == Rule::Logical;
 }
 
 std::vector<std::string> supported_ops() {
@@ -306,10 +307,12 @@ std::optional<std::string> unsupported_reason(const CallNode& call) {
       return std::nullopt;
     case Rule::Rounding: return std::nullopt;
     case Rule::Gather:
-      if (tensors.size() != 2 || !is_integer(tensors[1]->dtype)) return op->name + "'s indices must be an integer tensor";
+      if (tensors.size() != 2 || !is_integer(tensors[1]->dtype))
+        return op->name + "'s indices must be an integer tensor";
       return std::nullopt;
     case Rule::Scatter: {
-      if (tensors.size() != 3 || !is_integer(tensors[1]->dtype)) return op->name + "'s indices must be an integer tensor";
+      if (tensors.size() != 3 || !is_integer(tensors[1]->dtype))
+        return op->name + "'s indices must be an integer tensor";
       std::string r = attr_str(call, "reduction", "update");
       if (r != "update" && r != "add" && r != "mul" && r != "min" && r != "max")
         return op->name + " reduction '" + r + "' is not supported";

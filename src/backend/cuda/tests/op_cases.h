@@ -264,10 +264,16 @@ inline const std::vector<OpCase>& op_cases() {
       {"resize_linear_down_asymmetric", "x: " T_("(1, 2, 9, 11)"),
        "gv = R.image.resize2d(x, R.shape([4, 3]), coordinate_transformation_mode=\"asymmetric\")", kFloats},
       {"resize_nearest", "x: " T_("(1, 3, 4, 5)"),
-       "a = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", coordinate_transformation_mode=\"asymmetric\", rounding_method=\"round_prefer_ceil\")\n"
-       "b = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")\n"
-       "c = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", coordinate_transformation_mode=\"tf_half_pixel_for_nn\", rounding_method=\"round_prefer_floor\")\n"
-       "d = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", coordinate_transformation_mode=\"half_pixel\", rounding_method=\"round\")\n"
+       "a = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"asymmetric\", "
+       "rounding_method=\"round_prefer_ceil\")\n"
+       "b = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")\n"
+       "c = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"tf_half_pixel_for_nn\", "
+       "rounding_method=\"round_prefer_floor\")\n"
+       "d = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"half_pixel\", rounding_method=\"round\")\n"
        "f = R.add(a, b)\ng = R.add(c, d)\ngv = R.add(f, g)", kFloats},
       {"resize_nearest_down_ceil", "x: " T_("(1, 2, 7, 8)"),
        "gv = R.image.resize2d(x, R.shape([3, 3]), method=\"nearest_neighbor\", rounding_method=\"ceil\")", kFloats},

@@ -50,19 +50,14 @@ class AttentionDecomposer : public ExprMutator {
   Expr emit(const Expr& e) { return builder_.emit(e); }
 
   std::optional<Expr> decomposed(const CallNode& call) {
-    if (attr<int64_t>(call, "window_size")) return std::nullopt;
+    if (!attention_decomposable(call)) return std::nullopt;
+    const auto &qs = *call.args[0]->struct_info_.as<TensorStructInfoNode>()->shape;
+    const auto &ks = *call.args[1]->struct_info_.as<TensorStructInfoNode>()->shape;
     const auto* q = call.args[0]->struct_info_.as<TensorStructInfoNode>();
-    const auto* k = call.args[1]->struct_info_.as<TensorStructInfoNode>();
-    if (!q || !k || !q->shape || !k->shape || q->ndim != 4 || k->ndim != 4) return std::nullopt;
-    const auto &qs = *q->shape, &ks = *k->shape;
-    auto heads = as_const_int(qs[2]), kv_heads = as_const_int(ks[2]);
-    if (!heads || !kv_heads || *heads != *kv_heads) return std::nullopt;
     const std::string* causal = attr<std::string>(call, "causal_mask");
     auto sq = as_const_int(qs[1]), skv = as_const_int(ks[1]);
-    if (causal && (!sq || !skv)) return std::nullopt;
     auto head_dim = as_const_int(qs[3]);
     const double* given_scale = attr<double>(call, "scale");
-    if (!given_scale && !head_dim) return std::nullopt;
     const double scale = given_scale ? *given_scale : 1.0 / std::sqrt(double(*head_dim));
     const DataType dt = q->dtype;
 
@@ -91,6 +86,24 @@ class AttentionDecomposer : public ExprMutator {
 };
 
 }  // namespace
+
+bool attention_decomposable(const CallNode& call) {
+  if (!is_attention(call) || call.args.size() < 3) return false;
+  auto find = [&](const char* name) { return call.attrs ? call.attrs->find(name) : nullptr; };
+  const AttrValue* window = find("window_size");
+  if (window && std::get_if<int64_t>(window)) return false;
+  const auto* q = call.args[0]->struct_info_.as<TensorStructInfoNode>();
+  const auto* k = call.args[1]->struct_info_.as<TensorStructInfoNode>();
+  if (!q || !k || !q->shape || !k->shape || q->ndim != 4 || k->ndim != 4) return false;
+  const auto &qs = *q->shape, &ks = *k->shape;
+  auto heads = as_const_int(qs[2]), kv_heads = as_const_int(ks[2]);
+  if (!heads || !kv_heads || *heads != *kv_heads) return false;
+  const AttrValue* causal = find("causal_mask");
+  if (causal && std::get_if<std::string>(causal) && (!as_const_int(qs[1]) || !as_const_int(ks[1]))) return false;
+  const AttrValue* scale = find("scale");
+  if (!(scale && std::get_if<double>(scale)) && !as_const_int(qs[3])) return false;
+  return true;
+}
 
 Pass DecomposeAttention(std::function<bool(const CallNode&)> decompose) {
   return create_function_pass(

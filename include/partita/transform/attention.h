@@ -33,4 +33,8 @@ Pass RewriteAttention();
 /// kind-fusing code generator (the `cuda` target's) does not compile itself.
 Pass DecomposeAttention(std::function<bool(const CallNode&)> decompose = {});
 
+/// Whether DecomposeAttention can decompose `call` (an attention call with struct info): a code
+/// generator with a slower attention kernel of its own leaves these to the decomposition.
+bool attention_decomposable(const CallNode& call);
+
 }  // namespace partita::transform

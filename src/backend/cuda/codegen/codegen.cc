@@ -8,6 +8,7 @@
 #include "kernel_emitter.h"
 #include "op_support.h"
 #include "prelude.h"
+#include "partita/transform/attention.h"
 #include "partita/transform/fold_constant.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 
@@ -70,7 +71,10 @@ op::FusionKind cuda_fusion_kind(const CallNode& call) {
 }
 
 IRModule partition_for_cuda(IRModule mod) {
-  mod = transform::FoldForInference()(std::move(mod));  // as partition_for and build() do
+  // As build() does: constants folded, and attention the codegen refuses run as its matmul /
+  // softmax parts.
+  mod = transform::FoldForInference()(std::move(mod));
+  mod = transform::DecomposeAttention([](const CallNode& call) { return bool(unsupported_reason(call)); })(mod);
   transform::FuseOpsByKindOptions options;
   options.codegen = "cuda";
   options.accepts = [](const CallNode& call) { return !unsupported_reason(call); };

@@ -59,6 +59,25 @@ std::string KernelEmitter::compute(int v, const Index& idx) {
     std::string a = arg(0), b = arg(1);
     return "(" + b + " < " + a + " ? " + b + " : " + a + ")";
   }
+  if (op == "relax.mod" || op == "relax.floor_mod") {
+    // mod: the dividend's sign (C's fmod / %); floor_mod: the divisor's (Python's %).
+    DataType in = operand(0).dtype;
+    std::string a = arg(0), b = arg(1);
+    if (in.is_float()) {
+      std::string r = w_->fresh("v");
+      w_->line("const " + T + " " + r + " = " + math_fn(in, "fmod") + "(" + a + ", " + b + ");");
+      if (op == "relax.mod") return r;
+      return "((" + r + " != " + lit(0) + " && ((" + r + " < " + lit(0) + ") != (" + b + " < " + lit(0) + "))) ? " + r +
+             " + " + b + " : " + r + ")";
+    }
+    if (op == "relax.floor_mod") return "pt_floormod<" + T + ">(" + a + ", " + b + ")";
+    return "(" + T + ")(" + b + " == 0 ? 0 : " + a + " % " + b + ")";
+  }
+  static const std::map<std::string, std::string> logical = {
+      {"relax.logical_and", "&&"}, {"relax.logical_or", "||"}, {"relax.logical_xor", "!="}};
+  if (auto it = logical.find(op); it != logical.end())
+    return "((bool)" + arg(0) + " " + it->second + " (bool)" + arg(1) + ")";
+  if (op == "relax.logical_not") return "(!" + arg(0) + ")";
   if (op == "relax.where") {
     std::string c = arg(0), a = arg(1), b = arg(2);
     return "(" + c + " ? " + a + " : " + b + ")";
@@ -76,6 +95,32 @@ std::string KernelEmitter::compute(int v, const Index& idx) {
                                                            {"relax.sqrt", "sqrt"}, {"relax.tanh", "tanh"},
                                                            {"relax.erf", "erf"}};
   if (auto it = math.find(op); it != math.end()) return math_fn(dt, it->second) + "(" + arg(0) + ")";
+  static const std::map<std::string, std::string> more_math = {
+      {"relax.sin", "sin"},   {"relax.cos", "cos"},   {"relax.tan", "tan"},     {"relax.asin", "asin"},
+      {"relax.acos", "acos"}, {"relax.atan", "atan"}, {"relax.sinh", "sinh"},   {"relax.cosh", "cosh"},
+      {"relax.asinh", "asinh"}, {"relax.acosh", "acosh"}, {"relax.atanh", "atanh"}};
+  if (auto it = more_math.find(op); it != more_math.end()) return math_fn(dt, it->second) + "(" + arg(0) + ")";
+  // Predicates of float elements (bool results).
+  if (op == "relax.isnan") return "(bool)isnan(" + arg(0) + ")";
+  if (op == "relax.isinf") return "(bool)isinf(" + arg(0) + ")";
+  if (op == "relax.isfinite") return "(bool)isfinite(" + arg(0) + ")";
+  // Rounding is the identity on integers and bool; round is to nearest even (rint), as numpy's.
+  static const std::map<std::string, std::string> rounding = {
+      {"relax.floor", "floor"}, {"relax.ceil", "ceil"}, {"relax.round", "rint"}, {"relax.trunc", "trunc"}};
+  if (auto it = rounding.find(op); it != rounding.end()) {
+    if (!dt.is_float()) return arg(0);
+    return math_fn(dt, it->second) + "(" + arg(0) + ")";
+  }
+  if (op == "relax.sign") {
+    std::string x = arg(0);
+    if (dt.is_bool()) return x;
+    if (dt.is_uint()) return "(" + T + ")(" + x + " > 0 ? 1 : 0)";
+    std::string zero = int_literal(dt, 0), one = int_literal(dt, 1);
+    std::string minus = "(" + T + ")(-" + one + ")";
+    std::string e = "(" + x + " > " + zero + " ? " + one + " : (" + x + " < " + zero + " ? " + minus + " : " + zero + "))";
+    if (dt.is_float()) e = "(" + x + " != " + x + " ? " + x + " : " + e + ")";  // NaN stays NaN
+    return e;
+  }
   if (op == "relax.rsqrt") return "(" + lit(1) + " / " + math_fn(dt, "sqrt") + "(" + arg(0) + "))";
   if (op == "relax.sigmoid") return "(" + lit(1) + " / (" + lit(1) + " + " + math_fn(dt, "exp") + "(-" + arg(0) + ")))";
   if (op == "relax.nn.silu") {
@@ -277,6 +322,82 @@ std::string KernelEmitter::compute(int v, const Index& idx) {
     w_->close();
     return r;
   }
+  if (op == "relax.flip") {
+    const KValue& x = operand(0);
+    int a = normalize_axis(attr_int(call, "axis", 0), int(x.shape.size()));
+    std::vector<std::string> oc = coords_of(idx);
+    Index in{dims_of(x.shape), "", oc};
+    in.coords[size_t(a)] = idx_var(in.dims[size_t(a)] + " - 1 - " + oc[size_t(a)]);
+    return eval(kv.operands[0], in);
+  }
+  if (op == "relax.tile") {
+    // numpy.tile: the input's axes are the output's trailing ones; each reads coordinate % size.
+    const KValue& x = operand(0);
+    std::vector<std::string> oc = coords_of(idx);
+    size_t off = kv.shape.size() - x.shape.size();
+    Index in{dims_of(x.shape), "", {}};
+    for (size_t k = 0; k < x.shape.size(); ++k) {
+      const std::string& d = in.dims[k];
+      if (prove_equal(x.shape[k], kv.shape[off + k])) in.coords.push_back(oc[off + k]);
+      else if (d == "1" || d == "0") in.coords.push_back("0");
+      else in.coords.push_back(idx_var(oc[off + k] + " % " + d));
+    }
+    return eval(kv.operands[0], in);
+  }
+  if (op == "relax.tril" || op == "relax.triu") {
+    // tril keeps columns j <= i + k, triu j >= i + k, of the last two axes.
+    std::vector<std::string> oc = coords_of(idx);
+    size_t n = oc.size();
+    std::string k = std::to_string(attr_int(call, "k", 0));
+    std::string keep = oc[n - 1] + (op == "relax.tril" ? " <= " : " >= ") + oc[n - 2] + " + (" + k + ")";
+    std::string x = eval(kv.operands[0], idx);
+    return "((" + keep + ") ? " + x + " : " + int_literal(dt, 0) + ")";
+  }
+  if (op == "relax.gather_elements") {
+    // out[c] = x[c with c[axis] = indices[c]]; negative indices count from the end. Where the
+    // host raises (an index out of range, indices larger than the data on another axis) the
+    // kernel clamps, so it never reads outside the data.
+    const KValue& x = operand(0);
+    const KValue& ind = operand(1);
+    int a = normalize_axis(attr_int(call, "axis", 0), int(x.shape.size()));
+    std::vector<std::string> oc = coords_of(idx);
+    Index in{dims_of(x.shape), "", {}};
+    for (size_t k = 0; k < x.shape.size(); ++k) {
+      if (int(k) == a) {
+        std::string iv = idx_var("(pt_idx)" + eval(kv.operands[1], Index{dims_of(ind.shape), linear_of(idx), oc}));
+        in.coords.push_back(idx_var("pt_resolve_index(" + iv + ", " + in.dims[k] + ")"));
+      } else if (prove_equal(x.shape[k], ind.shape[k])) {
+        in.coords.push_back(oc[k]);
+      } else {
+        in.coords.push_back(idx_var("pt_min<pt_idx>(" + oc[k] + ", " + in.dims[k] + " - 1)"));
+      }
+    }
+    return eval(kv.operands[0], in);
+  }
+  if (op == "relax.gather_nd") {
+    // indices (..., m) name slices of the data after batch_dims leading axes:
+    // out[b..., p..., s...] = x[b..., indices[b..., p..., :], s...].
+    const KValue& x = operand(0);
+    const KValue& ind = operand(1);
+    int64_t b = attr_int(call, "batch_dims", 0);
+    size_t ni = ind.shape.size();
+    auto mc = as_const_int(ind.shape.back());
+    if (!mc) fail("gather_nd's indices need a known last dimension");
+    int64_t m = *mc;
+    std::vector<std::string> oc = coords_of(idx);
+    Index in{dims_of(x.shape), "", {}};
+    for (int64_t k = 0; k < b; ++k) in.coords.push_back(oc[size_t(k)]);
+    std::vector<std::string> ic(oc.begin(), oc.begin() + std::ptrdiff_t(ni - 1));
+    ic.push_back("");
+    for (int64_t j = 0; j < m; ++j) {
+      ic.back() = std::to_string(j);
+      std::string iv = idx_var("(pt_idx)" + eval(kv.operands[1], Index{dims_of(ind.shape), "", ic}));
+      in.coords.push_back(idx_var("pt_resolve_index(" + iv + ", " + in.dims[size_t(b + j)] + ")"));
+    }
+    for (size_t k = ni - 1; k < oc.size(); ++k) in.coords.push_back(oc[k]);
+    return eval(kv.operands[0], in);
+  }
+  if (op == "relax.image.resize2d") return compute_resize2d(v, idx);
   fail("internal: no inline kernel for " + op);
 }
 

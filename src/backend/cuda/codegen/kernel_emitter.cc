@@ -5,6 +5,7 @@
 #include <set>
 
 #include "../cuda_codegen.h"
+#include "call_attrs.h"
 #include "cuda_types.h"
 #include "op_support.h"
 #include "partita/runtime/half.h"
@@ -272,6 +273,12 @@ AnchorKind anchor_kind_of(const std::string& op) {
   if (op == "relax.nn.conv2d") return AnchorKind::Conv2d;
   if (op == "relax.nn.max_pool2d" || op == "relax.nn.avg_pool2d" || op == "relax.nn.adaptive_avg_pool2d")
     return AnchorKind::Pool;
+  if (op == "relax.argmax" || op == "relax.argmin") return AnchorKind::ArgReduce;
+  if (op == "relax.cumsum") return AnchorKind::Cumsum;
+  if (op == "relax.topk") return AnchorKind::TopK;
+  if (op == "relax.scatter_elements" || op == "relax.scatter_nd") return AnchorKind::Scatter;
+  if (op == "relax.nn.conv2d_transpose") return AnchorKind::ConvTranspose;
+  if (op == "relax.nn.attention" || op == "relax.nn.attention_bias") return AnchorKind::Attention;
   return AnchorKind::None;
 }
 
@@ -295,6 +302,10 @@ void KernelEmitter::classify() {
   for (size_t i = size_t(anchor_) + 1; i < values_.size(); ++i) {
     const KValue& v = values_[i];
     if (v.is_tuple) continue;  // its fields carry its operands
+    if (v.kind == KValue::Field && v.call == a.call) {  // a field of a tuple-valued anchor (topk)
+      down_[i] = 1;
+      continue;
+    }
     bool down = false;
     for (int o : v.operands) down = down || down_[size_t(o)];
     if (!down) continue;
@@ -435,6 +446,32 @@ Index KernelEmitter::broadcast_index(const Index& idx, const std::vector<PrimExp
     else r.coords.push_back(idx_var("(" + r.dims[k] + " == 1 ? (pt_idx)0 : " + oc[off + k] + ")"));
   }
   return r;
+}
+
+KernelEmitter::AxisRows KernelEmitter::axis_rows(const std::vector<PrimExpr>& shape, std::optional<int64_t> axis) {
+  AxisRows r;
+  r.shape = shape;
+  r.rows = int_imm(1);
+  r.len = int_imm(1);
+  if (!axis) {
+    for (const auto& d : shape) r.len = r.len * d;
+    return r;
+  }
+  r.axis = normalize_axis(*axis, int(shape.size()));
+  for (int k = 0; k < int(shape.size()); ++k)
+    if (k == *r.axis) r.len = shape[size_t(k)];
+    else r.rows = r.rows * shape[size_t(k)];
+  return r;
+}
+
+std::string KernelEmitter::row_element(const AxisRows& r, const std::string& row, const std::string& k) {
+  if (!r.axis) return k;
+  PrimExpr inner = int_imm(1);
+  for (size_t d = size_t(*r.axis) + 1; d < r.shape.size(); ++d) inner = inner * r.shape[d];
+  std::string in = dim(inner), len = dim(r.len);
+  if (in == "1") return idx_var("(" + row + ") * " + len + " + " + k);
+  std::string o = idx_var(row + " / " + in), i = idx_var(row + " % " + in);
+  return idx_var("((" + o + ") * " + len + " + " + k + ") * " + in + " + " + i);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -628,6 +665,12 @@ KernelFunction KernelEmitter::emit(std::string& source) {
     case AnchorKind::Pool: emit_pool(); break;
     case AnchorKind::Matmul: emit_matmul(); break;
     case AnchorKind::Conv2d: emit_conv2d(); break;
+    case AnchorKind::ArgReduce: emit_arg_reduce(); break;
+    case AnchorKind::Cumsum: emit_cumsum(); break;
+    case AnchorKind::TopK: emit_topk(); break;
+    case AnchorKind::Scatter: emit_scatter(); break;
+    case AnchorKind::ConvTranspose: emit_conv2d_transpose(); break;
+    case AnchorKind::Attention: emit_attention(); break;
   }
   // Signatures: every dimension of every input and output, checked (or bound) at run time.
   for (const TensorStructInfoNode* t : inputs_) {

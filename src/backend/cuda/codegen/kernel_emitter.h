@@ -69,7 +69,8 @@ struct KValue {
   bool is_tuple = false;      // a tuple-valued op: only its fields are values
 };
 
-enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d };
+enum class AnchorKind { None, Reduce, RowOp, Pool, Matmul, Conv2d, ArgReduce, Cumsum, TopK, Scatter, ConvTranspose,
+                        Attention };
 
 /// An adaptive average pool to one element per channel (float data, the same input and output
 /// layout): a mean over H and W, which the row template computes with a group of threads per
@@ -122,12 +123,29 @@ class KernelEmitter {
   void classify();
   std::string compute(int v, const Index& idx);          // inline_ops.cc
   std::string compute_field(int v, const Index& idx);    // inline_ops.cc
+  std::string compute_resize2d(int v, const Index& idx);  // inline_resize.cc
   void emit_elementwise();                               // kernel_elementwise.cc
   void emit_elementwise_vector();                        // kernel_elementwise.cc
   void emit_reduction();                                 // kernel_row.cc
   void emit_pool();                                      // kernel_pool.cc
   void emit_matmul();                                    // kernel_gemm.cc
   void emit_conv2d();                                    // kernel_gemm.cc
+  void emit_arg_reduce();                                // kernel_arg_reduce.cc
+  void emit_cumsum();                                    // kernel_cumsum.cc
+  void emit_topk();                                      // kernel_topk.cc
+  void emit_scatter();                                   // kernel_scatter.cc
+  void emit_conv2d_transpose();                          // kernel_conv_transpose.cc
+  void emit_attention();                                 // kernel_attention.cc
+  /// The rows of a one-axis template (argmax, cumsum, topk): rows = outer * inner around `axis`
+  /// of `shape`, or one row of every element when `axis` is absent. (rows, len, element(row, k)).
+  struct AxisRows {
+    PrimExpr rows, len;
+    std::vector<PrimExpr> shape;
+    std::optional<int> axis;
+  };
+  AxisRows axis_rows(const std::vector<PrimExpr>& shape, std::optional<int64_t> axis);
+  /// The linear offset of element `k` of row `row` (C expressions) of `r`.
+  std::string row_element(const AxisRows& r, const std::string& row, const std::string& k);
   std::string constant_pointer(const ConstantNode* c);
   runtime::DimProgram program(const PrimExpr& e);
   /// (a, b) when `e` is a * v + b with `v` its only variable.

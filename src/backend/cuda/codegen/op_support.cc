@@ -4,6 +4,7 @@
 #include <set>
 
 #include "cuda_types.h"
+#include "partita/transform/attention.h"
 
 namespace partita::backend::cuda {
 namespace {
@@ -30,6 +31,16 @@ enum class Rule {
   Matmul,
   Conv2d,
   Pool,
+  Logical,     // bool operands (logical_and / or / xor / not)
+  Rounding,    // floor / ceil / round / trunc / sign: every dtype (the identity on integers)
+  Gather,      // gather_elements / gather_nd: integer indices
+  Scatter,     // scatter_elements / scatter_nd: integer indices, a known reduction
+  Resize,      // image.resize2d
+  ConvTranspose,
+  ArgReduce,   // argmax / argmin
+  Cumsum,
+  TopK,
+  Attention,   // nn.attention / nn.attention_bias (a plain fallback)
 };
 
 const std::map<std::string, Rule>& rules() {
@@ -38,16 +49,20 @@ const std::map<std::string, Rule>& rules() {
     auto add = [&](std::initializer_list<const char*> names, Rule r) {
       for (const char* n : names) t[std::string("relax.") + n] = r;
     };
-    add({"add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum"}, Rule::Arith);
+    add({"add", "subtract", "multiply", "divide", "floor_divide", "power", "maximum", "minimum", "mod", "floor_mod"},
+        Rule::Arith);
+    add({"logical_and", "logical_or", "logical_xor", "logical_not"}, Rule::Logical);
+    add({"floor", "ceil", "round", "trunc", "sign"}, Rule::Rounding);
     add({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}, Rule::Compare);
     add({"where"}, Rule::Where);
     add({"negative", "abs", "nn.relu"}, Rule::AnyUnary);
-    add({"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "nn.gelu", "nn.gelu_tanh", "nn.silu"},
+    add({"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "nn.gelu", "nn.gelu_tanh", "nn.silu", "sin", "cos",
+         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "isnan", "isinf", "isfinite"},
         Rule::FloatUnary);
     add({"clip"}, Rule::Clip);
     add({"astype"}, Rule::Cast);
     add({"reshape", "flatten", "squeeze", "expand_dims", "permute_dims", "broadcast_to", "split", "ones", "zeros",
-         "ones_like", "zeros_like", "nn.dropout"},
+         "ones_like", "zeros_like", "nn.dropout", "flip", "tile", "tril", "triu"},
         Rule::Any);
     add({"concat"}, Rule::Concat);
     add({"strided_slice"}, Rule::StridedSlice);
@@ -62,6 +77,14 @@ const std::map<std::string, Rule>& rules() {
     add({"matmul"}, Rule::Matmul);
     add({"nn.conv2d"}, Rule::Conv2d);
     add({"nn.max_pool2d", "nn.avg_pool2d", "nn.adaptive_avg_pool2d"}, Rule::Pool);
+    add({"gather_elements", "gather_nd"}, Rule::Gather);
+    add({"scatter_elements", "scatter_nd"}, Rule::Scatter);
+    add({"image.resize2d"}, Rule::Resize);
+    add({"nn.conv2d_transpose"}, Rule::ConvTranspose);
+    add({"argmax", "argmin"}, Rule::ArgReduce);
+    add({"cumsum"}, Rule::Cumsum);
+    add({"topk"}, Rule::TopK);
+    add({"nn.attention", "nn.attention_bias"}, Rule::Attention);
     return t;
   }();
   return table;
@@ -113,11 +136,15 @@ bool prim_tuple(const Expr& e, bool constant) {
   return true;
 }
 
+bool is_integer(DataType t) { return t.is_int() || t.is_uint(); }
+
 }  // namespace
 
 bool op_takes_scalar_operands(const std::string& op_name) {
   auto it = rules().find(op_name);
-  return it != rules().end() && (it->second == Rule::Arith || it->second == Rule::Compare || it->second == Rule::Where);
+  if (it == rules().end()) return false;
+  Rule r = it->second;
+  return r == Rule::Arith || r == Rule::Compare || r == Rule::Where || r == Rule::Logical;
 }
 
 std::vector<std::string> supported_ops() {
@@ -274,6 +301,59 @@ std::optional<std::string> unsupported_reason(const CallNode& call) {
       if (!layout_ok(attr_str(call, "layout", "NCHW"), "NCHW") || !layout_ok(attr_str(call, "out_layout", "NCHW"), "NCHW"))
         return "pooling layouts must be orderings of NCHW";
       return std::nullopt;
+    case Rule::Logical:
+      for (const auto* t : tensors)
+        if (!t->dtype.is_bool()) return op->name + " needs bool operands, not " + t->dtype.str();
+      return std::nullopt;
+    case Rule::Rounding: return std::nullopt;
+    case Rule::Gather:
+      if (tensors.size() != 2 || !is_integer(tensors[1]->dtype))
+        return op->name + "'s indices must be an integer tensor";
+      return std::nullopt;
+    case Rule::Scatter: {
+      if (tensors.size() != 3 || !is_integer(tensors[1]->dtype))
+        return op->name + "'s indices must be an integer tensor";
+      std::string r = attr_str(call, "reduction", "update");
+      if (r != "update" && r != "add" && r != "mul" && r != "min" && r != "max")
+        return op->name + " reduction '" + r + "' is not supported";
+      if (is_bool && r != "update") return op->name + " of bool tensors with reduction '" + r + "' is not supported";
+      return std::nullopt;
+    }
+    case Rule::Resize: {
+      if (!is_float) return "resize2d needs a float tensor, not " + in.str();
+      std::string layout = attr_str(call, "layout", "NCHW");
+      if (layout != "NCHW" && layout != "NHWC") return "resize2d layout '" + layout + "' is not supported";
+      return std::nullopt;
+    }
+    case Rule::ConvTranspose: {
+      if (tensors.size() != 2 || !(tensors[0]->dtype == tensors[1]->dtype))
+        return "conv2d_transpose operands must have one dtype";
+      if (!is_float) return "conv2d_transpose needs float tensors, not " + in.str();
+      auto* r = tensor_of(rs);
+      if (!(r->dtype == in)) return "conv2d_transpose with an out_dtype other than its input's is not supported";
+      return std::nullopt;
+    }
+    case Rule::ArgReduce: return std::nullopt;
+    case Rule::Cumsum: {
+      auto* r = tensor_of(rs);
+      if (r->dtype.is_bool()) return "cumsum to a bool tensor is not supported";
+      return std::nullopt;
+    }
+    case Rule::TopK: return std::nullopt;
+    case Rule::Attention: {
+      if (!is_float) return op->name + " needs float tensors, not " + in.str();
+      for (const auto* t : tensors) {
+        if (!(t->dtype == in)) return op->name + "'s operands must have one dtype";
+        if (t->ndim != 4) return op->name + "'s operands must be 4-d";
+      }
+      const AttrValue* w = call.attrs ? call.attrs->find("window_size") : nullptr;
+      if (w && std::get_if<int64_t>(w)) return op->name + " with window_size (sliding-window attention) has no kernel";
+      // Its decomposition into matmul / softmax kernels (build() and partition_for_cuda run it for
+      // the calls refused here) is far faster than the plain kernel, which takes the rest:
+      // grouped key heads, causal masks over symbolic lengths.
+      if (transform::attention_decomposable(call)) return op->name + " is decomposed into matmul and softmax";
+      return std::nullopt;
+    }
   }
   return std::nullopt;
 }

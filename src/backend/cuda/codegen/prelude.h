@@ -70,6 +70,65 @@ __device__ __forceinline__ pt_i64 pt_slice_begin(pt_i64 b, pt_i64 dim, pt_i64 st
   return b < -1 ? -1 : (b > dim - 1 ? dim - 1 : b);
 }
 
+// An index into an axis of size `dim`, negative counting from the end; clamped into the axis
+// (where the host kernels raise), so that a kernel never reads or writes outside a tensor.
+__device__ __forceinline__ pt_i64 pt_resolve_index(pt_i64 i, pt_i64 dim) {
+  if (i < 0) i += dim;
+  return i < 0 ? 0 : (i >= dim ? (dim > 0 ? dim - 1 : 0) : i);
+}
+
+// image.resize2d: the input taps (clamped into the axis) and weights of output coordinate `x` of
+// an axis resized from `in` to `out` (the host kernel's rules). method: 0 nearest, 1 linear,
+// 2 cubic; mode: 0 half_pixel, 1 pytorch_half_pixel, 2 align_corners, 3 asymmetric,
+// 4 tf_half_pixel_for_nn; rounding: 0 floor, 1 ceil, 2 round_prefer_ceil, 3 round_prefer_floor,
+// 4 round (half away from zero).
+__device__ __forceinline__ void pt_resize_axis(int method, int mode, int rounding, double alpha, bool exclude,
+                                               pt_i64 x, pt_i64 in, pt_i64 out, pt_i64* idx, double* w) {
+  const double scale = (double)out / (double)in;
+  double s;
+  if (mode == 0) s = ((double)x + 0.5) / scale - 0.5;
+  else if (mode == 1) s = out > 1 ? ((double)x + 0.5) / scale - 0.5 : 0.0;
+  else if (mode == 2) s = out == 1 ? 0.0 : (double)x * (double)(in - 1) / (double)(out - 1);
+  else if (mode == 3) s = (double)x / scale;
+  else s = ((double)x + 0.5) / scale;
+  const double f = floor(s);
+  if (method == 0) {
+    const bool half = s - f == 0.5;
+    double r;
+    if (rounding == 0) r = f;
+    else if (rounding == 1) r = ceil(s);
+    else if (rounding == 2) r = half ? f + 1 : round(s);
+    else if (rounding == 3) r = half ? f : round(s);
+    else r = round(s);
+    pt_i64 i = (pt_i64)r;
+    idx[0] = i < 0 ? 0 : (i >= in ? in - 1 : i);
+    w[0] = 1;
+    return;
+  }
+  const double r = s - f;
+  if (method == 1) {
+    pt_i64 i0 = (pt_i64)f, i1 = i0 + 1;
+    idx[0] = i0 < 0 ? 0 : (i0 >= in ? in - 1 : i0);
+    idx[1] = i1 < 0 ? 0 : (i1 >= in ? in - 1 : i1);
+    w[0] = 1 - r;
+    w[1] = r;
+    return;
+  }
+  double total = 0;
+  for (int k = 0; k < 4; ++k) {
+    const pt_i64 i = (pt_i64)f - 1 + k;
+    double d = fabs(r - (double)(k - 1));
+    double c = d <= 1 ? ((alpha + 2) * d - (alpha + 3)) * d * d + 1
+                      : (d < 2 ? ((alpha * d - 5 * alpha) * d + 8 * alpha) * d - 4 * alpha : 0.0);
+    if (exclude && (i < 0 || i >= in)) c = 0;
+    w[k] = c;
+    idx[k] = i < 0 ? 0 : (i >= in ? in - 1 : i);
+    total += c;
+  }
+  if (exclude && total != 0)
+    for (int k = 0; k < 4; ++k) w[k] /= total;
+}
+
 // numpy's "reflect" padding index.
 __device__ __forceinline__ pt_i64 pt_reflect(pt_i64 i, pt_i64 dim) {
   if (dim <= 1) return 0;

@@ -209,6 +209,132 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.nn.relu(c)", kFloats, {}, {{"pv", {0.5, 2}}}, 8},
       {"conv2d_int", "x: " T_("(1, 2, 5, 5)") ", w: " T_("(16, 2, 2, 2)"), "gv = R.nn.conv2d(x, w)", {"int32"}},
       {"dropout", "x: " T_("(3, 8)"), "d = R.nn.dropout(x, rate=0.25)\na = d[0]\nb = d[1]\ngv = R.add(a, b)", kFloats},
+      // ---- more unary math, rounding, predicates, logical, modulo ----
+      {"trig", "x: " T_("(3, 41)"),
+       "a = R.sin(x)\nb = R.cos(x)\nc = R.tan(x)\nd = R.asin(x)\ne = R.acos(x)\nf = R.atan(x)\ng = R.sinh(x)\n"
+       "h = R.cosh(x)\ni = R.asinh(x)\nj = R.atanh(x)\nk = R.add(a, b)\nl = R.add(c, d)\nm = R.add(e, f)\n"
+       "n = R.add(g, h)\no = R.add(i, j)\np = R.add(k, l)\nq = R.add(m, n)\nr = R.add(p, q)\ngv = R.add(r, o)",
+       kFloatsF64, {}, {{"x", {-0.9, 0.9}}}, 4},
+      {"acosh", "p: " T_("(37,)"), "gv = R.acosh(p)", kFloatsF64, {}, {{"p", {1, 6}}}},
+      {"rounding_sign", "x: " T_("(5, 13)"),
+       "a = R.floor(x)\nb = R.ceil(x)\nc = R.round(x)\nd = R.trunc(x)\ne = R.sign(x)\nf = R.add(a, b)\n"
+       "g = R.add(c, d)\nh = R.multiply(f, e)\ngv = R.add(g, h)", kAllNumbers, {}, {{"x", {-3, 3}}}},
+      {"round_half_to_even", "x: " T_("(29,)") ", h: " T_("()"), "a = R.multiply(x, h)\ngv = R.round(a)", kFloatsF64,
+       {}, {{"x", {-9, 9, true}}, {"h", {0.5, 0.5}}}},
+      {"rounding_bool", "x: " T_("(3, 7)"), "a = R.round(x)\nb = R.sign(a)\nc = R.floor(b)\nd = R.ceil(c)\ngv = R.trunc(d)",
+       {"bool"}},
+      {"predicates", "x: " T_("(4, 17)") ", z: " T_("()"),
+       "a = R.log(x)\nb = R.divide(x, z)\nc = R.isnan(a)\nd = R.isinf(b)\ne = R.isfinite(a)\n"
+       "f = R.logical_or(c, d)\ng = R.logical_xor(f, e)\nh = R.isfinite(b)\ni = R.logical_not(h)\ngv = R.logical_and(g, i)",
+       kFloatsF64, {}, {{"z", {0, 0}}}},
+      {"logical", "x: " T_("(3, 1, 5)") ", y: " T_("(4, 5)"),
+       "a = R.logical_and(x, y)\nb = R.logical_or(x, y)\nc = R.logical_xor(a, b)\nd = R.logical_not(c)\n"
+       "gv = R.logical_xor(d, y)", {"bool"}},
+      {"mod_floor_mod", "x: " T_("(6, 11)") ", p: " T_("(6, 1)"),
+       "a = R.mod(x, p)\nb = R.floor_mod(x, p)\nq = R.negative(p)\nc = R.mod(x, q)\nd = R.floor_mod(x, q)\n"
+       "e = R.add(a, b)\nf = R.add(c, d)\ngv = R.add(e, f)",
+       {"float32", "float16", "float64", "int32", "int8", "int64"}, {}, {{"p", {1, 5}}, {"x", {-20, 20}}}},
+      {"mod_unsigned", "x: " T_("(23,)") ", p: " T_("(23,)"), "a = R.mod(x, p)\nb = R.floor_mod(x, p)\ngv = R.add(a, b)",
+       {"uint8"}, {}, {{"p", {1, 7}}, {"x", {0, 200}}}},
+      // ---- flip, tile, tril / triu, gathers ----
+      {"flip", "x: " T_("(3, 5, 7)"), "a = R.flip(x, axis=1)\ngv = R.flip(a, axis=-1)", kAll},
+      {"tile", "x: " T_("(3, 1, 5)"), "gv = R.tile(x, repeats=[2, 1, 3, 2])", kAll},
+      {"tile_fused", "x: " T_("(4, 3)"), "a = R.tile(x, repeats=[3])\nb = R.negative(a)\ngv = R.flip(b, axis=0)", kNumeric},
+      {"tril", "x: " T_("(2, 5, 7)"), "gv = R.tril(x, k=1)", kAll},
+      {"triu", "x: " T_("(6, 4)"), "a = R.triu(x, k=-2)\nb = R.tril(x, k=0)\ngv = R.add(a, b)", kNumeric},
+      {"gather_elements_axis1", "x: " T_("(4, 6)") ", idx: R.Tensor((4, 3), dtype=\"int64\")",
+       "gv = R.gather_elements(x, idx, axis=1)", kAll, {}, {{"idx", {-6, 6}}}},
+      {"gather_elements_axis0", "x: " T_("(5, 3)") ", idx: R.Tensor((7, 2), dtype=\"int32\")",
+       "a = R.gather_elements(x, idx, axis=0)\ngv = R.multiply(a, a)", kNumeric, {}, {{"idx", {-5, 5}}}},
+      {"gather_nd", "x: " T_("(5, 4, 3)") ", idx: R.Tensor((2, 3, 2), dtype=\"int32\")", "gv = R.gather_nd(x, idx)", kAll,
+       {}, {{"idx", {-4, 4}}}},
+      {"gather_nd_batch", "x: " T_("(2, 5, 3)") ", idx: R.Tensor((2, 4, 1), dtype=\"int64\")",
+       "gv = R.gather_nd(x, idx, batch_dims=1)", {"float32", "float16", "int32"}, {}, {{"idx", {-5, 5}}}},
+      // ---- scatter (duplicate indices included: the host's order decides) ----
+      {"scatter_elements", "x: " T_("(5, 6)") ", idx: R.Tensor((3, 6), dtype=\"int64\"), u: " T_("(3, 6)"),
+       "a = R.scatter_elements(x, idx, u, axis=0)\nb = R.scatter_elements(x, idx, u, axis=0, reduction=\"add\")\n"
+       "c = R.scatter_elements(x, idx, u, axis=0, reduction=\"mul\")\n"
+       "d = R.scatter_elements(x, idx, u, axis=0, reduction=\"min\")\n"
+       "e = R.scatter_elements(x, idx, u, axis=0, reduction=\"max\")\nf = R.add(a, b)\ng = R.add(c, d)\nh = R.add(f, g)\n"
+       "gv = R.add(h, e)", kNumeric, {}, {{"idx", {-5, 5}}}},
+      {"scatter_elements_axis1", "x: " T_("(3, 7)") ", idx: R.Tensor((2, 9), dtype=\"int32\"), u: " T_("(2, 9)"),
+       "gv = R.scatter_elements(x, idx, u, axis=1)", kAll, {}, {{"idx", {-7, 7}}}},
+      {"scatter_nd", "x: " T_("(4, 5, 3)") ", idx: R.Tensor((6, 1), dtype=\"int64\"), u: " T_("(6, 5, 3)"),
+       "a = R.scatter_nd(x, idx, u)\nb = R.scatter_nd(x, idx, u, reduction=\"add\")\ngv = R.add(a, b)", kNumeric, {},
+       {{"idx", {-4, 4}}}},
+      {"scatter_nd_points", "x: " T_("(4, 5, 3)") ", idx: R.Tensor((2, 3, 2), dtype=\"int32\"), u: " T_("(2, 3, 3)"),
+       "a = R.scatter_nd(x, idx, u, reduction=\"max\")\nb = R.scatter_nd(x, idx, u, reduction=\"mul\")\n"
+       "c = R.scatter_nd(x, idx, u, reduction=\"min\")\nd = R.add(a, b)\ngv = R.add(d, c)",
+       {"float32", "float64", "int32", "int64"}, {}, {{"idx", {-4, 4}}}},
+      {"scatter_nd_bool", "x: " T_("(6, 2)") ", idx: R.Tensor((4, 1), dtype=\"int64\"), u: " T_("(4, 2)"),
+       "gv = R.scatter_nd(x, idx, u)", {"bool", "uint8"}, {}, {{"idx", {0, 6}}}},
+      // ---- image.resize2d ----
+      {"resize_linear", "x: " T_("(2, 3, 5, 4)"),
+       "a = R.image.resize2d(x, R.shape([7, 9]))\n"
+       "b = R.image.resize2d(x, R.shape([7, 9]), coordinate_transformation_mode=\"align_corners\")\n"
+       "c = R.image.resize2d(x, R.shape([7, 9]), coordinate_transformation_mode=\"pytorch_half_pixel\")\n"
+       "d = R.add(a, b)\ngv = R.add(d, c)", kFloatsF64, {}, {}, 4},
+      {"resize_linear_down_asymmetric", "x: " T_("(1, 2, 9, 11)"),
+       "gv = R.image.resize2d(x, R.shape([4, 3]), coordinate_transformation_mode=\"asymmetric\")", kFloats},
+      {"resize_nearest", "x: " T_("(1, 3, 4, 5)"),
+       "a = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"asymmetric\", "
+       "rounding_method=\"round_prefer_ceil\")\n"
+       "b = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")\n"
+       "c = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"tf_half_pixel_for_nn\", "
+       "rounding_method=\"round_prefer_floor\")\n"
+       "d = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"half_pixel\", rounding_method=\"round\")\n"
+       "f = R.add(a, b)\ng = R.add(c, d)\ngv = R.add(f, g)", kFloats},
+      {"resize_nearest_down_ceil", "x: " T_("(1, 2, 7, 8)"),
+       "gv = R.image.resize2d(x, R.shape([3, 3]), method=\"nearest_neighbor\", rounding_method=\"ceil\")", kFloats},
+      {"resize_cubic", "x: " T_("(1, 2, 6, 5)"),
+       "a = R.image.resize2d(x, R.shape([9, 8]), method=\"cubic\")\n"
+       "b = R.image.resize2d(x, R.shape([9, 8]), method=\"cubic\", cubic_alpha=-0.75, cubic_exclude=1)\ngv = R.add(a, b)",
+       kFloatsF64, {}, {}, 4},
+      {"resize_nhwc_out_dtype", "x: " T_("(2, 4, 3, 5)"),
+       "gv = R.image.resize2d(x, R.shape([6, 7]), layout=\"NHWC\", out_dtype=\"float64\")", {"float32", "float64"}},
+      // ---- conv2d_transpose ----
+      {"conv2d_transpose", "x: " T_("(1, 4, 5, 6)") ", w: " T_("(4, 3, 3, 3)"),
+       "gv = R.nn.conv2d_transpose(x, w, strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 0])", kFloatsF64, {},
+       {}, 8},
+      {"conv2d_transpose_groups_bias_relu", "x: " T_("(2, 4, 5, 4)") ", w: " T_("(4, 2, 2, 3)") ", b: " T_("(1, 4, 1, 1)"),
+       "a = R.nn.conv2d_transpose(x, w, strides=[1, 2], padding=[0, 1, 1, 0], dilation=[2, 1], groups=2)\n"
+       "c = R.add(a, b)\ngv = R.nn.relu(c)", kFloats, {}, {}, 8},
+      // ---- argmax / argmin (ties and NaN: the first wins) ----
+      {"argmax_axis", "x: " T_("(5, 7)"), "gv = R.argmax(x, axis=1)", kAll, {}, {{"x", {-3, 3, true}}}},
+      {"argmin_keepdims_epilogue", "x: " T_("(6, 4, 3)"),
+       "a = R.argmin(x, axis=1, keepdims=True)\ngv = R.astype(a, dtype=\"int32\")", kNumeric, {}, {{"x", {-3, 3, true}}}},
+      {"argmax_flat", "x: " T_("(9, 13)"), "gv = R.argmax(x)", {"float32", "int32", "uint8"}},
+      {"argmax_nan_prologue", "x: " T_("(4, 19)"), "a = R.log(x)\ngv = R.argmax(a, axis=-1, keepdims=True)", kFloatsF64},
+      // ---- cumsum ----
+      {"cumsum_axis1", "x: " T_("(4, 9)"), "gv = R.cumsum(x, axis=1)", kNumeric, {}, {}, 4},
+      {"cumsum_exclusive_axis0", "x: " T_("(6, 5)"), "gv = R.cumsum(x, axis=0, exclusive=True)", kFloatsF64, {}, {}, 4},
+      {"cumsum_flat_int64", "x: " T_("(3, 4, 5)"), "gv = R.cumsum(x, dtype=\"int64\")", {"float32", "int32", "int8", "bool"}},
+      // ---- topk (ties by lower index) ----
+      {"topk_both", "x: " T_("(4, 11)"),
+       "t = R.topk(x, k=3, axis=-1)\na = t[0]\nb = t[1]\nc = R.astype(b, dtype=\"{dt}\")\ngv = R.add(a, c)", kNumeric,
+       {}, {{"x", {-3, 3, true}}}},
+      {"topk_smallest_indices", "x: " T_("(7, 3, 2)"),
+       "gv = R.topk(x, k=4, axis=0, ret_type=\"indices\", largest=False, dtype=\"int64\")", kAll, {},
+       {{"x", {-3, 3, true}}}},
+      {"topk_values", "x: " T_("(5, 6)"), "gv = R.topk(x, k=6, axis=1, ret_type=\"values\")", kFloatsF64},
+      {"prod", "x: " T_("(3, 7)"), "gv = R.prod(x, axis=[1])", {"float32", "float64", "int32", "int64"}, {},
+       {{"x", {0.5, 1.5}}}, 4},
+      // ---- attention: the plain kernel for what is not decomposed (grouped key heads, causal masks
+      // over symbolic lengths); the decomposition into matmul / softmax. Not float64: the host kernel
+      // reads its operands as float ----
+      {"attention_causal_gqa", "q: " T_("(2, 5, 4, 8)") ", k: " T_("(2, 5, 2, 8)") ", v: " T_("(2, 5, 2, 3)"),
+       "gv = R.nn.attention(q, k, v, causal_mask=\"TopLeft\")", kFloats, {}, {}, 8},
+      {"attention_decomposed", "q: " T_("(2, 5, 3, 8)") ", k: " T_("(2, 6, 3, 8)") ", v: " T_("(2, 6, 3, 4)"),
+       "gv = R.nn.attention(q, k, v, causal_mask=\"BottomRight\")", kFloats, {}, {}, 8},
+      {"sym_attention_causal", "q: " T_("(1, \"n\", 2, 4)") ", k: " T_("(1, \"n\", 2, 4)") ", v: " T_("(1, \"n\", 2, 4)"),
+       "gv = R.nn.attention(q, k, v, causal_mask=\"TopLeft\")", kFloats, {{"n", 9}}, {}, 8},
+      {"attention_bias_bottom_right", "q: " T_("(1, 3, 4, 6)") ", k: " T_("(1, 7, 2, 6)") ", v: " T_("(1, 7, 2, 5)")
+       ", m: " T_("(1, 4, 1, 7)"),
+       "gv = R.nn.attention(q, k, v, m, scale=T.float32(0.25), causal_mask=\"BottomRight\")", kFloats, {}, {}, 8},
       // ---- symbolic shapes ----
       {"sym_add_softmax", "x: " T_("(\"n\", 19)") ", y: " T_("(19,)"),
        "a = R.add(x, y)\ngv = R.nn.softmax(a, axis=-1)", kFloats, {{"n", 11}}},
@@ -222,6 +348,17 @@ inline const std::vector<OpCase>& op_cases() {
        {{"idx", {0, 8}}}},
       {"sym_layer_norm_rows", "x: " T_("(\"n\", 64)") ", g: " T_("(64,)") ", b: " T_("(64,)"),
        "gv = R.nn.layer_norm(x, g, b, axes=[-1])", kFloats, {{"n", 7}}, {}, 4},
+      {"sym_flip_cumsum", "x: " T_("(\"n\", 6)"), "a = R.flip(x, axis=0)\nb = R.tile(a, repeats=[1, 2])\n"
+       "gv = R.cumsum(b, axis=0)", {"float32", "int32"}, {{"n", 13}}, {}, 4},
+      {"sym_argmax_topk", "x: " T_("(3, \"n\")"),
+       "a = R.argmax(x, axis=1)\nt = R.topk(x, k=4, axis=1, ret_type=\"values\")\nb = R.sum(t, axis=[1])\n"
+       "c = R.astype(a, dtype=\"{dt}\")\ngv = R.add(b, c)", {"float32", "int32"}, {{"n", 10}}, {}, 4},
+      {"sym_gather_scatter", "x: " T_("(\"n\", 4)") ", idx: R.Tensor((\"m\", 4), dtype=\"int64\"), u: " T_("(\"m\", 4)"),
+       "a = R.gather_elements(x, idx, axis=0)\nb = R.scatter_elements(x, idx, u, axis=0, reduction=\"add\")\n"
+       "c = R.sum(a, axis=[0], keepdims=True)\ngv = R.add(b, c)", {"float32", "int32"}, {{"n", 7}, {"m", 5}},
+       {{"idx", {-7, 7}}}, 4},
+      {"sym_resize_tril", "x: " T_("(1, 2, \"n\", \"n\")"),
+       "a = R.image.resize2d(x, R.shape([5, 5]))\ngv = R.tril(a, k=-1)", kFloats, {{"n", 7}}},
       {"sym_pool", "x: " T_("(1, 2, \"n\", \"n\")"), "gv = R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])", kFloats,
        {{"n", 9}}},
   };

@@ -23,14 +23,22 @@ json attr_json(const std::string& key, const AttrValue& v, const codegen::JsonGr
   return std::visit(
       [&](const auto& x) -> json {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return {"none", nullptr};
-        else if constexpr (std::is_same_v<T, bool>) return {"bool", x};
-        else if constexpr (std::is_same_v<T, int64_t>) return {"int", x};
-        else if constexpr (std::is_same_v<T, double>) return {"float", x};
-        else if constexpr (std::is_same_v<T, std::string>) return {"str", x};
-        else if constexpr (std::is_same_v<T, DataType>) return {"dtype", x.is_void() ? "" : x.str()};
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return {"ints", x};
-        else b.fail("attribute " + key + " is a virtual device");
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return {"none", nullptr};
+        else if constexpr (std::is_same_v<T, bool>)
+          return {"bool", x};
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return {"int", x};
+        else if constexpr (std::is_same_v<T, double>)
+          return {"float", x};
+        else if constexpr (std::is_same_v<T, std::string>)
+          return {"str", x};
+        else if constexpr (std::is_same_v<T, DataType>)
+          return {"dtype", x.is_void() ? "" : x.str()};
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          return {"ints", x};
+        else
+          b.fail("attribute " + key + " is a virtual device");
       },
       v);
 }
@@ -45,8 +53,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     Env env;
     for (const auto& [var, id] : params) env[var] = {id};
     const SeqExprNode& seq = walk(f_.func, env, nullptr);
-    return {{"symbol", f_.symbol}, {"values", values_}, {"inputs", inputs}, {"constants", constants_},
-            {"nodes", nodes_},     {"outputs", values_of(seq.body, env)}};
+    return {{"symbol", f_.symbol},     {"values", values_}, {"inputs", inputs},
+            {"constants", constants_}, {"nodes", nodes_},   {"outputs", values_of(seq.body, env)}};
   }
 
  private:
@@ -88,10 +96,12 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
           local[vb->var.get()] = f;
         } else if (const auto* get = value.as<TupleGetItemNode>()) {
           std::vector<int> ids = values_of(get->tuple, env);
-          if (get->index < 0 || size_t(get->index) >= ids.size()) fail("a tuple index is out of range");
+          if (get->index < 0 || size_t(get->index) >= ids.size())
+            fail("a tuple index is out of range");
           env[vb->var.get()] = {ids[size_t(get->index)]};
         } else if (const auto* call = value.as<CallNode>()) {
-          env[vb->var.get()] = call->op.as<OpNode>() ? lower_op(*call, env, node) : lower_composite(*call, env, local, node);
+          env[vb->var.get()] = call->op.as<OpNode>() ? lower_op(*call, env, node)
+                                                     : lower_composite(*call, env, local, node);
         } else {
           env[vb->var.get()] = values_of(value, env);
         }
@@ -109,23 +119,29 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       for (const auto& [key, value] : call.attrs->values) attrs[key] = attr_json(key, value, *this);
     std::vector<int> outputs;
     if (const auto* tuple = call.struct_info_.as<TupleStructInfoNode>())
-      for (const StructInfo& field : tuple->fields) outputs.push_back(new_value(*static_shape(field)));
+      for (const StructInfo& field : tuple->fields)
+        outputs.push_back(new_value(*static_shape(field)));
     else
       outputs.push_back(new_value(*static_shape(call.struct_info_)));
-    (*node)["ops"].push_back({{"op", name}, {"attrs", attrs}, {"inputs", inputs}, {"outputs", outputs}});
+    (*node)["ops"].push_back(
+        {{"op", name}, {"attrs", attrs}, {"inputs", inputs}, {"outputs", outputs}});
     return outputs;
   }
 
-  std::vector<int> lower_composite(const CallNode& call, Env& env, const std::unordered_map<const VarNode*, Function>& local,
+  std::vector<int> lower_composite(const CallNode& call, Env& env,
+                                   const std::unordered_map<const VarNode*, Function>& local,
                                    json* node) {
     const auto* callee = call.op.as<VarNode>();
     auto it = callee ? local.find(callee) : local.end();
-    if (it == local.end() || node) fail("it calls something other than an operator or a local composite function");
+    if (it == local.end() || node)
+      fail("it calls something other than an operator or a local composite function");
     const Function& composite = it->second;
     std::string name = composite->attr_string("Composite").value_or("");
     if (name.empty()) fail("only composite functions are supported");  // as TVM's serializer
-    if (composite->params.size() != call.args.size()) fail("a composite call has the wrong number of arguments");
-    json kernel = {{"name", name}, {"op_type", "kernel"}, {"inputs", json::array()}, {"ops", json::array()}};
+    if (composite->params.size() != call.args.size())
+      fail("a composite call has the wrong number of arguments");
+    json kernel = {
+        {"name", name}, {"op_type", "kernel"}, {"inputs", json::array()}, {"ops", json::array()}};
     Env params;
     for (size_t i = 0; i < call.args.size(); ++i) {
       params[composite->params[i].get()] = values_of(call.args[i], env);
@@ -143,12 +159,14 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
 
 }  // namespace
 
-codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target&,
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
+                               const codegen::Target&,
                                const std::map<std::string, Tensor>& const_name_to_constant) {
   codegen::ConstantNamer namer(const_name_to_constant);
   std::vector<std::string> const_names;
   json graph = {{"functions", json::array()}};
-  for (const auto& f : functions) graph["functions"].push_back(GraphBuilder(f, namer, const_names).build());
+  for (const auto& f : functions)
+    graph["functions"].push_back(GraphBuilder(f, namer, const_names).build());
   codegen::CodegenResult result;
   // The runtime plug-in makes the module from its bytes, as when an exported artifact is loaded.
   std::string bytes = runtime::write_module_sections(kModuleFormat, {graph.dump()});

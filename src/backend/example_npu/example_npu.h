@@ -20,7 +20,8 @@ std::vector<transform::FusionPattern> patterns();
 std::string unsupported_call(const CallNode& call);
 
 /// The codegen: one JSON graph (module_format.h) for all the functions given.
-codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
+codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
+                               const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant);
 
 }  // namespace partita::backend::example_npu

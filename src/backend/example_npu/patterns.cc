@@ -34,7 +34,8 @@ bool check_npu_constraints(const PatternCheckContext& ctx) {
   const auto* root = ctx.matched_expr.as<CallNode>();
   if (!root || !unsupported_call(*root).empty()) return false;
   for (const auto& [var, value] : ctx.matched_bindings)
-    if (const auto* call = value.as<CallNode>(); call && !unsupported_call(*call).empty()) return false;
+    if (const auto* call = value.as<CallNode>(); call && !unsupported_call(*call).empty())
+      return false;
   return true;
 }
 
@@ -55,8 +56,9 @@ bool check_depthwise(const PatternCheckContext& ctx) {
 bool op_exists(const std::string& name) { return op::find_op_def(name) != nullptr; }
 
 // A pattern of one call of `op` on `arg_names.size()` wildcards, annotated as TVM annotates it.
-FusionPattern single_op(const std::string& name, const std::string& op, const std::vector<std::string>& arg_names,
-                        std::function<bool(const PatternCheckContext&)> check = check_npu_constraints) {
+FusionPattern single_op(
+    const std::string& name, const std::string& op, const std::vector<std::string>& arg_names,
+    std::function<bool(const PatternCheckContext&)> check = check_npu_constraints) {
   FusionPattern f;
   f.name = name;
   std::vector<Pattern> args;
@@ -77,7 +79,8 @@ FusionPattern relu_fused(const std::string& name, const std::string& op, const s
   Pattern input = wildcard(), weight = wildcard();
   Pattern call = is_op(op)({input, weight});
   f.pattern = is_op("relax.nn.relu")({call});
-  f.annotation_patterns = {{"input", input}, {"weight", weight}, {inner, call}, {"root", f.pattern}};
+  f.annotation_patterns = {
+      {"input", input}, {"weight", weight}, {inner, call}, {"root", f.pattern}};
   f.check = check_fused;
   return f;
 }
@@ -94,20 +97,23 @@ std::string unsupported_call(const CallNode& call) {
   const auto* tuple = call.struct_info_ ? call.struct_info_.as<TupleStructInfoNode>() : nullptr;
   if (tuple) {
     for (const StructInfo& field : tuple->fields)
-      if (!static_f32_tensor(field)) return name + ": a result field is not a float32 tensor of static shape";
+      if (!static_f32_tensor(field))
+        return name + ": a result field is not a float32 tensor of static shape";
   } else if (!static_f32_tensor(call.struct_info_)) {
     return name + ": the result is not a float32 tensor of static shape";
   }
   if (call.attrs)
     for (const auto& [key, value] : call.attrs->values)
-      if (std::holds_alternative<VDevice>(value)) return name + ": attribute " + key + " is a virtual device";
+      if (std::holds_alternative<VDevice>(value))
+        return name + ": attribute " + key + " is a virtual device";
   return "";
 }
 
 std::vector<FusionPattern> patterns() {
   std::vector<FusionPattern> out;
   // A pattern is made only when its operator exists (is_op refuses unknown operators).
-  auto single = [&](const std::string& name, const std::string& op, const std::vector<std::string>& args,
+  auto single = [&](const std::string& name, const std::string& op,
+                    const std::vector<std::string>& args,
                     std::function<bool(const PatternCheckContext&)> check = check_npu_constraints) {
     if (op_exists(op)) out.push_back(single_op(name, op, args, std::move(check)));
   };
@@ -122,11 +128,12 @@ std::vector<FusionPattern> patterns() {
     single(std::string("example_npu.") + op, std::string("relax.") + op, {"input1", "input2"});
   // activation_patterns (TVM names relax.nn.sigmoid / relax.nn.tanh, which neither TVM nor
   // Partita defines, so those two are absent in both)
-  for (auto [name, op] : std::vector<std::pair<const char*, const char*>>{{"example_npu.relu", "relax.nn.relu"},
-                                                                          {"example_npu.relu6", "relax.nn.relu6"},
-                                                                          {"example_npu.sigmoid", "relax.nn.sigmoid"},
-                                                                          {"example_npu.tanh", "relax.nn.tanh"},
-                                                                          {"example_npu.gelu", "relax.nn.gelu"}})
+  for (auto [name, op] :
+       std::vector<std::pair<const char*, const char*>>{{"example_npu.relu", "relax.nn.relu"},
+                                                        {"example_npu.relu6", "relax.nn.relu6"},
+                                                        {"example_npu.sigmoid", "relax.nn.sigmoid"},
+                                                        {"example_npu.tanh", "relax.nn.tanh"},
+                                                        {"example_npu.gelu", "relax.nn.gelu"}})
     single(name, op, {"input"});
   // softmax_patterns
   single("example_npu.softmax", "relax.nn.softmax", {"input"});

@@ -8,7 +8,9 @@ namespace partita::backend::example_npu {
 PARTITA_REGISTER_BACKEND([] {
   BackendInfo b;
   b.name = "example_npu";
-  b.description = "TVM's example NPU of its BYOC tutorial: a JSON graph of composites, computed on the host kernels";
+  b.description =
+      "TVM's example NPU of its BYOC tutorial: a JSON graph of composites, computed on the host "
+      "kernels";
   b.colour = "#e09090";
   b.patterns = patterns;
   b.codegen = codegen;

@@ -40,7 +40,9 @@ Dispatch plan_dispatch(const std::string& name, const std::vector<int64_t>& outp
   d.fused = has(name, "fused");
   d.output_bytes = 4;
   for (int64_t dim : output_shape) d.output_bytes *= dim;
-  d.memory_tier = d.output_bytes <= kL1SramBytes ? "L1 SRAM" : d.output_bytes <= kL2CmxBytes ? "L2 CMX" : "L3 DRAM";
+  d.memory_tier = d.output_bytes <= kL1SramBytes  ? "L1 SRAM"
+                  : d.output_bytes <= kL2CmxBytes ? "L2 CMX"
+                                                  : "L3 DRAM";
   d.tiled = d.output_bytes > kL1SramBytes;
   if (d.tiled) d.tiling = calculate_tiling(output_shape, kL1SramBytes);
   return d;
@@ -51,8 +53,8 @@ std::string describe(const std::string& name, const Dispatch& d) {
   if (d.fused) s += ", fused (the intermediate stays on chip)";
   s += ", output " + std::to_string(d.output_bytes) + " bytes in " + d.memory_tier;
   if (d.tiled)
-    s += ", tiled " + std::to_string(d.tiling.tiles_h) + "x" + std::to_string(d.tiling.tiles_w) + " tiles of " +
-         std::to_string(d.tiling.tile_h) + "x" + std::to_string(d.tiling.tile_w);
+    s += ", tiled " + std::to_string(d.tiling.tiles_h) + "x" + std::to_string(d.tiling.tiles_w) +
+         " tiles of " + std::to_string(d.tiling.tile_h) + "x" + std::to_string(d.tiling.tile_w);
   else
     s += ", single pass";
   return s;

@@ -18,8 +18,9 @@ struct Tiling {
 };
 
 struct Dispatch {
-  std::string engine;       // MATRIX_ENGINE, VECTOR_ENGINE, CONV_ENGINE, POOLING_ENGINE, ACTIVATION_ENGINE
-  bool fused = false;       // the pattern's name says "fused": its intermediate never leaves the chip
+  std::string
+      engine;  // MATRIX_ENGINE, VECTOR_ENGINE, CONV_ENGINE, POOLING_ENGINE, ACTIVATION_ENGINE
+  bool fused = false;  // the pattern's name says "fused": its intermediate never leaves the chip
   int64_t output_bytes = 0;
   std::string memory_tier;  // "L1 SRAM", "L2 CMX" or "L3 DRAM"
   bool tiled = false;       // the output does not fit the L1 SRAM

@@ -49,7 +49,8 @@ struct Function {
   throw_error("ValueError", "example_npu module, function '" + symbol + "': " + what);
 }
 
-runtime::KernelAttrValue parse_attr(const std::string& symbol, const std::string& key, const json& j) {
+runtime::KernelAttrValue parse_attr(const std::string& symbol, const std::string& key,
+                                    const json& j) {
   const std::string kind = j.at(0).get<std::string>();
   const json& v = j.at(1);
   if (kind == "none") return std::monostate{};
@@ -61,7 +62,8 @@ runtime::KernelAttrValue parse_attr(const std::string& symbol, const std::string
   if (kind == "dtype") {
     const std::string s = v.get<std::string>();
     if (s.empty()) return DataType();
-    if (!DataType::is_valid(s)) fail(symbol, "attribute " + key + " names an unknown dtype '" + s + "'");
+    if (!DataType::is_valid(s))
+      fail(symbol, "attribute " + key + " names an unknown dtype '" + s + "'");
     return DataType::parse(s);
   }
   fail(symbol, "attribute " + key + " has an unknown kind '" + kind + "'");
@@ -73,7 +75,8 @@ Function parse_function(const json& j) {
   for (const auto& v : j.at("values")) f.shapes.push_back(v.get<std::vector<int64_t>>());
   auto id = [&](const json& v) {
     int x = v.get<int>();
-    if (x < 0 || size_t(x) >= f.shapes.size()) fail(f.symbol, "value id " + std::to_string(x) + " is out of range");
+    if (x < 0 || size_t(x) >= f.shapes.size())
+      fail(f.symbol, "value id " + std::to_string(x) + " is out of range");
     return x;
   };
   auto ids = [&](const json& list) {
@@ -82,19 +85,23 @@ Function parse_function(const json& j) {
     return out;
   };
   f.inputs = ids(j.at("inputs"));
-  for (const auto& c : j.at("constants")) f.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
+  for (const auto& c : j.at("constants"))
+    f.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
   for (const auto& n : j.at("nodes")) {
     Node node;
     node.name = n.at("name").get<std::string>();
-    if (n.at("op_type").get<std::string>() != "kernel") fail(f.symbol, "node " + node.name + " is not a kernel");
+    if (n.at("op_type").get<std::string>() != "kernel")
+      fail(f.symbol, "node " + node.name + " is not a kernel");
     node.inputs = ids(n.at("inputs"));
     node.outputs = ids(n.at("outputs"));
     if (node.outputs.empty()) fail(f.symbol, "node " + node.name + " has no output");
     for (const auto& o : n.at("ops")) {
       Op op;
       op.name = o.at("op").get<std::string>();
-      if (!runtime::find_kernel(op.name)) fail(f.symbol, "operator " + op.name + " has no host kernel");
-      for (const auto& [key, value] : o.at("attrs").items()) op.attrs.values[key] = parse_attr(f.symbol, key, value);
+      if (!runtime::find_kernel(op.name))
+        fail(f.symbol, "operator " + op.name + " has no host kernel");
+      for (const auto& [key, value] : o.at("attrs").items())
+        op.attrs.values[key] = parse_attr(f.symbol, key, value);
       op.inputs = ids(o.at("inputs"));
       op.outputs = ids(o.at("outputs"));
       node.ops.push_back(std::move(op));
@@ -109,7 +116,8 @@ Function parse_function(const json& j) {
 
 std::string dispatch_log(const Function& f) {
   std::string s = "example_npu: " + f.symbol + ": " + std::to_string(f.nodes.size()) +
-                  " operation(s); memory L0 4 KiB -> L1 SRAM 256 KiB -> L2 CMX 512 KiB -> L3 DRAM; power mode BALANCED\n";
+                  " operation(s); memory L0 4 KiB -> L1 SRAM 256 KiB -> L2 CMX 512 KiB -> L3 DRAM; "
+                  "power mode BALANCED\n";
   for (const Node& n : f.nodes) s += "  " + describe(n.name, n.dispatch) + "\n";
   return s;
 }
@@ -146,7 +154,9 @@ class ExampleNpuModule : public runtime::RuntimeModule {
     std::lock_guard<std::mutex> lock(mutex_);  // VMs sharing the module may each give them
     constants_ = constants;
   }
-  void save_to_binary(std::string& out) const override { out += runtime::write_module_sections(kModuleFormat, {graph_}); }
+  void save_to_binary(std::string& out) const override {
+    out += runtime::write_module_sections(kModuleFormat, {graph_});
+  }
   /// The JSON graph, or with format "dispatch" the dispatch decisions of every function.
   std::string get_source(const std::string& format) const override {
     if (format != "dispatch") return graph_;
@@ -165,12 +175,14 @@ class ExampleNpuModule : public runtime::RuntimeModule {
  private:
   void run(const Function& f, std::span<const Tensor> in, std::span<Tensor> out) const {
     if (in.size() != f.inputs.size() || out.size() != f.outputs.size())
-      fail(f.symbol, "expected " + std::to_string(f.inputs.size()) + " inputs and " + std::to_string(f.outputs.size()) +
-                         " outputs, got " + std::to_string(in.size()) + " and " + std::to_string(out.size()));
+      fail(f.symbol, "expected " + std::to_string(f.inputs.size()) + " inputs and " +
+                         std::to_string(f.outputs.size()) + " outputs, got " +
+                         std::to_string(in.size()) + " and " + std::to_string(out.size()));
     if (logging_enabled()) std::fprintf(stderr, "%s", dispatch_log(f).c_str());
     std::vector<Tensor> values(f.shapes.size());
     auto check = [&](int id, const Tensor& t, const std::string& what) {
-      if (t.dtype() != DataType::Float(32) || t.shape() != f.shapes[size_t(id)] || !t.device().is_cpu())
+      if (t.dtype() != DataType::Float(32) || t.shape() != f.shapes[size_t(id)] ||
+          !t.device().is_cpu())
         fail(f.symbol, what + " is not a float32 host tensor of the compiled shape");
     };
     for (size_t i = 0; i < in.size(); ++i) {
@@ -195,11 +207,13 @@ class ExampleNpuModule : public runtime::RuntimeModule {
       for (const Op& op : node.ops) {
         std::vector<Tensor> ins, outs;
         for (int id : op.inputs) {
-          if (!values[size_t(id)].defined()) fail(f.symbol, node.name + ": an operand is used before it is computed");
+          if (!values[size_t(id)].defined())
+            fail(f.symbol, node.name + ": an operand is used before it is computed");
           ins.push_back(values[size_t(id)]);
         }
         for (int id : op.outputs) {
-          if (!values[size_t(id)].defined()) values[size_t(id)] = Tensor::empty(f.shapes[size_t(id)], DataType::Float(32));
+          if (!values[size_t(id)].defined())
+            values[size_t(id)] = Tensor::empty(f.shapes[size_t(id)], DataType::Float(32));
           outs.push_back(values[size_t(id)]);
         }
         runtime::run_kernel(op.name, ins, op.attrs, outs);
@@ -233,6 +247,7 @@ runtime::ModulePtr load_example_npu_json(std::string_view graph) {
 }  // namespace
 
 PARTITA_REGISTER_MODULE_LOADER(kModuleFormat.type_key, load_example_npu);
-PARTITA_REGISTER_MODULE_LOADER(std::string(kModuleFormat.type_key) + ".json", load_example_npu_json);
+PARTITA_REGISTER_MODULE_LOADER(std::string(kModuleFormat.type_key) + ".json",
+                               load_example_npu_json);
 
 }  // namespace partita::backend::example_npu

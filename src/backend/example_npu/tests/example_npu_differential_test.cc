@@ -24,14 +24,22 @@ class NpuGraph : public RandomGraph {
     int steps = int(uniform(1, 5));
     for (int s = 0; s < steps; ++s) {
       double r = real(0, 1);
-      if (r < 0.25) binary();
-      else if (r < 0.40) unary();
-      else if (r < 0.50) softmax();
-      else if (r < 0.62) matmul();
-      else if (r < 0.77) conv();
-      else if (r < 0.87) pool();
-      else if (r < 0.95) batch_norm();
-      else float64_chain();
+      if (r < 0.25)
+        binary();
+      else if (r < 0.40)
+        unary();
+      else if (r < 0.50)
+        softmax();
+      else if (r < 0.62)
+        matmul();
+      else if (r < 0.77)
+        conv();
+      else if (r < 0.87)
+        pool();
+      else if (r < 0.95)
+        batch_norm();
+      else
+        float64_chain();
     }
     std::vector<GraphValue> outs;
     outs.reserve(2);  // (an initializer list here trips GCC 12's -Warray-bounds)
@@ -53,11 +61,13 @@ class NpuGraph : public RandomGraph {
     if (chance(0.7)) {
       std::vector<GraphValue> ok;
       for (const auto& v : values())
-        if (v.dtype == F32 && !v.symbolic && v.shape.size() >= lo && v.shape.size() <= hi) ok.push_back(v);
+        if (v.dtype == F32 && !v.symbolic && v.shape.size() >= lo && v.shape.size() <= hi)
+          ok.push_back(v);
       if (!ok.empty()) return chance(0.6) ? ok.back() : pick(ok);
     }
     Ints s;
-    for (size_t k = 0, n = size_t(uniform(int64_t(lo), int64_t(hi))); k < n; ++k) s.push_back(dim());
+    for (size_t k = 0, n = size_t(uniform(int64_t(lo), int64_t(hi))); k < n; ++k)
+      s.push_back(dim());
     return chance(0.3) ? constant(s) : param(s);
   }
 
@@ -78,9 +88,15 @@ class NpuGraph : public RandomGraph {
     GraphValue b = chance(0.3) ? constant(bs) : param(bs);
     if (chance(0.5)) std::swap(a, b);
     switch (uniform(0, 3)) {
-      case 0: emit(op::add(a.expr, b.expr), a.bound + b.bound); break;
-      case 1: emit(op::subtract(a.expr, b.expr), a.bound + b.bound); break;
-      case 2: emit(op::multiply(a.expr, b.expr), a.bound * b.bound); break;
+      case 0:
+        emit(op::add(a.expr, b.expr), a.bound + b.bound);
+        break;
+      case 1:
+        emit(op::subtract(a.expr, b.expr), a.bound + b.bound);
+        break;
+      case 2:
+        emit(op::multiply(a.expr, b.expr), a.bound * b.bound);
+        break;
       default: {  // a divisor away from zero
         emit(op::divide(a.expr, away_from_zero(b).expr), a.bound);
       }
@@ -90,19 +106,24 @@ class NpuGraph : public RandomGraph {
   // |v| + 1: a divisor, a variance.
   GraphValue away_from_zero(const GraphValue& v) {
     GraphValue a = emit(op::abs(v.expr), v.bound, true);
-    return emit(op::add(a.expr, make<ConstantNode>(Tensor::from_bytes({}, F32, &one_, 4))), v.bound + 1, true);
+    return emit(op::add(a.expr, make<ConstantNode>(Tensor::from_bytes({}, F32, &one_, 4))),
+                v.bound + 1, true);
   }
 
   void unary() {
     GraphValue x = operand(1, 4);
-    if (chance(0.5)) emit(op::nn::relu(x.expr), x.bound, true);
-    else if (chance(0.6)) emit(op::nn::gelu(x.expr), x.bound);
-    else emit(op::sigmoid(x.expr), 1, true);  // not in the table: stays on the host
+    if (chance(0.5))
+      emit(op::nn::relu(x.expr), x.bound, true);
+    else if (chance(0.6))
+      emit(op::nn::gelu(x.expr), x.bound);
+    else
+      emit(op::sigmoid(x.expr), 1, true);  // not in the table: stays on the host
   }
 
   void softmax() {
     GraphValue x = operand(1, 4);
-    emit(op::nn::softmax(x.expr, uniform(-int64_t(x.shape.size()), int64_t(x.shape.size()) - 1)), 1, true);
+    emit(op::nn::softmax(x.expr, uniform(-int64_t(x.shape.size()), int64_t(x.shape.size()) - 1)), 1,
+         true);
   }
 
   void matmul() {
@@ -119,26 +140,32 @@ class NpuGraph : public RandomGraph {
     const int64_t C = x.shape[1];
     const int64_t groups = C > 1 && chance(0.3) ? C : 1;
     const int64_t O = groups == 1 ? dim() : C * pick(Ints{1, 2});
-    const int64_t kh = std::min<int64_t>(pick(Ints{1, 2, 3}), x.shape[2]), kw = std::min<int64_t>(pick(Ints{1, 3}), x.shape[3]);
-    GraphValue w = chance(0.5) ? constant({O, C / groups, kh, kw}, 0.5) : param({O, C / groups, kh, kw}, F32, 0.5);
+    const int64_t kh = std::min<int64_t>(pick(Ints{1, 2, 3}), x.shape[2]),
+                  kw = std::min<int64_t>(pick(Ints{1, 3}), x.shape[3]);
+    GraphValue w = chance(0.5) ? constant({O, C / groups, kh, kw}, 0.5)
+                               : param({O, C / groups, kh, kw}, F32, 0.5);
     Ints pad = chance(0.3) ? Ints{1, 1} : Ints{0, 0};
-    GraphValue c = emit(op::nn::conv2d(x.expr, w.expr, {1, 1}, pad, {1, 1}, groups), x.bound * double(C * kh * kw));
+    GraphValue c = emit(op::nn::conv2d(x.expr, w.expr, {1, 1}, pad, {1, 1}, groups),
+                        x.bound * double(C * kh * kw));
     if (chance(0.6)) emit(op::nn::relu(c.expr), c.bound, true);
   }
 
   void pool() {
     GraphValue x = operand4d();
     Ints size = {std::min<int64_t>(2, x.shape[2]), std::min<int64_t>(2, x.shape[3])};
-    if (chance(0.5)) emit(op::nn::max_pool2d(x.expr, size, size), x.bound);
-    else emit(op::nn::avg_pool2d(x.expr, size, {1, 1}), x.bound);
+    if (chance(0.5))
+      emit(op::nn::max_pool2d(x.expr, size, size), x.bound);
+    else
+      emit(op::nn::avg_pool2d(x.expr, size, {1, 1}), x.bound);
   }
 
   void batch_norm() {
     GraphValue x = operand4d();
     const int64_t C = x.shape[1];
     Expr positive = away_from_zero(param({C})).expr;
-    Var bn = emit_tuple(op::nn::batch_norm(x.expr, param({C}).expr, param({C}).expr, constant({C}).expr, positive, 1,
-                                           1e-5, true, true, 0.1, /*training=*/chance(0.5)));
+    Var bn = emit_tuple(op::nn::batch_norm(x.expr, param({C}).expr, param({C}).expr,
+                                           constant({C}).expr, positive, 1, 1e-5, true, true, 0.1,
+                                           /*training=*/chance(0.5)));
     emit(make<TupleGetItemNode>(bn, 0), 4 * x.bound + 4);
   }
 
@@ -159,14 +186,18 @@ class NpuGraph : public RandomGraph {
 };
 
 TEST(ExampleNpuDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
-  auto targets = [](NpuGraph&) { return std::vector<codegen::Target>{codegen::Target("example_npu")}; };
-  testing::DifferentialStats stats = testing::run_random_graphs<NpuGraph>("example_npu", 300, targets);
+  auto targets = [](NpuGraph&) {
+    return std::vector<codegen::Target>{codegen::Target("example_npu")};
+  };
+  testing::DifferentialStats stats =
+      testing::run_random_graphs<NpuGraph>("example_npu", 300, targets);
   EXPECT_GE(stats.offloading_cases, stats.cases * 3 / 4) << stats.summary();
-  for (const char* name : {"example_npu.add", "example_npu.subtract", "example_npu.multiply", "example_npu.divide",
-                           "example_npu.relu", "example_npu.gelu", "example_npu.softmax", "example_npu.matmul",
-                           "example_npu.matmul_relu_fused", "example_npu.conv2d", "example_npu.conv2d_relu_fused",
-                           "example_npu.depthwise_conv2d", "example_npu.max_pool2d", "example_npu.avg_pool2d",
-                           "example_npu.batch_norm"})
+  for (const char* name :
+       {"example_npu.add", "example_npu.subtract", "example_npu.multiply", "example_npu.divide",
+        "example_npu.relu", "example_npu.gelu", "example_npu.softmax", "example_npu.matmul",
+        "example_npu.matmul_relu_fused", "example_npu.conv2d", "example_npu.conv2d_relu_fused",
+        "example_npu.depthwise_conv2d", "example_npu.max_pool2d", "example_npu.avg_pool2d",
+        "example_npu.batch_norm"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
   // What stays on the host: sigmoid, the float64 chains, the symbolic cases.
   EXPECT_GT(stats.host_kernels["relax.sigmoid"], 0) << stats.summary();

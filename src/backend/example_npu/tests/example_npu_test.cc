@@ -22,8 +22,9 @@ namespace {
 using json = nlohmann::json;
 
 IRModule parse(const std::string& body, const std::string& params, const std::string& ret) {
-  return script::parse_module("@I.ir_module\nclass Module:\n    @R.function\n    def main(" + params + ") -> " + ret +
-                              ":\n        with R.dataflow():\n" + body + "        return out\n");
+  return script::parse_module("@I.ir_module\nclass Module:\n    @R.function\n    def main(" +
+                              params + ") -> " + ret + ":\n        with R.dataflow():\n" + body +
+                              "        return out\n");
 }
 
 std::string tensor(const std::string& shape, const std::string& dtype = "float32") {
@@ -57,7 +58,9 @@ std::vector<Tensor> random_inputs(const IRModule& mod, uint32_t seed) {
 void expect_close(const Tensor& got, const Tensor& want) {
   ASSERT_EQ(got.shape(), want.shape());
   for (int64_t i = 0; i < want.numel(); ++i)
-    EXPECT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-5 * (1 + std::abs(want.data_as<float>()[i]))) << i;
+    EXPECT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i],
+                1e-5 * (1 + std::abs(want.data_as<float>()[i])))
+        << i;
 }
 
 // Builds `mod` partitioned for the example NPU (merged or not), runs it, exports and reloads it,
@@ -65,11 +68,13 @@ void expect_close(const Tensor& got, const Tensor& want) {
 std::shared_ptr<runtime::Executable> check_against_host(const IRModule& mod, bool merge = true) {
   std::vector<Tensor> inputs = random_inputs(mod, 7);
   std::vector<Tensor> want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
-  auto exec = codegen::build(transform::partition_for("example_npu", mod, merge), codegen::BuildOptions({}, false));
+  auto exec = codegen::build(transform::partition_for("example_npu", mod, merge),
+                             codegen::BuildOptions({}, false));
   std::vector<Tensor> got = runtime::VirtualMachine(exec).invoke("main", inputs);
   EXPECT_EQ(got.size(), want.size());
   for (size_t k = 0; k < got.size() && k < want.size(); ++k) expect_close(got[k], want[k]);
-  auto file = std::filesystem::temp_directory_path() / ("partita_example_npu_test_" + std::to_string(getpid()));
+  auto file = std::filesystem::temp_directory_path() /
+              ("partita_example_npu_test_" + std::to_string(getpid()));
   exec->export_library(file.string());
   auto loaded = runtime::load_module(file.string());
   std::filesystem::remove(file);
@@ -78,9 +83,10 @@ std::shared_ptr<runtime::Executable> check_against_host(const IRModule& mod, boo
   return exec;
 }
 
-const char* kConvRelu = "            conv = R.nn.conv2d(data, weight)\n"
-                        "            out = R.nn.relu(conv)\n"
-                        "            R.output(out)\n";
+const char* kConvRelu =
+    "            conv = R.nn.conv2d(data, weight)\n"
+    "            out = R.nn.relu(conv)\n"
+    "            R.output(out)\n";
 
 TEST(ExampleNpu, RegistersTvmsPatternTableInItsOrder) {
   auto info = backend::find_backend("example_npu");
@@ -90,26 +96,37 @@ TEST(ExampleNpu, RegistersTvmsPatternTableInItsOrder) {
   for (const auto& p : transform::get_patterns_with_prefix("example_npu.")) names.push_back(p.name);
   // TVM v0.26's list, highest priority first, without the patterns of operators Partita lacks
   // (quantize, dequantize, conv1d; TVM itself lacks relu6, sigmoid and tanh's relax.nn ops).
-  std::vector<std::string> want = {
-      "example_npu.conv2d_relu_fused", "example_npu.matmul_relu_fused", "example_npu.depthwise_conv2d",
-      "example_npu.conv2d",            "example_npu.matmul",            "example_npu.dense",
-      "example_npu.avg_pool2d",        "example_npu.max_pool2d",        "example_npu.batch_norm",
-      "example_npu.softmax",           "example_npu.gelu",              "example_npu.relu",
-      "example_npu.divide",            "example_npu.subtract",          "example_npu.multiply",
-      "example_npu.add"};
+  std::vector<std::string> want = {"example_npu.conv2d_relu_fused",
+                                   "example_npu.matmul_relu_fused",
+                                   "example_npu.depthwise_conv2d",
+                                   "example_npu.conv2d",
+                                   "example_npu.matmul",
+                                   "example_npu.dense",
+                                   "example_npu.avg_pool2d",
+                                   "example_npu.max_pool2d",
+                                   "example_npu.batch_norm",
+                                   "example_npu.softmax",
+                                   "example_npu.gelu",
+                                   "example_npu.relu",
+                                   "example_npu.divide",
+                                   "example_npu.subtract",
+                                   "example_npu.multiply",
+                                   "example_npu.add"};
   EXPECT_EQ(names, want);
 }
 
 TEST(ExampleNpu, FusesConv2dWithReluAsTheTutorialSays) {
-  IRModule mod = parse(kConvRelu, "data: " + tensor("1, 3, 32, 32") + ", weight: " + tensor("16, 3, 3, 3"),
-                       tensor("1, 16, 30, 30"));
+  IRModule mod =
+      parse(kConvRelu, "data: " + tensor("1, 3, 32, 32") + ", weight: " + tensor("16, 3, 3, 3"),
+            tensor("1, 16, 30, 30"));
   IRModule parted = transform::partition_for("example_npu", mod);
   EXPECT_EQ(composites(parted), std::vector<std::string>{"example_npu.conv2d_relu_fused"});
   auto exec = check_against_host(mod);
   ASSERT_EQ(exec->external_modules.size(), 1u);
   EXPECT_EQ(exec->external_modules[0]->type_key(), "example_npu");
   EXPECT_TRUE(runtime::plugin_loaded("example_npu"));
-  // The graph: one "kernel" node named by the pattern, holding conv2d (with its attributes) and relu.
+  // The graph: one "kernel" node named by the pattern, holding conv2d (with its attributes) and
+  // relu.
   json graph = json::parse(exec->external_modules[0]->get_source());
   ASSERT_EQ(graph["functions"].size(), 1u);
   const json& node = graph["functions"][0]["nodes"].at(0);
@@ -122,39 +139,47 @@ TEST(ExampleNpu, FusesConv2dWithReluAsTheTutorialSays) {
   EXPECT_EQ(node["ops"][1]["op"], "relax.nn.relu");
   // The dispatch decisions TVM's stub logs: 1 x 16 x 30 x 30 floats fit the 256 KiB SRAM.
   std::string log = exec->external_modules[0]->get_source("dispatch");
-  EXPECT_NE(log.find("example_npu.conv2d_relu_fused -> CONV_ENGINE, fused (the intermediate stays on chip), "
-                     "output 57600 bytes in L1 SRAM, single pass"),
-            std::string::npos)
+  EXPECT_NE(
+      log.find(
+          "example_npu.conv2d_relu_fused -> CONV_ENGINE, fused (the intermediate stays on chip), "
+          "output 57600 bytes in L1 SRAM, single pass"),
+      std::string::npos)
       << log;
 }
 
 TEST(ExampleNpu, LargeOutputsAreTiledAsTvmsTilingEngineTiles) {
   IRModule mod = parse("            out = R.add(x, y)\n            R.output(out)\n",
-                       "x: " + tensor("1, 4, 128, 160") + ", y: " + tensor("1, 4, 128, 160"), tensor("1, 4, 128, 160"));
+                       "x: " + tensor("1, 4, 128, 160") + ", y: " + tensor("1, 4, 128, 160"),
+                       tensor("1, 4, 128, 160"));
   auto exec = check_against_host(mod);
   // 327,680 bytes: over the L1 SRAM, within the 512 KiB CMX; 32 x 32 tiles of 4 channels fit.
-  EXPECT_NE(exec->external_modules[0]->get_source("dispatch").find(
-                "example_npu.add -> VECTOR_ENGINE, output 327680 bytes in L2 CMX, tiled 4x5 tiles of 32x32"),
+  EXPECT_NE(exec->external_modules[0]
+                ->get_source("dispatch")
+                .find("example_npu.add -> VECTOR_ENGINE, output 327680 bytes in L2 CMX, tiled 4x5 "
+                      "tiles of 32x32"),
             std::string::npos)
       << exec->external_modules[0]->get_source("dispatch");
 }
 
 TEST(ExampleNpu, GroupedConvolutionsGoToTheDepthwiseUnit) {
-  IRModule mod = parse("            out = R.nn.conv2d(x, w, groups=4)\n            R.output(out)\n",
-                       "x: " + tensor("1, 4, 9, 9") + ", w: " + tensor("4, 1, 3, 3"), tensor("1, 4, 7, 7"));
+  IRModule mod =
+      parse("            out = R.nn.conv2d(x, w, groups=4)\n            R.output(out)\n",
+            "x: " + tensor("1, 4, 9, 9") + ", w: " + tensor("4, 1, 3, 3"), tensor("1, 4, 7, 7"));
   EXPECT_EQ(composites(transform::partition_for("example_npu", mod)),
             std::vector<std::string>{"example_npu.depthwise_conv2d"});
   check_against_host(mod);
 }
 
 TEST(ExampleNpu, AConvolutionUsedElsewhereIsNotFusedWithItsRelu) {
-  IRModule mod = parse("            conv = R.nn.conv2d(data, weight)\n"
-                       "            r = R.nn.relu(conv)\n"
-                       "            out = R.add(r, conv)\n"
-                       "            R.output(out)\n",
-                       "data: " + tensor("1, 2, 6, 6") + ", weight: " + tensor("3, 2, 3, 3"), tensor("1, 3, 4, 4"));
-  EXPECT_EQ(composites(transform::partition_for("example_npu", mod)),
-            (std::vector<std::string>{"example_npu.add", "example_npu.conv2d", "example_npu.relu"}));
+  IRModule mod = parse(
+      "            conv = R.nn.conv2d(data, weight)\n"
+      "            r = R.nn.relu(conv)\n"
+      "            out = R.add(r, conv)\n"
+      "            R.output(out)\n",
+      "data: " + tensor("1, 2, 6, 6") + ", weight: " + tensor("3, 2, 3, 3"), tensor("1, 3, 4, 4"));
+  EXPECT_EQ(
+      composites(transform::partition_for("example_npu", mod)),
+      (std::vector<std::string>{"example_npu.add", "example_npu.conv2d", "example_npu.relu"}));
   check_against_host(mod);
   check_against_host(mod, /*merge=*/false);
 }
@@ -172,20 +197,25 @@ TEST(ExampleNpu, RunsEveryKindOfItsTableAgainstTheHost) {
       "            t = R.nn.gelu(R.divide(R.subtract(s, bias), R.multiply(bias, bias)))\n"
       "            out = (t, q)\n"
       "            R.output(out)\n",
-      "x: " + tensor("4, 8") + ", w: " + tensor("8, 6") + ", bias: " + tensor("6") + ", img: " + tensor("1, 3, 8, 8") +
-          ", g: " + tensor("3") + ", b: " + tensor("3") + ", mean: " + tensor("3") + ", var: " + tensor("3"),
+      "x: " + tensor("4, 8") + ", w: " + tensor("8, 6") + ", bias: " + tensor("6") +
+          ", img: " + tensor("1, 3, 8, 8") + ", g: " + tensor("3") + ", b: " + tensor("3") +
+          ", mean: " + tensor("3") + ", var: " + tensor("3"),
       "R.Tuple(" + tensor("4, 6") + ", " + tensor("1, 3, 3, 3") + ")");
   IRModule parted = transform::partition_for("example_npu", mod);
-  std::vector<std::string> want = {"example_npu.avg_pool2d", "example_npu.batch_norm", "example_npu.divide",
-                                   "example_npu.gelu",       "example_npu.matmul_relu_fused", "example_npu.max_pool2d",
-                                   "example_npu.multiply",   "example_npu.softmax",    "example_npu.subtract"};
+  std::vector<std::string> want = {
+      "example_npu.avg_pool2d", "example_npu.batch_norm",        "example_npu.divide",
+      "example_npu.gelu",       "example_npu.matmul_relu_fused", "example_npu.max_pool2d",
+      "example_npu.multiply",   "example_npu.softmax",           "example_npu.subtract"};
   EXPECT_EQ(composites(parted), want);
   std::vector<Tensor> inputs = random_inputs(mod, 3);
   // var must be positive: batch_norm takes its square root.
-  for (int64_t i = 0; i < inputs[7].numel(); ++i) inputs[7].data_as<float>()[i] = 0.5f + std::abs(inputs[7].data_as<float>()[i]);
-  std::vector<Tensor> want_out = runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
+  for (int64_t i = 0; i < inputs[7].numel(); ++i)
+    inputs[7].data_as<float>()[i] = 0.5f + std::abs(inputs[7].data_as<float>()[i]);
+  std::vector<Tensor> want_out =
+      runtime::VirtualMachine(codegen::build(mod)).invoke("main", inputs);
   for (bool merge : {true, false}) {
-    auto exec = codegen::build(transform::partition_for("example_npu", mod, merge), codegen::BuildOptions({}, false));
+    auto exec = codegen::build(transform::partition_for("example_npu", mod, merge),
+                               codegen::BuildOptions({}, false));
     EXPECT_TRUE(exec->kernel_names.empty()) << "left on the host: " << exec->kernel_names[0];
     std::vector<Tensor> got = runtime::VirtualMachine(exec).invoke("main", inputs);
     ASSERT_EQ(got.size(), 2u);
@@ -196,16 +226,19 @@ TEST(ExampleNpu, RunsEveryKindOfItsTableAgainstTheHost) {
 
 TEST(ExampleNpu, WhatItCannotRunStaysOnTheHost) {
   // float16 and a symbolic batch: the checks refuse them, the host runs them.
-  IRModule half = parse("            out = R.nn.relu(x)\n            R.output(out)\n", "x: " + tensor("4, 4", "float16"),
-                        tensor("4, 4", "float16"));
+  IRModule half = parse("            out = R.nn.relu(x)\n            R.output(out)\n",
+                        "x: " + tensor("4, 4", "float16"), tensor("4, 4", "float16"));
   EXPECT_TRUE(composites(transform::partition_for("example_npu", half)).empty());
-  IRModule symbolic = parse("            out = R.nn.relu(x)\n            R.output(out)\n", "x: R.Tensor((\"n\", 4), dtype=\"float32\")",
+  IRModule symbolic = parse("            out = R.nn.relu(x)\n            R.output(out)\n",
+                            "x: R.Tensor((\"n\", 4), dtype=\"float32\")",
                             "R.Tensor((\"n\", 4), dtype=\"float32\")");
   EXPECT_TRUE(composites(transform::partition_for("example_npu", symbolic)).empty());
   // relax.sigmoid is not in the table (TVM's pattern names relax.nn.sigmoid): only the add goes.
-  IRModule mixed = parse("            s = R.sigmoid(x)\n            out = R.add(s, x)\n            R.output(out)\n",
-                         "x: " + tensor("3, 5"), tensor("3, 5"));
-  EXPECT_EQ(composites(transform::partition_for("example_npu", mixed)), std::vector<std::string>{"example_npu.add"});
+  IRModule mixed = parse(
+      "            s = R.sigmoid(x)\n            out = R.add(s, x)\n            R.output(out)\n",
+      "x: " + tensor("3, 5"), tensor("3, 5"));
+  EXPECT_EQ(composites(transform::partition_for("example_npu", mixed)),
+            std::vector<std::string>{"example_npu.add"});
   check_against_host(mixed);
 }
 
@@ -230,8 +263,9 @@ class Module:
     codegen::build(mod, codegen::BuildOptions({}, false));
     ADD_FAILURE() << "expected the codegen to refuse f";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("operator relax.nn.relu is called outside a composite function"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("operator relax.nn.relu is called outside a composite function"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -241,14 +275,16 @@ TEST(ExampleNpu, MalformedModuleBytesAreCleanErrors) {
   EXPECT_THROW(runtime::load_module_from_binary("example_npu", "short"), Error);
   auto load_graph = [&](const std::string& graph) {
     try {
-      runtime::load_module_from_binary("example_npu", runtime::write_module_sections(format, {graph}));
+      runtime::load_module_from_binary("example_npu",
+                                       runtime::write_module_sections(format, {graph}));
     } catch (const Error& e) {
       return std::string(e.what());
     }
     return std::string("no error");
   };
   EXPECT_NE(load_graph("{\"functions\": 3}").find("malformed graph"), std::string::npos);
-  const std::string f = R"({"functions": [{"symbol": "f", "values": [[2]], "inputs": [0], "constants": [],
+  const std::string f =
+      R"({"functions": [{"symbol": "f", "values": [[2]], "inputs": [0], "constants": [],
       "nodes": [{"name": "example_npu.relu", "op_type": "kernel", "inputs": [0], "outputs": [%OUT%],
                  "ops": [{"op": "%OP%", "attrs": {%ATTRS%}, "inputs": [0], "outputs": [0]}]}], "outputs": [0]}]})";
   auto with = [&](std::string out, std::string op, std::string attrs) {
@@ -259,22 +295,29 @@ TEST(ExampleNpu, MalformedModuleBytesAreCleanErrors) {
     return s;
   };
   EXPECT_EQ(load_graph(with("0", "relax.nn.relu", "")), "no error");
-  EXPECT_NE(load_graph(with("5", "relax.nn.relu", "")).find("value id 5 is out of range"), std::string::npos);
-  EXPECT_NE(load_graph(with("0", "relax.nope", "")).find("operator relax.nope has no host kernel"), std::string::npos);
-  EXPECT_NE(load_graph(with("0", "relax.nn.relu", "\"a\": [\"blob\", 1]")).find("unknown kind 'blob'"),
+  EXPECT_NE(load_graph(with("5", "relax.nn.relu", "")).find("value id 5 is out of range"),
             std::string::npos);
-  std::string other_version = runtime::write_module_sections({"example_npu", 0x55504E50, 2}, {"{}"});
+  EXPECT_NE(load_graph(with("0", "relax.nope", "")).find("operator relax.nope has no host kernel"),
+            std::string::npos);
+  EXPECT_NE(
+      load_graph(with("0", "relax.nn.relu", "\"a\": [\"blob\", 1]")).find("unknown kind 'blob'"),
+      std::string::npos);
+  std::string other_version =
+      runtime::write_module_sections({"example_npu", 0x55504E50, 2}, {"{}"});
   try {
     runtime::load_module_from_binary("example_npu", other_version);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unsupported example_npu module version 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unsupported example_npu module version 2"),
+              std::string::npos)
+        << e.what();
   }
 }
 
 TEST(ExampleNpu, AModuleMadeFromItsGraphAloneSavesAsAnExampleNpuModule) {
   // TVM's runtime.ExampleNPUJSONRuntimeCreate path: the "example_npu.json" loader takes the graph.
-  const std::string graph = R"({"functions": [{"symbol": "f", "values": [[3], [3]], "inputs": [0], "constants": [],
+  const std::string graph =
+      R"({"functions": [{"symbol": "f", "values": [[3], [3]], "inputs": [0], "constants": [],
       "nodes": [{"name": "example_npu.relu", "op_type": "kernel", "inputs": [0], "outputs": [1],
                  "ops": [{"op": "relax.nn.relu", "attrs": {}, "inputs": [0], "outputs": [1]}]}], "outputs": [1]}]})";
   auto mod = runtime::load_module_from_binary("example_npu.json", graph);

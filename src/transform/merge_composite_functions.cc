@@ -196,13 +196,15 @@ Function without_dataflow(const Function& f, Substitutor& to_plain) {
     for (const auto& b : blk->bindings) {
       Var var = to_plain.visit_var_def(b->var);
       const Expr& value0 = binding_value(*b);
-      Expr value = value0.as<FunctionNode>() ? Expr(without_dataflow(value0.as_ref<FunctionNode>(), to_plain))
-                                             : to_plain(value0);
-      if (auto* mc = b.as<MatchCastNode>()) out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+      Expr value = value0.as<FunctionNode>()
+                       ? Expr(without_dataflow(value0.as_ref<FunctionNode>(), to_plain))
+                       : to_plain(value0);
+      if (auto* mc = b.as<MatchCastNode>())
+        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
       else out.push_back(make<VarBindingNode>(var, value));
     }
-  Expr nseq = make<SeqExprNode>(std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)},
-                                to_plain(seq->body));
+  Expr nseq = make<SeqExprNode>(
+      std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, to_plain(seq->body));
   nseq->struct_info_ = seq->struct_info_;
   auto* nf = copy_node(f);
   nf->body = nseq;
@@ -263,7 +265,8 @@ class CompositeInliner {
             }
           }
         }
-        if (!value && value0.as<FunctionNode>()) value = to_non_dataflow(value0.as_ref<FunctionNode>());
+        if (!value && value0.as<FunctionNode>())
+          value = to_non_dataflow(value0.as_ref<FunctionNode>());
         if (!value) value = to_plain(value0);
         if (auto* mc = b0.as<MatchCastNode>())
           out.push_back(make<MatchCastNode>(var, value, mc->struct_info));

@@ -299,8 +299,11 @@ static void bind_byoc_passes(py::module_& m) {
   m.def("NameCodegenConstants", &codegen::NameCodegenConstants);
 }
 
+void bind_runtime_modules(py::module_& m);  // bind_runtime_module.cc
+
 void init_runtime(py::module_& m) {
   bind_targets(m);
+  bind_runtime_modules(m);
   bind_vm(m);
   bind_byoc_passes(m);
 }

@@ -958,9 +958,9 @@ StructInfo Parser::parse_sinfo() {
 
 // R.Callable, R.Callable((params), ret), R.Callable((params), ret, purity) with the purity a
 // positional bool (TVM >= 0.26 prints it) or `purity=`, and R.Callable(ret=..., purity=...) for
-// an opaque function.
+// an opaque function. Without a purity, as in TVM: pure with parameters, impure when opaque.
 StructInfo Parser::parse_callable_sinfo(bool call) {
-  if (!call) return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true);
+  if (!call) return make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false);
   next();
   std::optional<bool> purity;
   std::optional<std::vector<StructInfo>> params;
@@ -1000,7 +1000,8 @@ StructInfo Parser::parse_callable_sinfo(bool call) {
   }
   expect(")");
   if (params && !ret.defined()) fail_at(peek(), "R.Callable with parameters needs a return struct info");
-  return make<FuncStructInfoNode>(std::move(params), ret.defined() ? ret : object_sinfo(), purity.value_or(true));
+  const bool pure = purity.value_or(params.has_value());
+  return make<FuncStructInfoNode>(std::move(params), ret.defined() ? ret : object_sinfo(), pure);
 }
 
 std::vector<PrimExpr> Parser::parse_shape_dims(const std::string& close) {

@@ -376,20 +376,23 @@ void Printer::print_shape_dim(const PrimExpr& e, std::string& out) {
 // ---- struct info --------------------------------------------------------------------------------
 
 void Printer::print_sinfo(const StructInfo& s, std::string& out) {
+  // TVM v0.26's spellings (its struct info became types): R.Any, T.<dtype>, and a callable's
+  // purity always said; the parser also reads the older R.Object, R.Prim("<dtype>").
   if (!s.defined()) {
-    out += "R.Object";
+    out += "R.Any";
     return;
   }
   switch (s->kind()) {
-    case NodeKind::ObjectStructInfo: out += "R.Object"; return;
+    case NodeKind::ObjectStructInfo: out += "R.Any"; return;
     case NodeKind::PrimStructInfo: {
       const auto* p = static_cast<const PrimStructInfoNode*>(s.get());
-      if (p->value.defined()) {
+      if (p->value.defined()) {  // a known value: Partita's, v0.26 has no way to say it
         out += "R.Prim(value=";
         print_shape_dim(p->value, out);
         out += ')';
       } else {
-        out += "R.Prim(" + dtype_literal(p->dtype) + ")";
+        out += "T." + p->dtype.str();
+        uses_tir_ = true;
       }
       return;
     }
@@ -455,13 +458,13 @@ void Printer::print_sinfo(const StructInfo& s, std::string& out) {
     case NodeKind::FuncStructInfo: {
       const auto* f = static_cast<const FuncStructInfoNode*>(s.get());
       out += "R.Callable";
-      if (!f->params) {  // opaque: what is known of its result and its purity, by keyword
+      if (!f->params) {  // opaque: its result and its purity by keyword; impure says nothing
         std::string kw;
         if (f->ret.defined() && f->ret->kind() != NodeKind::ObjectStructInfo) {
           kw += "ret=";
           print_sinfo(f->ret, kw);
         }
-        if (!f->purity) kw += std::string(kw.empty() ? "" : ", ") + "purity=False";
+        if (f->purity) kw += std::string(kw.empty() ? "" : ", ") + "purity=True";
         if (!kw.empty()) out += "(" + kw + ")";
         return;
       }
@@ -473,11 +476,10 @@ void Printer::print_sinfo(const StructInfo& s, std::string& out) {
       if (f->params->size() == 1) out += ',';
       out += "), ";
       print_sinfo(f->ret, out);
-      if (!f->purity) out += ", purity=False";
-      out += ')';
+      out += f->purity ? ", True)" : ", False)";
       return;
     }
-    default: out += "R.Object";
+    default: out += "R.Any";
   }
 }
 
@@ -664,7 +666,7 @@ void Printer::print_call(const CallNode& c, std::string& out) {
   }
   if (!c.sinfo_args.empty()) {
     sep();
-    out += "sinfo_args=(";
+    out += "ty_args=(";  // v0.26's name of sinfo_args
     for (size_t i = 0; i < c.sinfo_args.size(); ++i) {
       if (i) out += ", ";
       print_sinfo(c.sinfo_args[i], out);

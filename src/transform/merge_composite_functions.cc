@@ -174,6 +174,50 @@ class GroupsBuilder {
   PtrMap<int> cache_;  // GlobalVar node -> composite_codegen (the module outlives the builder)
 };
 
+// TVM's ToNonDataflow on a whole function, the functions nested in it included: every block a
+// plain block, every dataflow variable a plain variable. (A Codegen function FuseOpsByPattern
+// made with annotate_codegen=True holds its composite as a nested function.)
+void collect_dataflow_vars(const FunctionNode& f, PtrMap<Expr>& plain) {
+  auto* seq = f.body.as<SeqExprNode>();
+  if (!seq) return;
+  for (const auto& blk : seq->blocks)
+    for (const auto& b : blk->bindings) {
+      if (b->var.as<DataflowVarNode>())
+        plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
+      if (auto* inner = binding_value(*b).as<FunctionNode>()) collect_dataflow_vars(*inner, plain);
+    }
+}
+
+Function without_dataflow(const Function& f, Substitutor& to_plain) {
+  auto* seq = f->body.as<SeqExprNode>();
+  if (!seq) return f;
+  std::vector<Binding> out;
+  for (const auto& blk : seq->blocks)
+    for (const auto& b : blk->bindings) {
+      Var var = to_plain.visit_var_def(b->var);
+      const Expr& value0 = binding_value(*b);
+      Expr value = value0.as<FunctionNode>()
+                       ? Expr(without_dataflow(value0.as_ref<FunctionNode>(), to_plain))
+                       : to_plain(value0);
+      if (auto* mc = b.as<MatchCastNode>())
+        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
+      else out.push_back(make<VarBindingNode>(var, value));
+    }
+  Expr nseq = make<SeqExprNode>(
+      std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, to_plain(seq->body));
+  nseq->struct_info_ = seq->struct_info_;
+  auto* nf = copy_node(f);
+  nf->body = nseq;
+  return Function(nf);
+}
+
+Function to_non_dataflow(const Function& f) {
+  PtrMap<Expr> plain(64);
+  collect_dataflow_vars(*f, plain);
+  Substitutor to_plain(std::move(plain));
+  return without_dataflow(f, to_plain);
+}
+
 // Inlines composite functions into a merged function as local functions bound to `gv`, `gv1`,
 // ... (one name supply for the whole pass), with the body turned into a plain binding block.
 class CompositeInliner {
@@ -221,6 +265,8 @@ class CompositeInliner {
             }
           }
         }
+        if (!value && value0.as<FunctionNode>())
+          value = to_non_dataflow(value0.as_ref<FunctionNode>());
         if (!value) value = to_plain(value0);
         if (auto* mc = b0.as<MatchCastNode>())
           out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
@@ -296,7 +342,8 @@ IRModule merge_composite_functions(IRModule mod) {
   }
   IRModule grouped = fuser.mod();
 
-  // Rename each new group function to <name>_<codegen>, public, with composites inlined.
+  // Rename each Codegen function called (the new group functions and any the module had) to
+  // <name>_<codegen>, public, with composites inlined.
   CompositeInliner inliner(original);
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> renamed;
@@ -314,7 +361,9 @@ IRModule merge_composite_functions(IRModule mod) {
       auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
       if (fresh) {
         const FunctionNode* gf = nullptr;
-        if (grouped.contains(gv->name_hint) && !original.contains(gv->name_hint)) {
+        // A new group function, or one the module already had (FuseOpsByPattern with
+        // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
+        if (grouped.contains(gv->name_hint)) {
           auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
           if (f && f->attrs.count("Codegen")) gf = f;
         }

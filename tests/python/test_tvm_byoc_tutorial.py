@@ -1,18 +1,23 @@
 """TVM's Relax BYOC tutorial (apache/tvm v0.26, docs/how_to/tutorials/bring_your_own_codegen.py)
 with ``tvm`` replaced by ``partita`` and nothing else changed (its license header aside), run as
-a script.
+a script; the test then checks what the tutorial computed.
 
 It imports the example-NPU and TensorRT pattern tables (``relax.backend.contrib.example_npu``,
-``relax.backend.contrib.tensorrt``); where Partita has no such backend module the test says so
-and skips. What it needs beyond them — ``partita.get_global_func``, ``@partita.script.ir_module``,
-``relax.op.nn.conv2d`` inside TVMScript, ``relax.transform.BindParams``, printing — is Partita's;
-its build-and-run cells are guarded by ``get_global_func("relax.ext.<backend>", True)``, which is
-None for codegens that are not registered as Python functions.
+``relax.backend.contrib.tensorrt``, src/backend/example_npu and src/backend/tensorrt); a build
+without them skips, saying so. The example NPU is built and run for real: unlike TVM's stub,
+Partita's runtime computes, so its output is checked against numpy (the tutorial itself checks
+the shape only), and its dispatch log (PARTITA_EXAMPLE_NPU_LOG) against TVM's decisions. There is
+no TensorRT here, so ``relax.ext.tensorrt`` is absent and the guarded TensorRT cells do not run,
+as in a TVM build without TensorRT; the partitioning they print still happens and is checked.
 """
 import importlib
+import re
 import runpy
 
+import numpy as np
 import pytest
+
+from partita import relax
 
 TUTORIAL = '''"""
 .. _tutorial-bring-your-own-codegen:
@@ -375,16 +380,88 @@ if has_torch and has_tensorrt and has_cuda:
 '''
 
 
-def test_byoc_tutorial_runs_unchanged(tmp_path, capsys):
+# What TVM (apache-tvm 0.27.0.post1, whose partitioning is v0.26's) prints for the tutorial's
+# example-NPU module after FuseOpsByPattern(annotate_codegen=True) + MergeCompositeFunctions, in
+# the conformance dialect (the import comments); Partita must print exactly this.
+TVM_NPU_MODULE = """# from partita.script import ir as I
+# from partita.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def fused_relax_nn_conv2d_relax_nn_relu_example_npu_example_npu(data: R.Tensor((1, 3, 32, 32), dtype="float32"), weight: R.Tensor((16, 3, 3, 3), dtype="float32")) -> R.Tensor((1, 16, 30, 30), dtype="float32"):
+        R.func_attr({"Codegen": "example_npu"})
+        # from partita.script import relax as R
+        
+        @R.function
+        def local_func(data_1: R.Tensor((1, 3, 32, 32), dtype="float32"), weight_1: R.Tensor((16, 3, 3, 3), dtype="float32")) -> R.Tensor((1, 16, 30, 30), dtype="float32"):
+            R.func_attr({"Composite": "example_npu.conv2d_relu_fused"})
+            conv: R.Tensor((1, 16, 30, 30), dtype="float32") = R.nn.conv2d(data_1, weight_1, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype=None)
+            gv: R.Tensor((1, 16, 30, 30), dtype="float32") = R.nn.relu(conv)
+            return gv
+
+        output: R.Tensor((1, 16, 30, 30), dtype="float32") = local_func(data, weight)
+        return output
+
+    @R.function
+    def main(data: R.Tensor((1, 3, 32, 32), dtype="float32"), weight: R.Tensor((16, 3, 3, 3), dtype="float32")) -> R.Tensor((1, 16, 30, 30), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv: R.Tensor((1, 16, 30, 30), dtype="float32") = cls.fused_relax_nn_conv2d_relax_nn_relu_example_npu_example_npu(data, weight)
+            R.output(gv)
+        return gv
+"""
+
+
+def conv2d_relu_reference(data, weight):
+    """numpy's conv2d (stride 1, no padding, NCHW / OIHW) followed by relu."""
+    kh, kw = weight.shape[2:]
+    windows = np.lib.stride_tricks.sliding_window_view(data, (kh, kw), axis=(2, 3))
+    return np.maximum(np.einsum("nchwkl,ockl->nohw", windows, weight), 0)
+
+
+def composite_names(text):
+    return sorted(re.findall(r'"Composite": "([^"]+)"', text))
+
+
+def test_byoc_tutorial_runs_unchanged(tmp_path, capfd, monkeypatch):
     for name in ("partita.relax.backend.contrib.example_npu", "partita.relax.backend.contrib.tensorrt"):
         try:
             importlib.import_module(name)
         except ImportError as err:
-            pytest.skip(f"the tutorial imports {name}: Partita has no such backend module ({err})")
+            pytest.skip(f"the tutorial imports {name}: this build has no such backend module ({err})")
+    monkeypatch.setenv("PARTITA_EXAMPLE_NPU_LOG", "1")
     path = tmp_path / "bring_your_own_codegen.py"
     path.write_text(TUTORIAL)  # a file, so the decorated class's source can be read
-    runpy.run_path(str(path), run_name="__main__")
-    out = capsys.readouterr().out
-    assert "After partitioning for the example NPU:" in out
-    assert "After partition_for_tensorrt:" in out
-    assert '"Codegen": "tensorrt"' in out
+    names = runpy.run_path(str(path), run_name="__main__")
+    captured = capfd.readouterr()
+    out, err = captured.out, captured.err
+
+    # Steps 1-3: the example NPU's patterns and partition, printed as TVM prints them.
+    assert names["has_example_npu"], "relax.ext.example_npu / runtime.ExampleNPUJSONRuntimeCreate not found"
+    printed_npu = out.split("After partitioning for the example NPU:\n", 1)[1].split("Example NPU run completed", 1)[0]
+    assert printed_npu == TVM_NPU_MODULE
+
+    # Step 4: built, run, and (beyond the tutorial's shape check) the values are conv2d + relu.
+    assert "Example NPU run completed. Output shape: (1, 16, 30, 30)" in out
+    assert set(names["npu_exec"].external_module_kinds) == {"example_npu"}
+    np.testing.assert_allclose(names["npu_out"].numpy(), conv2d_relu_reference(names["data_np"], names["weight_np"]),
+                               rtol=1e-4, atol=1e-4)
+    # The dispatch decisions TVM's stub logs, for the one fused composite (57,600 bytes of output).
+    assert ("example_npu.conv2d_relu_fused -> CONV_ENGINE, fused (the intermediate stays on chip), "
+            "output 57600 bytes in L1 SRAM, single pass") in err
+
+    # TensorRT: partitioned with the weight bound (conv2d and relu merged into one function for
+    # the tensorrt codegen, main takes data alone); nothing built, since there is no TensorRT.
+    assert not names["has_tensorrt_codegen"] and not names["has_tensorrt"]
+    printed_trt = out.split("After partition_for_tensorrt:\n", 1)[1]
+    assert composite_names(printed_trt) == ["tensorrt.nn.conv2d", "tensorrt.nn.relu"]
+    assert printed_trt.count('"Codegen": "tensorrt"') == 1
+    trt_mod = names["trt_mod"]
+    assert [p.name_hint for p in trt_mod["main"].params] == ["data"]
+    assert "TensorRT output shape" not in out and "Deployed PyTorch model" not in out
+    for key in ("trt_exec", "fp16_exec", "torch_exec"):
+        assert key not in names
+    # Building it anyway is a clean error naming the missing codegen, as in TVM without TensorRT.
+    with pytest.raises(KeyError, match="no codegen registered for 'tensorrt'"):
+        relax.transform.RunCodegen()(trt_mod)

@@ -375,7 +375,7 @@ def test_get_pipeline_zero_fuses_and_builds():
 
 
 def test_global_func_registry():
-    assert partita.get_global_func("relax.ext.example_npu", True) is None
+    assert partita.get_global_func("relax.ext.no_such_codegen", True) is None
     with pytest.raises(ValueError, match="Cannot find global function relax.ext.nope"):
         partita.get_global_func("relax.ext.nope")
 

@@ -9,8 +9,9 @@ if/else, nested functions (with symbolic signatures of their own), calls between
 functions and operators with attributes. It writes TVMScript that both TVM 0.27 and Partita
 parse (`ty_args=`, the spelling both accept).
 
-TVM 0.27 prints a newer dialect than the conformance cases' v0.26 text, which Partita follows.
-`tvm_to_conformance_dialect` rewrites TVM's text token by token into that dialect; the table of
+Partita prints TVM v0.26's spellings (R.Any, T.<dtype>, ty_args, a callable's purity); TVM 0.27
+prints a few things beyond them (symbolic variables declared by TypeVar, I.StringType(), the
+tirx module). `tvm_to_conformance_dialect` rewrites those token by token; the table of
 differences is in docs/tvm-oracle.md.
 """
 import random
@@ -339,17 +340,14 @@ class PartitionProblem:
 # ---- the dialect translation --------------------------------------------------------------------
 
 _DECLARATION = re.compile(r"^\s*\w+ = (T\.\w+\(\)|TypeVar\(\"\w+\"\))$")
-_PRIM_SHORT = re.compile(r"(?<![\w.])T\.(bool|u?int\d+|float\d+|bfloat16)(?![\w(])")
 _SYMBOL_STRING = re.compile(r'"([A-Za-z_]\w*(?: [-+*] \d+)?)"(?=[,)\]])')
 
 
 def tvm_to_conformance_dialect(text):
-    """TVM 0.27's text with its spellings replaced by the v0.26 ones Partita prints (see
-    docs/tvm-oracle.md): struct info names, ty_args, the purity of a callable, the tir module."""
-    text = text.replace("R.Any", "R.Object").replace("ty_args=", "sinfo_args=")
-    text = text.replace("I.StringType()", "R.Object")
-    text = _PRIM_SHORT.sub(lambda m: f'R.Prim("{m.group(1)}")', text)
-    text = re.sub(r"(R\.Callable\(\(.*?\), .*?), True\)", r"\1)", text)
+    """TVM 0.27's text with what it prints beyond v0.26 replaced by what Partita prints (see
+    docs/tvm-oracle.md): the type of a string, the tir module. (R.Any, T.<dtype>, ty_args and a
+    callable's purity are v0.26's spellings, which Partita prints too.)"""
+    text = text.replace("I.StringType()", "R.Any")
     text = text.replace("tvm.script import tirx", "tvm.script import tir")
     return text.replace("# from tvm.script", "# from partita.script")
 
@@ -367,6 +365,11 @@ def comparable_lines(text):
     return out
 
 
+_PRIM_SHORT = re.compile(r"(?<![\w.])T\.(bool|u?int\d+|float\d+|bfloat16)(?![\w(])")
+
+
 def partita_to_tvm_source(text):
-    """Partita's text as TVM 0.27 parses it (it spells sinfo_args `ty_args`)."""
-    return text.replace("sinfo_args=", "ty_args=")
+    """Partita's text as TVM 0.27 parses it. Partita prints v0.26's spellings, which TVM prints
+    too, but TVM 0.27's parser cannot read a `T.int64` inside an `R.Tuple` of a signature (its
+    get_symbolic_vars fails on it), so primitive struct info is given to it as R.Prim("int64")."""
+    return _PRIM_SHORT.sub(lambda m: f'R.Prim("{m.group(1)}")', text)

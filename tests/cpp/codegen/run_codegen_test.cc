@@ -106,9 +106,9 @@ class Module:
     @R.function
     def main(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
         with R.dataflow():
-            lv: R.Tensor((10, 10), dtype="float32") = R.call_packed("fused_relax_multiply_testcg", x, y, sinfo_args=(R.Tensor((10, 10), dtype="float32"),))
+            lv: R.Tensor((10, 10), dtype="float32") = R.call_packed("fused_relax_multiply_testcg", x, y, ty_args=(R.Tensor((10, 10), dtype="float32"),))
             lv1: R.Tensor((10, 10), dtype="float32") = R.nn.relu(lv)
-            gv: R.Tensor((10, 10), dtype="float32") = R.call_packed("fused_relax_add_testcg", lv1, y, sinfo_args=(R.Tensor((10, 10), dtype="float32"),))
+            gv: R.Tensor((10, 10), dtype="float32") = R.call_packed("fused_relax_add_testcg", lv1, y, ty_args=(R.Tensor((10, 10), dtype="float32"),))
             R.output(gv)
         return gv)");
   auto mods = external_mods_of(out);

@@ -17,12 +17,16 @@ TEST(Printer, StructInfoForms) {
   EXPECT_EQ(print_expr(tensor_sinfo_ndim(DataType::Float(16), 2)), "R.Tensor(dtype=\"float16\", ndim=2)");
   EXPECT_EQ(print_expr(tensor_sinfo_ndim(DataType::Void(), -1)), "R.Tensor");
   EXPECT_EQ(print_expr(tuple_sinfo({})), "R.Tuple");
-  EXPECT_EQ(print_expr(object_sinfo()), "R.Object");
-  EXPECT_EQ(print_expr(prim_sinfo(DataType::Int(64))), "R.Prim(\"int64\")");
+  // TVM v0.26's spellings (docs/tvm-oracle.md).
+  EXPECT_EQ(print_expr(object_sinfo()), "R.Any");
+  EXPECT_EQ(print_expr(prim_sinfo(DataType::Int(64))), "T.int64");
   EXPECT_EQ(print_expr(make<ShapeStructInfoNode>(2)), "R.Shape(ndim=2)");
   PrimVar n = make<PrimVarNode>("n");
   EXPECT_EQ(print_expr(shape_sinfo({n, int_imm(4)})), "R.Shape([n, 4])");
-  EXPECT_EQ(print_expr(make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true)), "R.Callable");
+  EXPECT_EQ(print_expr(make<FuncStructInfoNode>(std::nullopt, object_sinfo(), true)), "R.Callable(purity=True)");
+  EXPECT_EQ(print_expr(make<FuncStructInfoNode>(std::nullopt, object_sinfo(), false)), "R.Callable");
+  EXPECT_EQ(print_expr(make<FuncStructInfoNode>(std::vector<StructInfo>{object_sinfo()}, object_sinfo(), true)),
+            "R.Callable((R.Any,), R.Any, True)");
 }
 
 TEST(Printer, FloatsAndConstants) {
@@ -97,12 +101,13 @@ class Module:
 
 TEST(Printer, IfElseBranches) {
   const char* text = R"(# from partita.script import ir as I
+# from partita.script import tir as T
 # from partita.script import relax as R
 
 @I.ir_module
 class Module:
     @R.function
-    def main(c: R.Prim("bool"), x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+    def main(c: T.bool, x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
         if c:
             y_1: R.Tensor((2, 3), dtype="float32") = R.add(x, x)
             y: R.Tensor((2, 3), dtype="float32") = y_1

@@ -50,7 +50,8 @@ std::string error_of(const std::string& text) {
 
 TEST(TvmForms, PrimShortFormAndAnyAreTheLongForms) {
   // TVM >= 0.26 writes R.Prim("float32") as T.float32, R.Object as R.Any, and the purity of a
-  // callable as a third positional argument; all mean what the long forms mean.
+  // callable as a third positional argument; all mean what the older long forms mean, and
+  // Partita prints them as v0.26 does.
   IRModule mod = parse_module(std::string(kHeader) + R"(@I.ir_module
 class Module:
     @R.function
@@ -69,22 +70,30 @@ class Module:
       sinfo(4), make<FuncStructInfoNode>(std::vector<StructInfo>{prim_sinfo(DataType::Float(32))}, object_sinfo(), true)));
   EXPECT_FALSE(sinfo(5).as<FuncStructInfoNode>()->purity);
   EXPECT_TRUE(structural_equal(sinfo(6), make<FuncStructInfoNode>(std::nullopt, prim_sinfo(DataType::Int(32)), false)));
-  // Printed in the long forms of the conformance cases' dialect.
+  // Printed as v0.26 prints them (an impure opaque callable says nothing of its purity).
   std::string printed = print_module(mod);
-  EXPECT_NE(printed.find("def main(s: R.Prim(\"float32\"), b: R.Prim(\"bool\"), o: R.Object, t: R.Tuple(R.Object, "
-                         "R.Tuple(R.Prim(\"int64\"), R.Shape(ndim=3))), f: R.Callable((R.Prim(\"float32\"),), R.Object), "
-                         "g: R.Callable((R.Tensor(ndim=2),), R.Tensor(ndim=2), purity=False), "
-                         "h: R.Callable(ret=R.Prim(\"int32\"), purity=False)) -> R.Object:"),
+  EXPECT_NE(printed.find("def main(s: T.float32, b: T.bool, o: R.Any, t: R.Tuple(R.Any, R.Tuple(T.int64, "
+                         "R.Shape(ndim=3))), f: R.Callable((T.float32,), R.Any, True), "
+                         "g: R.Callable((R.Tensor(ndim=2),), R.Tensor(ndim=2), False), "
+                         "h: R.Callable(ret=T.int32)) -> R.Any:"),
             std::string::npos)
       << printed;
   expect_round_trip(printed);
+  // The older spellings mean the same module.
+  IRModule old = parse_module(std::string(kHeader) + R"(@I.ir_module
+class Module:
+    @R.function
+    def main(s: R.Prim("float32"), b: R.Prim("bool"), o: R.Object, t: R.Tuple(R.Object, R.Tuple(R.Prim("int64"), R.Shape(ndim=3))), f: R.Callable((R.Prim("float32"),), R.Object), g: R.Callable((R.Tensor(ndim=2),), R.Tensor(ndim=2), purity=False), h: R.Callable(ret=R.Prim("int32"), purity=False)) -> R.Object:
+        return s
+)");
+  EXPECT_TRUE(structural_equal(old, mod));
 }
 
 TEST(TvmForms, EveryStructInfoFormRoundTrips) {
   expect_round_trip(std::string(kHeader) + R"(@I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 4), dtype="float32"), p: R.Prim(value="m"), q: R.Prim("float16"), s: R.Shape(["n", "m + 1"]), s2: R.Shape(ndim=2), s3: R.Shape(ndim=-1), t: R.Tensor(ndim=3), t2: R.Tensor(dtype="int8"), t3: R.Tensor, u: R.Tuple(R.Tensor((2,), dtype="int32"), R.Tuple(R.Object, R.Tuple)), f: R.Callable((R.Tensor(("n",), dtype="float32"),), R.Tuple(R.Object, R.Prim("bool"))), g: R.Callable, o: R.Object) -> R.Tensor(("n", 4), dtype="float32"):
+    def main(x: R.Tensor(("n", 4), dtype="float32"), p: R.Prim(value="m"), q: T.float16, s: R.Shape(["n", "m + 1"]), s2: R.Shape(ndim=2), s3: R.Shape(ndim=-1), t: R.Tensor(ndim=3), t2: R.Tensor(dtype="int8"), t3: R.Tensor, u: R.Tuple(R.Tensor((2,), dtype="int32"), R.Tuple(R.Any, R.Tuple)), f: R.Callable((R.Tensor(("n",), dtype="float32"),), R.Tuple(R.Any, T.bool), True), g: R.Callable, g2: R.Callable(ret=R.Tensor(ndim=2), purity=True), o: R.Any) -> R.Tensor(("n", 4), dtype="float32"):
         n = T.int64()
         m = T.int64()
         return x
@@ -95,14 +104,14 @@ TEST(TvmForms, PrimitiveValuesInAnyArgumentPosition) {
   IRModule mod = expect_round_trip(std::string(kHeader) + R"(@I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor(("n", 4), dtype="float32"), s: R.Prim("float32")) -> R.Tensor(("n", 4), dtype="float32"):
+    def main(x: R.Tensor(("n", 4), dtype="float32"), s: T.float32) -> R.Tensor(("n", 4), dtype="float32"):
         n = T.int64()
         y: R.Tensor((n, 4), dtype="float32") = R.clip(x, T.float64(-1.0), T.float64(1.0))
-        a: R.Prim("int64") = 3
-        b: R.Prim("float32") = T.float32(2.5)
-        c: R.Prim("bool") = True
+        a: T.int64 = 3
+        b: T.float32 = T.float32(2.5)
+        c: T.bool = True
         d: R.Prim(value=n * 2) = n * 2
-        e: R.Tuple(R.Prim("int64"), R.Prim("int32"), R.Shape([n, 3]), R.Object, R.Object) = -4, T.int32(7), R.shape([n, 3]), R.str("hi"), R.dtype("float16")
+        e: R.Tuple(T.int64, T.int32, R.Shape([n, 3]), R.Any, R.Any) = -4, T.int32(7), R.shape([n, 3]), R.str("hi"), R.dtype("float16")
         return y
 )");
   const FunctionNode* main = function(mod, "main");
@@ -124,34 +133,34 @@ class Module:
 TEST(TvmForms, PackedCallsAndExternFunctions) {
   IRModule mod = expect_round_trip(std::string(kHeader) + R"(@I.ir_module
 class Module:
-    ext = R.ExternFunc("my_ext", R.Callable((R.Tensor(ndim=2),), R.Tensor(dtype="float32", ndim=2)))
+    ext = R.ExternFunc("my_ext", R.Callable((R.Tensor(ndim=2),), R.Tensor(dtype="float32", ndim=2), True))
     plain = R.ExternFunc("plain")
     @R.function
     def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
         n = T.int64()
         with R.dataflow():
-            y: R.Tensor((n, 4), dtype="float32") = R.call_pure_packed("my_add", x, n, R.str("hi"), sinfo_args=(R.Tensor((n, 4), dtype="float32"),))
+            y: R.Tensor((n, 4), dtype="float32") = R.call_pure_packed("my_add", x, n, R.str("hi"), ty_args=(R.Tensor((n, 4), dtype="float32"),))
             R.output(y)
-        z: R.Object = R.call_packed("side_effect", y, 3, sinfo_args=(R.Object,))
+        z: R.Any = R.call_packed("side_effect", y, 3, ty_args=(R.Any,))
         return y
 )");
   EXPECT_TRUE(well_formed(mod));
   EXPECT_TRUE(mod.lookup("ext")->struct_info_.as<FuncStructInfoNode>()->purity);
   EXPECT_FALSE(mod.lookup("plain")->struct_info_.as<FuncStructInfoNode>()->purity);
-  // TVM >= 0.26 spells sinfo_args `ty_args`.
-  IRModule tvm = parse_module(std::string(kHeader) + R"(@I.ir_module
+  // TVM >= 0.26 spells sinfo_args `ty_args`; the older name (and a single struct info) is read too.
+  IRModule old = parse_module(std::string(kHeader) + R"(@I.ir_module
 class Module:
     @R.function
     def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
-        y: R.Tensor((2,), dtype="float32") = R.call_pure_packed("my_add", x, ty_args=(R.Tensor((2,), dtype="float32"),))
-        z: R.Object = R.call_packed("side_effect", y, ty_args=R.Object)
+        y: R.Tensor((2,), dtype="float32") = R.call_pure_packed("my_add", x, sinfo_args=(R.Tensor((2,), dtype="float32"),))
+        z: R.Object = R.call_packed("side_effect", y, sinfo_args=R.Object)
         return y
 )");
-  std::string printed = print_module(tvm);
-  EXPECT_NE(printed.find("R.call_pure_packed(\"my_add\", x, sinfo_args=(R.Tensor((2,), dtype=\"float32\"),))"),
+  std::string printed = print_module(old);
+  EXPECT_NE(printed.find("R.call_pure_packed(\"my_add\", x, ty_args=(R.Tensor((2,), dtype=\"float32\"),))"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("R.call_packed(\"side_effect\", y, sinfo_args=(R.Object,))"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("R.call_packed(\"side_effect\", y, ty_args=(R.Any,))"), std::string::npos) << printed;
 }
 
 TEST(TvmForms, ModuleAttributes) {
@@ -363,10 +372,10 @@ class Module:
         return y
 )");
   EXPECT_TRUE(well_formed(mod));
-  EXPECT_EQ(testing::normalized_lines(print_module(mod)), testing::normalized_lines(std::string(kRelaxHeader) + R"(@I.ir_module
+  EXPECT_EQ(testing::normalized_lines(print_module(mod)), testing::normalized_lines(std::string(kHeader) + R"(@I.ir_module
 class Module:
     @R.function
-    def main(x: R.Tensor((2,), dtype="float32"), c: R.Prim("bool")) -> R.Tensor((2,), dtype="float32"):
+    def main(x: R.Tensor((2,), dtype="float32"), c: T.bool) -> R.Tensor((2,), dtype="float32"):
         if c:
             y_then: R.Tensor((2,), dtype="float32") = R.add(x, x)
             y: R.Tensor((2,), dtype="float32") = y_then
@@ -385,7 +394,7 @@ class Module:
 
 TEST(TvmForms, ListsAsTuplesAndStringAnnotations) {
   // A Python list where an expression goes is a tuple (R.strided_slice's axes), and TVM 0.27's
-  // I.StringType() annotation of a string is Partita's R.Object.
+  // I.StringType() annotation of a string is Partita's R.Any (R.Object).
   IRModule mod = parse_module(R"(@I.ir_module
 class Module:
     @R.function
@@ -396,7 +405,7 @@ class Module:
 )");
   EXPECT_TRUE(well_formed(mod));
   std::string printed = print_module(mod);
-  EXPECT_NE(printed.find("s: R.Object = R.str(\"tag\")"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("s: R.Any = R.str(\"tag\")"), std::string::npos) << printed;
   EXPECT_NE(printed.find("R.strided_slice(x, (0,), (0,), (2,), assume_inbound=False)"), std::string::npos) << printed;
   expect_round_trip(printed);
 }

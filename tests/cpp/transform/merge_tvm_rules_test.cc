@@ -137,5 +137,56 @@ class Module:
         return gv)");
 }
 
+// FuseOpsByPattern with annotate_codegen=True, then MergeCompositeFunctions (TVM's BYOC tutorial
+// does both): TVM renames every Codegen function main calls to <name>_<codegen> and turns its
+// body, nested composite included, into plain bindings (ToNonDataflow). Expected: apache-tvm's.
+TEST(MergeTvmRules, ACodegenFunctionTheModuleHadIsRenamedWithoutDataflow) {
+  const char* before = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, 6, 6), dtype="float32"), w: R.Tensor((3, 2, 3, 3), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
+        with R.dataflow():
+            c = R.nn.conv2d(x, w)
+            r = R.nn.relu(c)
+            out = R.exp(r)
+            R.output(out)
+        return out
+)";
+  const std::string expected = R"(# from partita.script import ir as I
+# from partita.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def fused_relax_nn_conv2d_relax_nn_relu_A_A(x: R.Tensor((1, 2, 6, 6), dtype="float32"), w: R.Tensor((3, 2, 3, 3), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
+        R.func_attr({"Codegen": "A"})
+        # from partita.script import relax as R
+        
+        @R.function
+        def local_func(x_1: R.Tensor((1, 2, 6, 6), dtype="float32"), w_1: R.Tensor((3, 2, 3, 3), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
+            R.func_attr({"Composite": "A.conv_relu"})
+            c: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.conv2d(x_1, w_1, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype=None)
+            gv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.relu(c)
+            return gv
+
+        output: R.Tensor((1, 3, 4, 4), dtype="float32") = local_func(x, w)
+        return output
+
+    @R.function
+    def main(x: R.Tensor((1, 2, 6, 6), dtype="float32"), w: R.Tensor((3, 2, 3, 3), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            lv: R.Tensor((1, 3, 4, 4), dtype="float32") = cls.fused_relax_nn_conv2d_relax_nn_relu_A_A(x, w)
+            out: R.Tensor((1, 3, 4, 4), dtype="float32") = R.exp(lv)
+            R.output(out)
+        return out)";
+  auto pattern = fp("A.conv_relu", is_op("relax.nn.relu")({is_op("relax.nn.conv2d")({wildcard(), wildcard()})}));
+  IRModule mod = merge_composite_functions(fuse_ops_by_pattern({pattern}, script::parse_module(before), false, true));
+  auto diff = structural_diff(mod, script::parse_module(expected));
+  EXPECT_FALSE(diff) << *diff;
+  EXPECT_EQ(script::print_module(mod), expected);
+  EXPECT_TRUE(well_formed(mod));
+}
+
 }  // namespace
 }  // namespace partita::transform

@@ -1,11 +1,14 @@
 """Pattern-based partitioning passes: FuseOpsByPattern and MergeCompositeFunctions."""
+from collections.abc import Mapping
+
 from ... import _ffi
 from ..._ffi import FusionPattern, PatternCheckContext, MergeCompositeFunctions
 
 
 def _as_fusion_pattern(entry):
-    """Accepts what TVM accepts: a FusionPattern or a tuple
-    ``(name, pattern)``, ``(name, pattern, check)`` or ``(name, pattern, annotations, check)``."""
+    """Accepts what TVM accepts: a FusionPattern or a tuple ``(name, pattern)``,
+    ``(name, pattern, annotations)``, ``(name, pattern, annotations, check)`` (TVM's
+    ``FusionPattern(*entry)``), and also ``(name, pattern, check)``."""
     if isinstance(entry, FusionPattern):
         return entry
     if not isinstance(entry, (tuple, list)) or not 2 <= len(entry) <= 4:
@@ -13,7 +16,10 @@ def _as_fusion_pattern(entry):
     name, pattern = entry[0], entry[1]
     annotations, check = {}, None
     if len(entry) == 3:
-        check = entry[2]
+        if isinstance(entry[2], Mapping):
+            annotations = dict(entry[2])
+        else:
+            check = entry[2]
     elif len(entry) == 4:
         annotations, check = dict(entry[2]), entry[3]
     return FusionPattern(name, pattern, annotations, check)

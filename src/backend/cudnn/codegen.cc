@@ -211,10 +211,11 @@ class ProgramBuilder {
 }  // namespace
 
 std::string serialize_program(const std::vector<CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                              std::vector<std::string>& const_names, bool allow_tf32) {
+                              std::vector<std::string>& const_names, bool allow_tf32, bool autotune) {
   json p;
   p["version"] = 1;
   p["allow_tf32"] = allow_tf32;
+  p["autotune"] = autotune;
   p["functions"] = json::array();
   for (const auto& f : functions) p["functions"].push_back(ProgramBuilder(f, namer, const_names).build());
   return p.dump();
@@ -226,7 +227,9 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   std::vector<std::string> const_names;
   const int64_t tf32 = target.get_int("allow_tf32");
   if (tf32 != 0 && tf32 != 1) throw_error("ValueError", "cudnn: allow_tf32 must be 0 or 1, got " + std::to_string(tf32));
-  std::string program = serialize_program(functions, namer, const_names, tf32 == 1);
+  const int64_t autotune = target.get_int("autotune");
+  if (autotune != 0 && autotune != 1) throw_error("ValueError", "cudnn: autotune must be 0 or 1, got " + std::to_string(autotune));
+  std::string program = serialize_program(functions, namer, const_names, tf32 == 1, autotune == 1);
   codegen::CodegenResult result;
   // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
   result.modules.push_back(runtime::load_module_from_binary(kModuleFormat.type_key,

@@ -1,6 +1,6 @@
 // The bytes of a "cudnn" runtime module, written by the codegen and read by the runtime plug-in:
 // one section, the program (JSON):
-//   {"version": 1, "allow_tf32": bool, "functions": [{
+//   {"version": 1, "allow_tf32": bool, "autotune": bool (absent: false), "functions": [{
 //      "symbol": "...",
 //      "values": [{"shape": [dims], "dtype": "float16", "layout": "logical" | "nhwc"}],
 //      "inputs": [value ids, parameter order], "outputs": [value ids],

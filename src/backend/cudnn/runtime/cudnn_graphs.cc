@@ -5,6 +5,7 @@
 // The frontend's headers define static helpers this file does not call; their warnings are
 // reported at the end of the file, so they are silenced for the whole of it.
 #pragma GCC diagnostic ignored "-Wunused-function"
+#include <cuda_runtime.h>
 #include <cudnn_frontend.h>
 
 #include <unordered_map>
@@ -48,14 +49,50 @@ void check_cudnn(cudnnStatus_t status, const char* what) {
 }
 
 /// Validates, lowers and plans `g` (heuristics A, then the fallback list); throws on failure.
-void plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deselect_tensor_cores, const std::string& what) {
+/// With `all`, every engine that supports the graph is built, for autotune() to choose from.
+void plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deselect_tensor_cores, const std::string& what,
+          bool all = false) {
   check(g.validate(), what + ": validate");
   check(g.build_operation_graph(handle), what + ": operation graph");
   check(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), what + ": heuristics");
   if (deselect_tensor_cores) g.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
   check(g.check_support(handle), what + ": no engine supports it");
-  check(g.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), what + ": plan");
+  check(g.build_plans(handle, all ? fe::BuildPlanPolicy_t::ALL : fe::BuildPlanPolicy_t::HEURISTICS_CHOICE),
+        what + ": plan");
 }
+
+/// Device scratch memory for autotuning, freed with it.
+class Scratch {
+ public:
+  ~Scratch() {
+    for (void* p : owned_) cudaFree(p);
+  }
+  /// `bytes` of memory filled with a non-zero pattern (timing on zeros flatters tensor cores).
+  void* alloc(int64_t bytes) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, size_t(std::max<int64_t>(bytes, 16))) != cudaSuccess)
+      throw_error("RuntimeError", "cudnn: no device memory for autotuning (" + std::to_string(bytes) + " bytes)");
+    owned_.push_back(p);
+    cudaMemset(p, 0x3c, size_t(std::max<int64_t>(bytes, 16)));
+    return p;
+  }
+
+ private:
+  std::vector<void*> owned_;
+};
+
+/// Times every built plan of `g` on scratch tensors (uid -> bytes) and makes the fastest its
+/// plan, as PyTorch's cudnn.benchmark does at a shape's first call; here once per shape, when the
+/// module loads. A failed tuning keeps the heuristic's choice.
+void autotune(fe::graph::Graph& g, cudnnHandle_t handle, const std::vector<std::pair<int64_t, int64_t>>& tensors) {
+  Scratch scratch;
+  std::unordered_map<int64_t, void*> pack;
+  for (const auto& [uid, bytes] : tensors) pack[uid] = scratch.alloc(bytes);
+  void* workspace = scratch.alloc(g.get_autotune_workspace_size());
+  (void)g.autotune(handle, pack, workspace);
+}
+
+int64_t numel4(const std::array<int64_t, 4>& d) { return d[0] * d[1] * d[2] * d[3]; }
 
 class GraphConvPlan : public ConvPlan {
  public:
@@ -101,7 +138,14 @@ class GraphConvPlan : public ConvPlan {
     }
     y->set_output(true).set_uid(kY).set_dim({s.y[0], s.y[1], s.y[2], s.y[3]}).set_stride(nhwc_strides(s.y));
     y->set_data_type(fe_dtype(s.dtype));
-    plan(g, handle, s.dtype == DataType::Float(32) && !s.allow_tf32, what);
+    plan(g, handle, s.dtype == DataType::Float(32) && !s.allow_tf32, what, s.autotune);
+    if (s.autotune) {
+      const int64_t e = s.dtype.bytes();
+      std::vector<std::pair<int64_t, int64_t>> tensors{{kX, numel4(s.x) * e}, {kW, numel4(s.w) * e}, {kY, numel4(s.y) * e}};
+      if (fused && s.bias) tensors.push_back({kB, s.y[1] * e});
+      if (fused && s.residual) tensors.push_back({kR, numel4(s.y) * e});
+      autotune(g, handle, tensors);
+    }
     check(g.get_workspace_size(workspace_), what + ": workspace size");
     if (!fused) make_epilogue();
   }

@@ -25,6 +25,7 @@ struct ConvSpec {
   std::string activation;  // "", relu, gelu, silu, sigmoid, clip
   double clip_min = 0, clip_max = 0;
   bool allow_tf32 = false;
+  bool autotune = false;  // time every engine once at build and keep the fastest
 };
 
 struct AttentionSpec {

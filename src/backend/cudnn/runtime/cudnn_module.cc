@@ -205,6 +205,7 @@ class CudnnModule : public runtime::RuntimeModule {
     if (get<int>(p, "version", "the program") != 1)
       throw_error("ValueError", "cudnn: program version " + p["version"].dump() + " (this runtime reads 1)");
     allow_tf32_ = p.value("allow_tf32", false);
+    autotune_ = p.value("autotune", false);
     for (const json& f : get<json>(p, "functions", "the program")) {
       Program prog = read_program(f);
       for (const auto& [id, name] : prog.constants) const_names_.insert(name);
@@ -315,6 +316,7 @@ class CudnnModule : public runtime::RuntimeModule {
         s.clip_min = clip.at(0);
         s.clip_max = clip.at(1);
         s.allow_tf32 = allow_tf32_;
+        s.autotune = autotune_;
         ps.conv[i] = ConvPlan::build(st.handle, s);
         if (ps.conv[i]->workspace_size() > 0)
           ps.workspace[i] = Tensor::empty({ps.conv[i]->workspace_size()}, DataType::UInt(8), st.device);
@@ -410,6 +412,7 @@ class CudnnModule : public runtime::RuntimeModule {
 
   std::string text_;
   bool allow_tf32_ = false;
+  bool autotune_ = false;
   std::vector<Program> programs_;
   std::set<std::string> const_names_;
   std::mutex mutex_;

@@ -323,6 +323,23 @@ TEST(CudnnTarget, AllowTf32IsChecked) {
   EXPECT_NE(error.find("allow_tf32"), std::string::npos);
 }
 
+// Engines are timed at load by default (PyTorch's cudnn.benchmark); autotune=0 keeps the
+// heuristic's first choice; the program carries the choice to the runtime.
+TEST(CudnnTarget, AutotuneIsOnByDefaultAndChecked) {
+  IRModule mod = partition_for_cudnn(script::parse_module(attention_module("float16", 16, 16, 64, "R.nn.attention(q, k, v)")));
+  auto program = [&](const codegen::Target& t) {
+    return codegen(cudnn_functions(mod), t, {}).modules.at(0)->get_source();
+  };
+  EXPECT_NE(program(codegen::Target("cudnn")).find("\"autotune\":true"), std::string::npos);
+  EXPECT_NE(program(codegen::Target("cudnn", {{"autotune", int64_t(0)}})).find("\"autotune\":false"), std::string::npos);
+  try {
+    program(codegen::Target("cudnn", {{"autotune", int64_t(2)}}));
+    ADD_FAILURE() << "autotune=2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("autotune must be 0 or 1"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace partita::backend::cudnn::testing
 

@@ -23,7 +23,7 @@ std::string codegen_name_of(const std::string& composite_name) {
   if (pos == std::string::npos || pos == 0)
     throw_error("ValueError",
                 "composite name '" + composite_name +
-                    "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
+                    "' must start with a codegen name followed by '.' ('<codegen>.<pattern>')");
   return composite_name.substr(0, pos);
 }
 
@@ -394,7 +394,8 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   std::vector<std::string> listed = entry_functions;
   if (listed.empty()) {
     for (const auto& [name, entry] : mod->functions)
-      if (as_plain_function(entry.second)) listed.push_back(name);
+      if (auto* f = entry.second.as<FunctionNode>(); f && is_plain_function(*f))
+        listed.push_back(name);
   }
   struct Entry {
     FunctionSlots slots;

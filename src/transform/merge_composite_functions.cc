@@ -283,8 +283,8 @@ IRModule merge_composite_functions(IRModule mod) {
   GroupFuser fuser(mod, /*lift_constants=*/true);
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
-    auto* f = as_plain_function(entry.second);
-    auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
+    auto* f = entry.second.as<FunctionNode>();
+    auto* seq = f && is_plain_function(*f) ? f->body.as<SeqExprNode>() : nullptr;
     if (!seq) continue;
     targets.push_back(name);
     FunctionSlots fn{Function(f)};

@@ -8,6 +8,18 @@
 
 namespace partita::transform::detail {
 
+Function with_attrs(const Function& func, DictAttrs attrs) {
+  if (attrs == func->attrs) return func;
+  auto* out = copy_node(func);
+  out->attrs = std::move(attrs);
+  return Function(out);
+}
+
+bool has_codegen(const FunctionNode& func, const std::string& filter) {
+  auto codegen = func.attr_string("Codegen");
+  return codegen && (filter.empty() || *codegen == filter);
+}
+
 Function rewrite_bindings(const Function& func,
                           const std::function<Binding(const Binding&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();

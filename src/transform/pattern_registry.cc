@@ -71,7 +71,7 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   std::string prefix = backend_prefix;
   if (!prefix.empty() && prefix.back() != '.') prefix += '.';
   auto patterns = get_patterns_with_prefix(prefix);
-  // A code generator that fuses by operator kind (the cuda target's) has no patterns: it takes
+  // A code generator that fuses by operator kind has no patterns: it takes
   // every call its registered check accepts (FuseOpsByKind).
   if (patterns.empty() && find_kind_fusion(backend_prefix)) {
     FuseOpsByKindOptions options;

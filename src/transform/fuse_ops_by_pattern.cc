@@ -343,10 +343,7 @@ IRModule annotate_composites(IRModule mod) {
   auto is_composite = [&](const Expr& op) -> const GlobalVarNode* {
     auto* gv = op.as<GlobalVarNode>();
     if (!gv) return nullptr;
-    if (wrapped.count(gv->name_hint)) return gv;
-    if (!mod.contains(gv->name_hint)) return nullptr;
-    auto* f = mod.lookup(gv->name_hint).as<FunctionNode>();
-    return f && f->attrs.count("Composite") ? gv : nullptr;
+    return wrapped.count(gv->name_hint) || composite_callee(mod, op) ? gv : nullptr;
   };
   rewrite = [&](const Binding& b) -> Binding {
     auto* vb = b.as<VarBindingNode>();

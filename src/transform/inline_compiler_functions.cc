@@ -186,12 +186,9 @@ class Inliner {
         auto* call = vb->value.as<CallNode>();
         if (call) {
           if (auto ov = call->op.as_ref<VarNode>(); ov && local_funcs.count(ov)) inner = local_funcs[ov];
-          else if (auto g = call->op.as<GlobalVarNode>(); g && mod_.contains(g->name_hint)) {
-            auto fn = mod_.lookup(g->name_hint).as_ref<FunctionNode>();
-            if (fn && fn->attrs.count("Composite")) {
-              inner = fn;
-              inlined_.insert(g->name_hint);
-            }
+          else if (const FunctionNode* fn = detail::composite_callee(mod_, call->op)) {
+            inner = Function(fn);
+            inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
           }
         }
         if (inner) {

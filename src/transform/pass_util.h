@@ -25,6 +25,9 @@ Function with_attrs(const Function& func, DictAttrs attrs);
 /// True when `func` carries "Codegen" naming `filter` (any codegen when `filter` is empty).
 bool has_codegen(const FunctionNode& func, const std::string& filter);
 
+/// The global "Composite" function `callee` names in `mod`, else null.
+const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee);
+
 /// Counts the uses of every variable in what it visits (a pass deciding whether a value has one
 /// reader, so that the reader may absorb it).
 class UseCounter : public ExprVisitor {

@@ -6,7 +6,7 @@ The layout mirrors Apache TVM's Python API: ``partita.ir`` (IRModule, structural
 """
 import os as _os
 
-# oneDNN's OpenMP threads spin between operators by default; on a shared or busy machine that
+# The OpenMP threads of the backends' libraries spin between operators by default; on a shared or busy machine that
 # costs 10-100x (measured in docs/benchmarks.md). Passive threads sleep at once, and waking them
 # for each of a model's many short parallel regions costs ~5-10 %: a short spin (GOMP_SPINCOUNT)
 # keeps them awake across the gap between two operators and no longer. libgomp reads both once,

@@ -53,7 +53,7 @@ std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& opt
   for (const Target& t : options.targets)
     if (!is_host_kind(t.kind())) backend_targets.push_back(t);
   mod = transform::Normalize()(mod);
-  // A target whose code generator fuses by kind (the `cuda` target) takes what is left after
+  // A target whose code generator fuses by kind takes what is left after
   // the BYOC partitioning the caller did: FuseOpsByKind groups it for that codegen. The BYOC
   // codegens run first, so a function one of them refuses is inlined back and becomes generated
   // code too (with a warning naming it and why), unless fallback is turned off.

@@ -41,6 +41,14 @@ std::vector<std::string> list_codegens() {
   return out;
 }
 
+CodegenResult module_from_bytes(const std::string& type_key, const std::string& bytes,
+                                const ConstantNamer& namer) {
+  CodegenResult result;
+  result.modules.push_back(runtime::load_module_from_binary(type_key, bytes));
+  result.constants = namer.added();
+  return result;
+}
+
 ConstantNamer::ConstantNamer(const std::map<std::string, Tensor>& existing) : all_(existing) {
   for (const auto& [name, t] : all_) {
     by_hash_.emplace(t.content_hash(), name);

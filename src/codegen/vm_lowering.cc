@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "partita/ir/analysis.h"
 #include "partita/op/ops.h"
 #include "partita/op/registry.h"
 #include "partita/support/error.h"
@@ -526,10 +527,6 @@ class FunctionLowering {
   std::unordered_set<const VarNode*> returned_;
 };
 
-bool is_host_function(const FunctionNode& fn) {
-  return !fn.attrs.count("Codegen") && !fn.attrs.count("Composite") && !fn.attrs.count("Primitive");
-}
-
 }  // namespace
 
 std::shared_ptr<Executable> build_vm_executable(const IRModule& mod, std::vector<ModulePtr> external_mods) {
@@ -538,7 +535,7 @@ std::shared_ptr<Executable> build_vm_executable(const IRModule& mod, std::vector
   std::vector<std::pair<std::string, const FunctionNode*>> host;
   for (const auto& [name, entry] : mod->functions) {
     const auto* fn = entry.second.as<FunctionNode>();
-    if (!fn || !is_host_function(*fn)) continue;
+    if (!fn || !is_plain_function(*fn)) continue;
     func_index[name] = int32_t(host.size());
     host.emplace_back(name, fn);
   }

@@ -117,6 +117,18 @@ Pattern make_fused_bias_activation_pattern(const std::string& op_name, bool with
   return out;
 }
 
+Pattern with_bias_and_residual(Pattern p, bool with_bias, bool with_residual, std::string& name) {
+  if (with_bias) {
+    p = is_op("relax.add")({p, wildcard()});
+    name += "_bias";
+  }
+  if (with_residual) {
+    p = is_op("relax.add")({p, wildcard()});
+    name += "_add";
+  }
+  return p;
+}
+
 // ---- member builders ----
 
 Pattern Pattern::operator()(std::vector<Pattern> args, bool varg_default_wildcard) const {

@@ -100,4 +100,15 @@ bool contains_impure_call(const Expr& expr) {
   return f.found;
 }
 
+const CallNode* call_of(const Expr& e, std::string_view op_name) {
+  const auto* call = e ? e.as<CallNode>() : nullptr;
+  const auto* op = call ? call->op.as<OpNode>() : nullptr;
+  return op && op->name == op_name ? call : nullptr;
+}
+
+bool is_plain_function(const FunctionNode& func) {
+  return !func.attrs.count("Primitive") && !func.attrs.count("Composite") &&
+         !func.attrs.count("Codegen");
+}
+
 }  // namespace partita

@@ -5,6 +5,7 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/support/error.h"
+#include "struct_info_prims.h"
 
 namespace partita {
 
@@ -128,23 +129,6 @@ void collect_prim_vars(const PrimExpr& e, std::vector<PrimVar>& out,
   }
 }
 
-template <class F>
-void for_each_prim_expr(const StructInfo& info, F&& f) {
-  if (!info) return;
-  if (auto* p = info.as<PrimStructInfoNode>()) {
-    if (p->value) f(p->value);
-  } else if (auto* s = info.as<ShapeStructInfoNode>()) {
-    if (s->values) for (auto& v : *s->values) f(v);
-  } else if (auto* t = info.as<TensorStructInfoNode>()) {
-    if (t->shape) for (auto& v : *t->shape) f(v);
-  } else if (auto* tu = info.as<TupleStructInfoNode>()) {
-    for (auto& fi : tu->fields) for_each_prim_expr(fi, f);
-  } else if (auto* fn = info.as<FuncStructInfoNode>()) {
-    if (fn->params) for (auto& p : *fn->params) for_each_prim_expr(p, f);
-    for_each_prim_expr(fn->ret, f);
-  }
-}
-
 }  // namespace
 
 std::vector<PrimVar> prim_vars_of(const PrimExpr& expr) {
@@ -154,10 +138,49 @@ std::vector<PrimVar> prim_vars_of(const PrimExpr& expr) {
   return out;
 }
 
+namespace {
+
+// The value of `e` with `v` set to `x` (nullopt when another variable occurs).
+std::optional<int64_t> eval_with(const PrimExpr& e, const PrimVarNode* v, int64_t x) {
+  if (auto c = as_const_int(e)) return *c;
+  if (e.get() == v) return x;
+  auto* b = e.as<PrimBinaryNode>();
+  if (!b) return std::nullopt;
+  auto l = eval_with(b->a, v, x), r = eval_with(b->b, v, x);
+  if (!l || !r) return std::nullopt;
+  int64_t p = *l, q = *r;
+  switch (b->op) {
+    case PrimOp::Add: return p + q;
+    case PrimOp::Sub: return p - q;
+    case PrimOp::Mul: return p * q;
+    case PrimOp::FloorDiv:
+    case PrimOp::FloorMod: {
+      if (q == 0) return std::nullopt;
+      int64_t d = p / q;
+      if ((p % q != 0) && ((p < 0) != (q < 0))) --d;
+      return b->op == PrimOp::FloorDiv ? d : p - d * q;
+    }
+    case PrimOp::Min: return std::min(p, q);
+    case PrimOp::Max: return std::max(p, q);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> linear_in(const PrimExpr& expr, const PrimVarNode* v) {
+  auto y0 = eval_with(expr, v, 0), y1 = eval_with(expr, v, 1);
+  if (!y0 || !y1 || *y1 == *y0) return std::nullopt;
+  int64_t a = *y1 - *y0, b = *y0;
+  for (int64_t x : {2, 3, 7, 1000})  // linear where it counts (min / max / floordiv may not be)
+    if (eval_with(expr, v, x) != a * x + b) return std::nullopt;
+  return std::pair<int64_t, int64_t>{a, b};
+}
+
 std::vector<PrimVar> symbolic_vars_of(const StructInfo& info) {
   std::vector<PrimVar> out;
   std::unordered_set<const Object*> seen;
-  for_each_prim_expr(info, [&](const PrimExpr& e) { collect_prim_vars(e, out, seen); });
+  detail::for_each_prim_expr(info, [&](const PrimExpr& e) { collect_prim_vars(e, out, seen); });
   return out;
 }
 
@@ -172,7 +195,7 @@ std::vector<PrimVar> definable_symbolic_vars_of(const StructInfo& info) {
         if (seen.insert(v.get()).second) out.push_back(v);
     return out;
   }
-  for_each_prim_expr(info, [&](const PrimExpr& e) {
+  detail::for_each_prim_expr(info, [&](const PrimExpr& e) {
     if (auto* v = e.as<PrimVarNode>())
       if (seen.insert(v).second) out.push_back(PrimVar(v));
   });

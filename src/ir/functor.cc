@@ -3,27 +3,11 @@
 
 #include "partita/ir/analysis.h"
 #include "partita/support/error.h"
+#include "struct_info_prims.h"
 
 namespace partita {
 
 namespace {
-
-template <class F>
-void for_each_sinfo_prim(const StructInfo& info, F&& f) {
-  if (!info) return;
-  if (auto* p = info.as<PrimStructInfoNode>()) {
-    if (p->value) f(p->value);
-  } else if (auto* s = info.as<ShapeStructInfoNode>()) {
-    if (s->values) for (auto& v : *s->values) f(v);
-  } else if (auto* t = info.as<TensorStructInfoNode>()) {
-    if (t->shape) for (auto& v : *t->shape) f(v);
-  } else if (auto* tu = info.as<TupleStructInfoNode>()) {
-    for (auto& fi : tu->fields) for_each_sinfo_prim(fi, f);
-  } else if (auto* fn = info.as<FuncStructInfoNode>()) {
-    if (fn->params) for (auto& p : *fn->params) for_each_sinfo_prim(p, f);
-    for_each_sinfo_prim(fn->ret, f);
-  }
-}
 
 // `dims` with each value rewritten by `f`; sets *changed when one differs.
 template <class F>
@@ -178,7 +162,7 @@ void ExprVisitor::visit_var_def_(const VarNode*) {}
 void ExprVisitor::visit_var_def_(const DataflowVarNode*) {}
 
 void ExprVisitor::visit_expr_dep_struct_info_field(const StructInfo& sinfo) {
-  for_each_sinfo_prim(sinfo, [&](const PrimExpr& e) { visit_prim_expr(e); });
+  detail::for_each_prim_expr(sinfo, [&](const PrimExpr& e) { visit_prim_expr(e); });
 }
 void ExprVisitor::visit_prim_expr(const PrimExpr&) {}
 

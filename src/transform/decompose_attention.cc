@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/op/ops.h"
 #include "partita/runtime/half.h"
@@ -108,7 +109,7 @@ bool attention_decomposable(const CallNode& call) {
 Pass DecomposeAttention(std::function<bool(const CallNode&)> decompose) {
   return create_function_pass(
       [decompose](Function f, IRModule mod, const PassContext&) -> Function {
-        if (f->attrs.count("Primitive") || f->attrs.count("Composite") || f->attrs.count("Codegen")) return f;
+        if (!is_plain_function(*f)) return f;
         AttentionDecomposer decomposer(mod, decompose);
         return decomposer.visit_expr(f).as_ref<FunctionNode>();
       },

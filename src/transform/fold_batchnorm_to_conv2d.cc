@@ -8,30 +8,18 @@
 // evaluates them.
 #include <unordered_map>
 
+#include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/op/ops.h"
 #include "partita/transform/basic.h"
 #include "partita/transform/fold_constant.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 
 namespace {
 
-using UseCounts = std::unordered_map<const Object*, int>;
-
-class UseCounter : public ExprVisitor {
- public:
-  UseCounts counts;
-  void visit_(const VarNode* v) override { ++counts[v]; }
-  void visit_(const DataflowVarNode* v) override { ++counts[v]; }
-};
-
-const CallNode* call_of(const Expr& e, const char* op_name) {
-  const auto* call = e.as<CallNode>();
-  if (!call) return nullptr;
-  const auto* op = call->op.as<OpNode>();
-  return op && op->name == op_name ? call : nullptr;
-}
+using detail::UseCounter;
 
 template <class V>
 const V* attr(const CallNode& call, const char* name) {
@@ -79,7 +67,7 @@ bool foldable_batch_norm(const CallNode& bn, int64_t channels) {
 
 class BatchnormFolder : public ExprMutator {
  public:
-  BatchnormFolder(const IRModule& mod, UseCounts uses) : ExprMutator(mod), uses_(std::move(uses)) {}
+  BatchnormFolder(const IRModule& mod, UseCounter uses) : ExprMutator(mod), uses_(std::move(uses)) {}
 
   void visit_binding_(const VarBindingNode* b) override {
     if (builder_.current_block_is_dataflow()) {
@@ -90,10 +78,7 @@ class BatchnormFolder : public ExprMutator {
   }
 
  private:
-  int uses(const Expr& var) const {
-    auto it = uses_.find(var.get());
-    return it == uses_.end() ? 0 : it->second;
-  }
+  int uses(const Expr& var) const { return uses_.uses(var); }
 
   /// The value bound to `e` when it is a variable bound in this function (as rewritten so far).
   Expr value_of(const Expr& e) {
@@ -193,7 +178,7 @@ class BatchnormFolder : public ExprMutator {
     return op::add(conv_with_weight(*conv, visit_expr(bn->args[0]), weight), reshape(shift, {1, out_channels, 1, 1}));
   }
 
-  UseCounts uses_;
+  UseCounter uses_;
 };
 
 }  // namespace
@@ -204,7 +189,7 @@ Pass FoldBatchnormToConv2D() {
         if (f->attrs.count("Primitive")) return f;
         UseCounter counter;
         counter.visit_expr(f);
-        BatchnormFolder folder(mod, std::move(counter.counts));
+        BatchnormFolder folder(mod, std::move(counter));
         Function folded = folder.visit_expr(f).as_ref<FunctionNode>();
         if (folded.get() == f.get()) return f;
         return remove_all_unused(folded, mod);

@@ -317,22 +317,6 @@ Function renew_symbolic_vars(const Function& fn) {
   return out;
 }
 
-// The value of `e` with `v` set to `x` (nullopt when another variable occurs).
-std::optional<int64_t> eval_with(const PrimExpr& e, const PrimVarNode* v, int64_t x) {
-  if (auto c = as_const_int(e)) return *c;
-  if (e.get() == v) return x;
-  auto* b = e.as<PrimBinaryNode>();
-  if (!b) return std::nullopt;
-  auto l = eval_with(b->a, v, x), r = eval_with(b->b, v, x);
-  if (!l || !r) return std::nullopt;
-  switch (b->op) {
-    case PrimOp::Add: return *l + *r;
-    case PrimOp::Sub: return *l - *r;
-    case PrimOp::Mul: return *l * *r;
-    default: return std::nullopt;  // floordiv, min, ...: not solved for
-  }
-}
-
 // Binds the symbolic variables of a callee's parameter dims to the caller's argument dims: a
 // bare variable directly, a * v + b (a flattened dim, n * 8) by solving for v.
 void bind_dims(const StructInfo& param, const StructInfo& arg, PrimVarMap& bound) {
@@ -350,9 +334,9 @@ void bind_dims(const StructInfo& param, const StructInfo& arg, PrimVarMap& bound
     std::vector<PrimVar> vars = prim_vars_of(pe);
     if (vars.size() != 1 || bound.count(vars[0])) continue;
     const PrimVarNode* v = vars[0].get();
-    auto y0 = eval_with(pe, v, 0), y1 = eval_with(pe, v, 1), y2 = eval_with(pe, v, 2);
-    if (!y0 || !y1 || !y2 || *y1 == *y0 || *y2 - *y1 != *y1 - *y0) continue;
-    int64_t scale = *y1 - *y0, offset = *y0;
+    auto ab = linear_in(pe, v);
+    if (!ab) continue;
+    auto [scale, offset] = *ab;
     PrimExpr value = (*a->shape)[d];
     if (offset != 0) value = value - int_imm(offset);
     if (scale != 1) value = floordiv(value, int_imm(scale));
@@ -509,10 +493,6 @@ IRModule finish_grouped_functions(IRModule mod, const std::string& codegen) {
   return mod;
 }
 
-bool is_entry(const FunctionNode& fn) {
-  return !fn.attrs.count("Primitive") && !fn.attrs.count("Composite") && !fn.attrs.count("Codegen");
-}
-
 }  // namespace
 
 IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
@@ -525,7 +505,8 @@ IRModule fuse_ops_by_kind(IRModule mod, const FuseOpsByKindOptions& options) {
   std::vector<std::string> entries = options.entry_functions;
   if (entries.empty()) {
     for (const auto& [gv, f] : mod.functions())
-      if (auto* fn = f.as<FunctionNode>(); fn && is_entry(*fn)) entries.push_back(gv->name_hint);
+      if (auto* fn = f.as<FunctionNode>(); fn && is_plain_function(*fn))
+        entries.push_back(gv->name_hint);
   }
   detail::GroupFuser fuser(mod, /*lift_constants=*/false);
   bool grouped = false;

@@ -23,7 +23,7 @@ std::string codegen_name_of(const std::string& composite_name) {
   if (pos == std::string::npos || pos == 0)
     throw_error("ValueError",
                 "composite name '" + composite_name +
-                    "' must start with a codegen name followed by '.', e.g. 'dnnl.conv2d'");
+                    "' must start with a codegen name followed by '.' ('<codegen>.<pattern>')");
   return composite_name.substr(0, pos);
 }
 
@@ -343,10 +343,7 @@ IRModule annotate_composites(IRModule mod) {
   auto is_composite = [&](const Expr& op) -> const GlobalVarNode* {
     auto* gv = op.as<GlobalVarNode>();
     if (!gv) return nullptr;
-    if (wrapped.count(gv->name_hint)) return gv;
-    if (!mod.contains(gv->name_hint)) return nullptr;
-    auto* f = mod.lookup(gv->name_hint).as<FunctionNode>();
-    return f && f->attrs.count("Composite") ? gv : nullptr;
+    return wrapped.count(gv->name_hint) || composite_callee(mod, op) ? gv : nullptr;
   };
   rewrite = [&](const Binding& b) -> Binding {
     auto* vb = b.as<VarBindingNode>();
@@ -394,7 +391,8 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   std::vector<std::string> listed = entry_functions;
   if (listed.empty()) {
     for (const auto& [name, entry] : mod->functions)
-      if (as_plain_function(entry.second)) listed.push_back(name);
+      if (auto* f = entry.second.as<FunctionNode>(); f && is_plain_function(*f))
+        listed.push_back(name);
   }
   struct Entry {
     FunctionSlots slots;

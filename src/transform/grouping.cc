@@ -159,22 +159,12 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
     used_vars(g->tuple, out);
     return;
   }
-  if (value.as<ConstantNode>() || value.as<ShapeExprNode>() || value.as<PrimValueNode>() ||
-      value.as<OpNode>() || value.as<GlobalVarNode>() || value.as<StringImmNode>() ||
-      value.as<DataTypeImmNode>() || value.as<ExternFuncNode>())
-    return;
+  if (is_leaf(value)) return;  // no variable (the variables returned above)
   post_order_visit(value, [&](const Expr& x) {
     if (auto* v = x.as<VarNode>()) out.push_back(v);
   });
 }
 
-
-const FunctionNode* as_plain_function(const Expr& func) {
-  auto* f = func.as<FunctionNode>();
-  bool special = f && (f->attrs.count("Primitive") || f->attrs.count("Composite") ||
-                       f->attrs.count("Codegen"));
-  return special ? nullptr : f;
-}
 
 namespace {
 
@@ -296,9 +286,7 @@ struct Creator {
   }
 };
 
-// c.name += "_" + call_name_part(call), without temporaries (this runs once per binding).
-/// The `count`-th name NameSupply gives for `hint` when nothing else it names can collide with
-
+// name += "_" + the callee's name part, without temporaries (this runs once per binding).
 inline void append_name_part(std::string& name, const CallNode& call) {
   if (auto* op = call.op.as<OpNode>()) {
     if (op->name.empty()) return;
@@ -841,9 +829,7 @@ struct GroupFuser::Impl {
         put(l);
         return true;
       }
-      if (a.as<ConstantNode>() || a.as<ShapeExprNode>() || a.as<PrimValueNode>() ||
-          a.as<OpNode>() || a.as<GlobalVarNode>() || a.as<StringImmNode>() ||
-          a.as<DataTypeImmNode>() || a.as<ExternFuncNode>()) {
+      if (is_leaf(a)) {  // not a variable (those returned above)
         put(kLeaf);
         put(int64_t(a->kind()));
         put(intern(a));

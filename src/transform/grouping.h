@@ -23,10 +23,6 @@
 
 namespace partita::transform::detail {
 
-/// A Relax function that is neither Primitive, Composite nor Codegen: what the partitioning
-/// passes partition by default.
-const FunctionNode* as_plain_function(const Expr& func);
-
 /// `func` with fresh symbolic variables for those its parameters define (nested functions: those
 /// theirs define and their enclosing function's do not), substituted everywhere in it, as TVM
 /// gives every function FuseOpsByPattern and MergeCompositeFunctions extract variables of its own.

@@ -16,18 +16,12 @@
 #include "partita/transform/byoc_helpers.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 namespace {
 
 using VarMap = std::unordered_map<Var, Var, RefHash, RefEq>;
-
-class UseCounter : public ExprVisitor {
- public:
-  std::unordered_map<const VarNode*, int> uses;
-  void visit_(const VarNode* op) override { ++uses[op]; }
-  void visit_(const DataflowVarNode* op) override { ++uses[op]; }
-};
 
 class Inliner {
  public:
@@ -38,9 +32,8 @@ class Inliner {
     for (const auto& [gv, func] : mod_.functions()) {
       auto* fn = func.as<FunctionNode>();
       if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
-      UseCounter counter;
-      counter.visit_expr(func);
-      uses_ = std::move(counter.uses);
+      uses_ = detail::UseCounter();
+      uses_.visit_expr(func);
       Expr body = rewrite(fn->body);
       if (body == fn->body) continue;
       auto updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
@@ -148,7 +141,7 @@ class Inliner {
       }
       Expr result = inline_body(callee, call->args, dest, block->is_dataflow, out);
       bool need_binding = !(result == Expr(vb->var));
-      if (need_binding && result.as<TupleNode>() && uses_[vb->var.get()] <= item_uses) need_binding = false;
+      if (need_binding && result.as<TupleNode>() && uses_.uses(vb->var) <= item_uses) need_binding = false;
       if (need_binding) out.push_back(make<VarBindingNode>(vb->var, result));
     }
     if (!changed) return block;
@@ -193,12 +186,9 @@ class Inliner {
         auto* call = vb->value.as<CallNode>();
         if (call) {
           if (auto ov = call->op.as_ref<VarNode>(); ov && local_funcs.count(ov)) inner = local_funcs[ov];
-          else if (auto g = call->op.as<GlobalVarNode>(); g && mod_.contains(g->name_hint)) {
-            auto fn = mod_.lookup(g->name_hint).as_ref<FunctionNode>();
-            if (fn && fn->attrs.count("Composite")) {
-              inner = fn;
-              inlined_.insert(g->name_hint);
-            }
+          else if (const FunctionNode* fn = detail::composite_callee(mod_, call->op)) {
+            inner = Function(fn);
+            inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
           }
         }
         if (inner) {
@@ -225,7 +215,7 @@ class Inliner {
 
   IRModule mod_;
   InlineSelection sel_;
-  std::unordered_map<const VarNode*, int> uses_;
+  detail::UseCounter uses_;
   std::set<std::string> inlined_;
 };
 
@@ -243,12 +233,8 @@ Pass InlineCompilerFunctions(InlineSelection selection) {
 
 Function without_attrs(const Function& func, const std::vector<std::string>& keys) {
   DictAttrs attrs = func->attrs;
-  bool changed = false;
-  for (const auto& k : keys) changed = attrs.erase(k) > 0 || changed;
-  if (!changed) return func;
-  auto out = make<FunctionNode>(func->params, func->body, func->ret_struct_info, func->is_pure, std::move(attrs));
-  out->struct_info_ = func->struct_info_;
-  return out;
+  for (const auto& k : keys) attrs.erase(k);
+  return detail::with_attrs(func, std::move(attrs));
 }
 
 }  // namespace partita::transform

@@ -156,15 +156,11 @@ class GroupsBuilder {
     if (!gv) return -1;
     if (const int* hit = cache_.find(gv)) return *hit;
     int id = -1;
-    if (mod_.contains(gv->name_hint)) {
-      auto* f = mod_.lookup(gv->name_hint).as<FunctionNode>();
-      auto name = f ? f->attr_string("Composite") : std::nullopt;
-      if (name) {
-        std::string cg = codegen_name_of(*name);
-        auto it = std::find(codegens_.begin(), codegens_.end(), cg);
-        id = int(it - codegens_.begin());
-        if (it == codegens_.end()) codegens_.push_back(std::move(cg));
-      }
+    if (const FunctionNode* f = composite_callee(mod_, op)) {
+      std::string cg = codegen_name_of(*f->attr_string("Composite"));
+      auto it = std::find(codegens_.begin(), codegens_.end(), cg);
+      id = int(it - codegens_.begin());
+      if (it == codegens_.end()) codegens_.push_back(std::move(cg));
     }
     cache_.emplace(gv, id);
     return id;
@@ -289,11 +285,7 @@ class CompositeInliner {
   // by name once per GlobalVar node).
   const FunctionNode* composite_of(const GlobalVarNode* gv) {
     if (const FunctionNode* const* hit = composite_of_.find(gv)) return *hit;
-    const FunctionNode* f = nullptr;
-    if (original_.contains(gv->name_hint)) {
-      f = original_.lookup(gv->name_hint).as<FunctionNode>();
-      if (f && !f->attrs.count("Composite")) f = nullptr;
-    }
+    const FunctionNode* f = composite_callee(original_, GlobalVar(gv));
     composite_of_.emplace(gv, f);
     return f;
   }
@@ -329,8 +321,8 @@ IRModule merge_composite_functions(IRModule mod) {
   GroupFuser fuser(mod, /*lift_constants=*/true);
   std::vector<std::string> targets;
   for (const auto& [name, entry] : original->functions) {
-    auto* f = as_plain_function(entry.second);
-    auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
+    auto* f = entry.second.as<FunctionNode>();
+    auto* seq = f && is_plain_function(*f) ? f->body.as<SeqExprNode>() : nullptr;
     if (!seq) continue;
     targets.push_back(name);
     FunctionSlots fn{Function(f)};

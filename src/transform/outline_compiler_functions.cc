@@ -34,17 +34,10 @@ std::string StructuralGlobalSymbolCache::symbol_for(const Function& func, const 
 
 namespace {
 
-bool wanted(const FunctionNode* fn, const std::string& filter) {
-  auto codegen = fn->attr_string("Codegen");
-  return codegen && (filter.empty() || *codegen == filter);
-}
-
 Function with_symbol(const Function& func, const std::string& name) {
   DictAttrs attrs = func->attrs;
   attrs["global_symbol"] = name;
-  auto out = make<FunctionNode>(func->params, func->body, func->ret_struct_info, func->is_pure, std::move(attrs));
-  out->struct_info_ = func->struct_info_;
-  return out;
+  return detail::with_attrs(func, std::move(attrs));
 }
 
 // Rewrites references to duplicate globals into references to their canonical definition.
@@ -84,7 +77,7 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
   // Global codegen functions first (in name order), so they keep their names.
   for (const auto& [gv, func] : mod.functions()) {
     auto fn = func.as_ref<FunctionNode>();
-    if (!fn || !wanted(fn.get(), compiler_filter)) continue;
+    if (!fn || !detail::has_codegen(*fn, compiler_filter)) continue;
     GlobalVar target = place(fn);
     if (target->name_hint != gv->name_hint) {
       redirect[gv->name_hint] = target->name_hint;
@@ -102,7 +95,7 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
     Function stripped = rewrite_bindings(original, [&](const Binding& b) -> Binding {
       auto* vb = b.as<VarBindingNode>();
       auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
-      if (!local || !wanted(local.get(), compiler_filter) || !free_vars(local).empty()) return b;
+      if (!local || !detail::has_codegen(*local, compiler_filter) || !free_vars(local).empty()) return b;
       remap[vb->var] = place(local);
       return Binding();
     });

@@ -8,6 +8,25 @@
 
 namespace partita::transform::detail {
 
+Function with_attrs(const Function& func, DictAttrs attrs) {
+  if (attrs == func->attrs) return func;
+  auto* out = copy_node(func);
+  out->attrs = std::move(attrs);
+  return Function(out);
+}
+
+bool has_codegen(const FunctionNode& func, const std::string& filter) {
+  auto codegen = func.attr_string("Codegen");
+  return codegen && (filter.empty() || *codegen == filter);
+}
+
+const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee) {
+  auto* gv = callee.as<GlobalVarNode>();
+  if (!gv || !mod.contains(gv->name_hint)) return nullptr;
+  auto* f = mod.lookup(gv->name_hint).as<FunctionNode>();
+  return f && f->attrs.count("Composite") ? f : nullptr;
+}
+
 Function rewrite_bindings(const Function& func,
                           const std::function<Binding(const Binding&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();

@@ -1,11 +1,14 @@
 // Internal helpers of the transform passes: the one loop that rewrites the bindings of a function
-// and rebuilds only what changed, and the one removal of unreachable functions.
+// and rebuilds only what changed, the one count of variable uses, and the one removal of
+// unreachable functions.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "partita/ir/functor.h"
 #include "partita/ir/module.h"
 
 namespace partita::transform::detail {
@@ -15,6 +18,29 @@ namespace partita::transform::detail {
 /// are new only where something changed.
 Function rewrite_bindings(const Function& func,
                           const std::function<Binding(const Binding&)>& rewrite);
+
+/// `func` with the attributes `attrs` (`func` itself when they are its own).
+Function with_attrs(const Function& func, DictAttrs attrs);
+
+/// True when `func` carries "Codegen" naming `filter` (any codegen when `filter` is empty).
+bool has_codegen(const FunctionNode& func, const std::string& filter);
+
+/// The global "Composite" function `callee` names in `mod`, else null.
+const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee);
+
+/// Counts the uses of every variable in what it visits (a pass deciding whether a value has one
+/// reader, so that the reader may absorb it).
+class UseCounter : public ExprVisitor {
+ public:
+  std::unordered_map<const Object*, int> counts;
+  void visit_(const VarNode* v) override { ++counts[v]; }
+  void visit_(const DataflowVarNode* v) override { ++counts[v]; }
+  /// The uses of `var` counted.
+  int uses(const Expr& var) const {
+    auto it = counts.find(var.get());
+    return it == counts.end() ? 0 : it->second;
+  }
+};
 
 /// `mod` without the functions no root reaches through calls and references (TVM's
 /// RemoveUnusedFunctions): the roots are `entries` and every function with "global_symbol".

@@ -77,7 +77,7 @@ IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool mer
   if (patterns.empty() && !kind_fusion)
     throw_error("KeyError", "partition_for: no fusion pattern is registered for backend '" + backend_prefix + "'");
   mod = FoldForInference()(std::move(mod));
-  // A code generator that fuses by operator kind (the cuda target's) has no patterns: it takes
+  // A code generator that fuses by operator kind has no patterns: it takes
   // every call its registered check accepts (FuseOpsByKind).
   if (kind_fusion) {
     FuseOpsByKindOptions options;

@@ -5,45 +5,33 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/op/ops.h"
 #include "partita/op/registry.h"
 #include "partita/runtime/half.h"
 #include "partita/transform/attention.h"
 #include "partita/transform/basic.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 
 namespace {
 
-using UseCounts = std::unordered_map<const Object*, int>;
-
-const CallNode* call_of(const Expr& e, const char* op_name);
-
 /// Counts the uses of every variable, and notes the variables that a permute_dims
 /// [0, 2, 1, 3] of a 4-d tensor reads (where an attention result can be bound directly).
-class UseCounter : public ExprVisitor {
+class UseCounter : public detail::UseCounter {
  public:
-  UseCounts counts;
   std::unordered_set<const Object*> permuted_back;
-  void visit_(const VarNode* v) override { ++counts[v]; }
-  void visit_(const DataflowVarNode* v) override { ++counts[v]; }
   void visit_binding_(const VarBindingNode* b) override {
     if (const CallNode* p = call_of(b->value, "relax.permute_dims")) {
       const auto* t = p->args[0]->struct_info_.as<TensorStructInfoNode>();
       if (t && t->ndim == 4 && op::permute_dims_axes(*p, 4) == op::IntList{0, 2, 1, 3})
         permuted_back.insert(p->args[0].get());
     }
-    ExprVisitor::visit_binding_(b);
+    detail::UseCounter::visit_binding_(b);
   }
 };
-
-const CallNode* call_of(const Expr& e, const char* op_name) {
-  const auto* call = e.as<CallNode>();
-  if (!call) return nullptr;
-  const auto* op = call->op.as<OpNode>();
-  return op && op->name == op_name ? call : nullptr;
-}
 
 const TensorStructInfoNode* tensor_of(const Expr& e) { return e->struct_info_.as<TensorStructInfoNode>(); }
 
@@ -111,7 +99,7 @@ struct Chain {
 class AttentionRewriter : public ExprMutator {
  public:
   AttentionRewriter(const IRModule& mod, UseCounter counter)
-      : ExprMutator(mod), uses_(std::move(counter.counts)), permuted_back_(std::move(counter.permuted_back)) {}
+      : ExprMutator(mod), uses_(std::move(counter)) {}
 
   bool changed = false;
 
@@ -122,7 +110,7 @@ class AttentionRewriter : public ExprMutator {
         changed = true;
         // Read only by a permute_dims back to (B, S, N, H) (in this block, as a dataflow var is):
         // that binding takes the attention.
-        if (b->var.as<DataflowVarNode>() && uses(b->var) == 1 && permuted_back_.count(b->var.get())) {
+        if (b->var.as<DataflowVarNode>() && uses(b->var) == 1 && uses_.permuted_back.count(b->var.get())) {
           deferred_.emplace(b->var.get(), *chain);
           return;
         }
@@ -138,10 +126,7 @@ class AttentionRewriter : public ExprMutator {
   }
 
  private:
-  int uses(const Expr& var) const {
-    auto it = uses_.find(var.get());
-    return it == uses_.end() ? 0 : it->second;
-  }
+  int uses(const Expr& var) const { return uses_.uses(var); }
 
   /// The value bound to `e` when it is a variable bound in this function (as rewritten so far).
   Expr value_of(const Expr& e) {
@@ -304,8 +289,7 @@ class AttentionRewriter : public ExprMutator {
     return emit ? builder_.emit(call) : call;
   }
 
-  UseCounts uses_;
-  std::unordered_set<const Object*> permuted_back_;
+  UseCounter uses_;  // and the variables a permute_dims back reads
   std::unordered_map<const Object*, Chain> deferred_;  // matched chains bound at their permute
 };
 

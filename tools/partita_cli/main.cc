@@ -1,10 +1,12 @@
 // `partita`: the command line of the compiler (modelled on TVM's tvmc).
 //
-//   partita compile model.onnx --backends cblas,dnnl|auto[:dnnl,cblas] [--path 1|2] [--target "dnnl -num_threads=2"]
+//   partita compile model.onnx --backends NAME,...|auto[:NAME,...] [--path 1|2] [--target "NAME -option=value"]
 //                   [--precision fp32|fp16] -o m.partita
 //   partita run m.partita [--input name=file.npy]... [--repeat N] [--output-dir DIR] [--profile]
 //   partita show model.onnx|module.py [--backends ...]
-//   partita report model.onnx --backends cblas,dnnl|auto[:...] [--placement] [--svg out.svg] [--dot out.dot]
+//   partita report model.onnx --backends NAME,...|auto[:...] [--placement] [--svg out.svg] [--dot out.dot]
+//
+// NAME is a registered backend (the help lists them, from the backend registry).
 //
 // Every error is one line `partita: error: ...` on stderr and exit status 1.
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "progress.h"
 #include "report.h"
 #include "run_cmd.h"
+#include "partita/backend/registry.h"
 #include "partita/codegen/build.h"
 #include "partita/runtime/executable.h"
 #include "partita/runtime/omp_wait_policy.h"
@@ -250,13 +253,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   CompileArgs ca;
+  // The backends the help names: those registered in this build.
+  std::string registered;
+  for (const std::string& b : backend::list_backends()) registered += (registered.empty() ? "" : ", ") + b;
   CLI::App* compile = app.add_subcommand("compile", "import a model, partition it for backends, build and export it");
   compile->add_option("model", ca.model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
-  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), e.g. cblas,dnnl; or auto / "
-                      "auto:dnnl,cblas: placement by measurement (Collage)")->delimiter(',');
+  compile->add_option("--backends,-b", ca.backends, "backends in priority order (the first gets the first pick), of " +
+                      registered + "; or auto / auto:NAME,...: placement by measurement (Collage)")->delimiter(',');
   compile->add_option("--path", ca.path, "1: one function per composite; 2: merged partitions")
       ->check(CLI::IsMember({1, 2}));
-  compile->add_option("--target,-t", ca.targets, "target with options, e.g. \"dnnl -num_threads=2\"");
+  compile->add_option("--target,-t", ca.targets, "a backend's target with options: \"NAME -option=value\"");
   compile->add_option("-o,--output", ca.output, "artifact to write")->required();
   compile->add_flag("--quiet,-q", ca.quiet, "no progress display");
   compile->add_option("--precision", ca.precision,
@@ -291,7 +297,7 @@ int main(int argc, char** argv) {
   int rep_path = 2;
   CLI::App* report = app.add_subcommand("report", "operators, FLOPs and partitions per backend; graph picture");
   report->add_option("model", rep_model, "ONNX model (.onnx) or TVMScript module (.py)")->required();
-  report->add_option("--backends,-b", rep_backends, "backends in priority order")->delimiter(',');
+  report->add_option("--backends,-b", rep_backends, "backends in priority order (see compile)")->delimiter(',');
   report->add_option("--path", rep_path, "1 or 2 (see compile)")->check(CLI::IsMember({1, 2}));
   report->add_option("--svg", rep_svg, "draw the partitioned graph (needs Graphviz)");
   report->add_option("--dot", rep_dot, "write the graph in the dot language");

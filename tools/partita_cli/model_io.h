@@ -15,12 +15,12 @@ namespace partita::cli {
 /// text: .py, .txt, ...). Error("IOError") for a missing or unreadable file.
 IRModule load_model(const std::string& path);
 
-/// Splits "dnnl,cblas" and checks every name has registered patterns (Error("ValueError")
+/// Splits "a,b" and checks every name has registered patterns (Error("ValueError")
 /// listing the available backends otherwise).
 std::vector<std::string> parse_backends(const std::vector<std::string>& specs);
 
-/// What --backends asks for: a priority list ("cblas,dnnl": each backend partitions what the
-/// earlier ones left), or placement by measurement among backends ("auto", "auto:dnnl,cblas":
+/// What --backends asks for: a priority list ("a,b": each backend partitions what the earlier
+/// ones left), or placement by measurement among backends ("auto", "auto:a,b":
 /// CollagePartition; "auto" alone offers every backend with patterns and a code generator).
 struct BackendChoice {
   std::vector<std::string> backends;

@@ -20,7 +20,7 @@ struct BackendInfo {
   /// The backend's one name: its codegen, its target kind and the prefix of its patterns
   /// ("<name>.conv2d"); also the "Codegen" attribute of the functions it receives.
   std::string name;
-  /// One line for listings and reports ("oneDNN primitives: convolutions, ...").
+  /// One line for listings and reports (the library it runs on and what it takes).
   std::string description;
   /// Fill colour of its partitions in reports and graph pictures ("#rrggbb").
   std::string colour;

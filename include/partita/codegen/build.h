@@ -23,8 +23,8 @@ struct BuildOptions {
 };
 
 /// Offloads every function carrying "Codegen" with its backend (RunCodegen, module-at-a-time),
-/// after grouping what is left for each target whose code generator fuses by kind (FuseOpsByKind,
-/// e.g. Target("cuda"): every operator no BYOC backend took runs as generated kernels), lowers
+/// after grouping what is left for each target whose code generator fuses by kind (FuseOpsByKind:
+/// every operator no BYOC backend took runs as its generated kernels), lowers
 /// the rest to VM bytecode, and packs bytecode, constants (named constants stored once)
 /// and external modules into an Executable.
 std::shared_ptr<runtime::Executable> build(IRModule mod, const BuildOptions& options = {});

@@ -1,6 +1,6 @@
 // External codegens (BYOC) and RunCodegen, module-at-a-time as in TVM Relax.
 //
-// A backend registers one codegen under its name ("ccompiler"). RunCodegen hands it *all* the
+// A backend registers one codegen under its name. RunCodegen hands it *all* the
 // functions of the module whose "Codegen" attribute names it, at once, with its Target (the
 // kind's defaults when the caller gave none) and the module's named-constant table. The codegen
 // returns runtime modules defining each function's "global_symbol", plus any constants it
@@ -80,12 +80,19 @@ class ConstantNamer {
   std::map<std::string, int> next_index_;
 };
 
+/// What a backend's codegen returns when its artifact is `bytes`, a module of type `type_key`:
+/// the module made from those bytes by the backend's runtime plug-in, as when an exported
+/// artifact is loaded (so the compiler half links nothing of the runtime half, and what runs
+/// now is what runs after export), and the constants `namer` added.
+CodegenResult module_from_bytes(const std::string& type_key, const std::string& bytes,
+                                const ConstantNamer& namer);
+
 /// Config key (PassContext::config, a bool): when true, a function its codegen rejects runs on
 /// the host instead (with a warning on stderr naming it); when false (default), RunCodegen fails.
 inline constexpr const char* kRunCodegenFallbackConfig = "relax.RunCodegen.fallback";
 
 struct RunCodegenOptions {
-  /// Options per codegen name (TVM's target_options): {"ccompiler": {{"cc", "clang"}}}.
+  /// Options per codegen name (TVM's target_options): {"<name>": {{"<option>", value}}}.
   std::map<std::string, TargetOptionMap> target_options;
   /// Explicit Targets, by kind (take precedence over target_options).
   std::vector<Target> targets;

@@ -27,10 +27,10 @@
 namespace partita::codegen {
 
 struct CollageOptions {
-  /// Backends whose patterns are candidates (registered names, e.g. {"dnnl", "cblas"}). The
+  /// Backends whose patterns are candidates (registered backend names). The
   /// host is always a candidate for every operator.
   std::vector<std::string> backends;
-  /// Targets the candidates are built with (backend options, e.g. dnnl's num_threads).
+  /// Targets the candidates are built with (backend options).
   std::vector<Target> targets;
   /// The persistent cost file: "" is $XDG_CACHE_HOME/partita/collage_costs.json (or
   /// ~/.cache/...), "none" keeps costs in memory only.
@@ -45,7 +45,7 @@ struct CollageOptions {
   /// Value given to symbolic dimensions when a candidate is measured.
   int64_t symbolic_dim = 1;
   /// Where candidates run when measured (the VM's device). On a GPU, what no backend takes runs
-  /// as the kind-fusing code generator's kernels: include its target (Target("cuda")) in
+  /// as the kind-fusing code generator's kernels: include its target in
   /// `targets`, and the "host" candidates are those kernels.
   Device device = Device::cpu();
   /// Prints one line per measured candidate to stderr.

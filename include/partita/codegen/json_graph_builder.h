@@ -68,6 +68,13 @@ class JsonGraphBuilder {
     return inputs;
   }
 
+  /// The graph's common fields: the symbol, the values' shapes, the input and output value ids
+  /// and the constants (the backend adds its nodes).
+  nlohmann::json graph(const nlohmann::json& inputs, const std::vector<int>& outputs) const {
+    return {{"symbol", f_.symbol}, {"values", values_},       {"inputs", inputs},
+            {"outputs", outputs},  {"constants", constants_}};
+  }
+
   const CodegenFunction& f_;
   ConstantNamer& namer_;
   std::vector<std::string>& const_names_;

@@ -5,10 +5,18 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "partita/ir/expr.h"
 
 namespace partita::codegen {
+
+/// The values a partition returns: the fields of its body when that is a tuple (a merged
+/// partition returning several), else the body itself.
+inline std::vector<Expr> partition_results(const SeqExprNode& seq) {
+  if (auto* tuple = seq.body.as<TupleNode>()) return tuple->fields;
+  return {seq.body};
+}
 
 template <class V>
 using ValueEnv = std::unordered_map<const VarNode*, V>;

@@ -1,8 +1,9 @@
-// Targets: a kind ("ccompiler", "llvm", ...) plus typed options with defaults (TVM's Target).
+// Targets: a kind ("llvm", a backend's name, ...) plus typed options with defaults (TVM's
+// Target). For a kind "mine" that declares the options "cc" and "cflags":
 //
-//   Target t("ccompiler", {{"cc", "gcc"}, {"cflags", std::vector<std::string>{"-O2"}}});
+//   Target t("mine", {{"cc", "gcc"}, {"cflags", std::vector<std::string>{"-O2"}}});
 //   t.get_string("cc");              // "gcc"
-//   t.str();                         // "ccompiler -cc=gcc -cflags=-O2"
+//   t.str();                         // "mine -cc=gcc -cflags=-O2"
 //
 // Every option a backend reads is declared with its kind's registration (register_target_kind),
 // so unknown kinds and options, and values of the wrong type, are errors that list what is valid.

@@ -122,6 +122,10 @@ Pattern make_call(Pattern op, std::vector<Pattern> args, bool varg_default_wildc
 /// activation is named (TVM's make_fused_bias_activation_pattern).
 Pattern make_fused_bias_activation_pattern(const std::string& op_name, bool with_bias = false,
                                            const std::optional<std::string>& activation = {});
+/// `p`, then `relax.add(_, bias)` when `with_bias`, then `relax.add(_, residual)` when
+/// `with_residual` (any other operand each); appends "_bias" and "_add" to `name` for them: the
+/// epilogue chains of the BYOC tables' conv2d and matmul patterns.
+Pattern with_bias_and_residual(Pattern p, bool with_bias, bool with_residual, std::string& name);
 
 // ---- graph-level constraints (used_by / only_used_by, PatternSeq) ----
 

@@ -6,7 +6,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "partita/ir/module.h"
@@ -62,6 +64,13 @@ bool is_leaf(const Expr& e);
 /// A leaf, or a tuple of leaves and such tuples.
 bool is_leaf_or_tuple(const Expr& e);
 
+/// A Relax function that is neither "Primitive", "Composite" nor "Codegen": one of the
+/// program's own, which the passes partition and fuse and the VM runs (not a group made by them).
+bool is_plain_function(const FunctionNode& func);
+
+/// `e` when it is a call of the operator `op_name`, else null (also for a null `e`).
+const CallNode* call_of(const Expr& e, std::string_view op_name);
+
 /// The FuncStructInfo of a function: its params' struct info, its ret_struct_info (or its
 /// body's when unset) and purity.
 StructInfo func_struct_info_of(const FunctionNode& func);
@@ -70,6 +79,10 @@ StructInfo func_struct_info_of(const FunctionNode& func);
 std::vector<PrimVar> symbolic_vars_of(const StructInfo& info);
 /// Symbolic variables that `info` *defines* when matched (bare-variable dimensions/values).
 std::vector<PrimVar> definable_symbolic_vars_of(const StructInfo& info);
+/// (a, b) with `expr` = a * v + b for every value of `v`, a != 0, when `expr` has no other
+/// variable (checked at v = 0, 1, 2, 3, 7 and 1000: floordiv, min and max count where they
+/// are linear there), else nullopt. Solves a flattened dimension (n * 8) for its variable.
+std::optional<std::pair<int64_t, int64_t>> linear_in(const PrimExpr& expr, const PrimVarNode* v);
 /// Symbolic variables that occur in `expr`, in first-occurrence order.
 std::vector<PrimVar> prim_vars_of(const PrimExpr& expr);
 

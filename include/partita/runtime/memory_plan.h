@@ -1,6 +1,6 @@
 // Static memory planning: places buffers with known lifetimes in one arena so that buffers
 // whose lifetimes overlap never share bytes, and others do. Backends that build a whole
-// partition ahead of time (oneDNN) use it so that intermediates reuse a small, cache-warm
+// partition ahead of time use it so that intermediates reuse a small, cache-warm
 // working set instead of each owning fresh memory.
 #pragma once
 

@@ -1,4 +1,4 @@
-// oneDNN's OpenMP threads (Debian's build uses libgomp) spin between operators unless told
+// OpenMP threads of a backend's library (Debian's builds use libgomp) spin between operators unless told
 // otherwise, which costs 10-100x on a shared or busy machine (docs/benchmarks.md, "OpenMP
 // waiting policy"). libgomp reads OMP_WAIT_POLICY once, when it is loaded — before main — so
 // a program defaults it by restarting itself with the variable set. The Python package sets it

@@ -30,7 +30,7 @@ Pass RewriteAttention();
 /// by permute_dims, matmul, multiply, add, softmax — TVM's legalization at the graph level. Calls
 /// with a window_size, grouped-query heads (N ≠ Nkv) or a causal mask over symbolic sequence
 /// lengths are left alone. `build()` runs it before FuseOpsByKind for the calls that a
-/// kind-fusing code generator (the `cuda` target's) does not compile itself.
+/// kind-fusing code generator does not compile itself.
 Pass DecomposeAttention(std::function<bool(const CallNode&)> decompose = {});
 
 /// Whether DecomposeAttention can decompose `call` (an attention call with struct info): a code

@@ -1,6 +1,6 @@
 // FuseOpsByKind: groups the operator calls left in the entry functions (after BYOC partitioning)
 // by their fusion kind into private functions carrying "Codegen": <codegen> and "Primitive": 1,
-// so that a fusing code generator (the `cuda` target's) compiles each group into one kernel
+// so that a fusing code generator compiles each group into one kernel
 // through RunCodegen like any backend.
 //
 // TVM's FuseOps is the guide; the rules are phrased as invariants of a group, so that what the

@@ -112,7 +112,7 @@ struct PatternCheckContext {
 bool has_leaking_intermediate_variables(const PatternCheckContext& ctx);
 
 struct FusionPattern {
-  /// "<codegen>.<name>", e.g. "cutlass.conv2d_bias_relu"; becomes the "Composite" attribute.
+  /// "<codegen>.<name>" (a backend's name, then the pattern's); the "Composite" attribute.
   std::string name;
   dpl::Pattern pattern;
   /// Named sub-patterns whose matches are reported to `check` / `attrs_getter`.

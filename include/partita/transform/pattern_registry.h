@@ -27,8 +27,8 @@ std::vector<std::string> list_pattern_names();
 /// Partitions `mod` for the backend whose patterns start with `backend_prefix` (its name):
 /// path 1 (`merge` false) is FuseOpsByPattern(annotate_codegen=true); path 2
 /// (`merge` true) is FuseOpsByPattern(annotate_codegen=false) + MergeCompositeFunctions.
-/// A backend without patterns that fuses by operator kind (transform::register_kind_fusion, the
-/// cuda target) is partitioned with FuseOpsByKind. Throws Error("KeyError") otherwise when no
+/// A backend without patterns that fuses by operator kind (transform::register_kind_fusion)
+/// is partitioned with FuseOpsByKind. Throws Error("KeyError") otherwise when no
 /// pattern has that prefix.
 IRModule partition_for(const std::string& backend_prefix, IRModule mod, bool merge = true,
                        bool bind_constants = true);

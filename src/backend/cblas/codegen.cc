@@ -154,12 +154,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       for (const auto& [relax_op, name] : activations())
         if (name == act) (*it)["from"].push_back(relax_op);
     }
-    json g;
-    g["symbol"] = f_.symbol;
-    g["values"] = values_;
-    g["inputs"] = inputs;
-    g["outputs"] = outputs;
-    g["constants"] = constants_;
+    json g = graph(inputs, outputs);
     g["nodes"] = nodes_;
     return g;
   }
@@ -167,12 +162,9 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
  private:
   // The values `fn` returns: one, or a merged partition's tuple of several.
   std::vector<int> lower_body(const Function& fn, std::unordered_map<const VarNode*, int>& env) {
-    const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
     std::vector<int> out;
-    if (auto* tuple = seq.body.as<TupleNode>())
-      for (const auto& f : tuple->fields) out.push_back(leaf(f, env));
-    else
-      out.push_back(leaf(seq.body, env));
+    for (const Expr& r : codegen::partition_results(codegen::walk_partition(fn, env, *this)))
+      out.push_back(leaf(r, env));
     return out;
   }
 
@@ -261,12 +253,8 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   g["num_threads"] = target.get_int("num_threads");
   g["functions"] = json::array();
   for (const auto& f : functions) g["functions"].push_back(GraphBuilder(f, namer, const_names).build());
-  codegen::CodegenResult result;
-  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
-  result.modules.push_back(
-      runtime::load_module_from_binary(kModuleFormat.type_key, runtime::write_module_sections(kModuleFormat, {g.dump()})));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key,
+                                    runtime::write_module_sections(kModuleFormat, {g.dump()}), namer);
 }
 
 }  // namespace partita::backend::cblas

@@ -438,14 +438,9 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   std::string so = compile_shared_object(source, target);
   std::vector<std::string> symbols;
   for (const auto& f : functions) symbols.push_back(f.symbol);
-  codegen::CodegenResult result;
-  // The module is made by the runtime plug-in from its bytes, exactly as an exported artifact is
-  // loaded, so the compiler half links nothing of the runtime half.
   std::string bytes = runtime::write_module_sections(
       kModuleFormat, {source, runtime::dso_module_binary(so, symbols, const_names)});
-  result.modules.push_back(runtime::load_module_from_binary(kModuleFormat.type_key, bytes));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key, bytes, namer);
 }
 
 }  // namespace partita::backend::ccompiler

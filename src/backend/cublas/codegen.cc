@@ -162,12 +162,9 @@ class ProgramBuilder {
 
  private:
   std::vector<int> lower_body(const Function& fn, ValueEnv<int>& env) {
-    const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
     std::vector<int> out;
-    if (auto* tuple = seq.body.as<TupleNode>())
-      for (const auto& f : tuple->fields) out.push_back(leaf(f, env));
-    else
-      out.push_back(leaf(seq.body, env));
+    for (const Expr& r : codegen::partition_results(codegen::walk_partition(fn, env, *this)))
+      out.push_back(leaf(r, env));
     return out;
   }
 
@@ -241,12 +238,9 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   if (program.workspace_mib < 0 || program.workspace_mib > 4096)
     throw_error("ValueError", "Target cublas: workspace_mib must be in [0, 4096], got " + std::to_string(program.workspace_mib));
   for (const auto& f : functions) program.functions.push_back(ProgramBuilder(f, namer, const_names).build());
-  codegen::CodegenResult result;
-  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
-  result.modules.push_back(runtime::load_module_from_binary(
-      kModuleFormat.type_key, runtime::write_module_sections(kModuleFormat, {program_to_json(program).dump()})));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(
+      kModuleFormat.type_key,
+      runtime::write_module_sections(kModuleFormat, {program_to_json(program).dump()}), namer);
 }
 
 }  // namespace partita::backend::cublas

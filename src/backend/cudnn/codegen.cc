@@ -57,10 +57,7 @@ class ProgramBuilder {
     }
     const SeqExprNode& seq = codegen::walk_partition(fn, env, *this);
     json outputs = json::array();
-    std::vector<Expr> results;
-    if (const auto* tup = seq.body.as<TupleNode>()) results = tup->fields;
-    else results.push_back(seq.body);
-    for (const Expr& r : results) {
+    for (const Expr& r : codegen::partition_results(seq)) {
       int id = logical(leaf(r, env));
       for (const auto& in : inputs)
         if (in.get<int>() == id) fail("a partition output is one of its inputs");
@@ -230,12 +227,8 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   const int64_t autotune = target.get_int("autotune");
   if (autotune != 0 && autotune != 1) throw_error("ValueError", "cudnn: autotune must be 0 or 1, got " + std::to_string(autotune));
   std::string program = serialize_program(functions, namer, const_names, tf32 == 1, autotune == 1);
-  codegen::CodegenResult result;
-  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
-  result.modules.push_back(runtime::load_module_from_binary(kModuleFormat.type_key,
-                                                            runtime::write_module_sections(kModuleFormat, {program})));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key,
+                                    runtime::write_module_sections(kModuleFormat, {program}), namer);
 }
 
 }  // namespace partita::backend::cudnn

@@ -219,16 +219,9 @@ Expr lookup_in(const PatternCheckContext& ctx, const Expr& e) {
 }
 
 FusionPattern conv_entry(bool with_bias, bool with_res, int act) {
-  Pattern p = is_op("relax.nn.conv2d")({wildcard(), wildcard()});
   std::string name = "cudnn.conv2d";
-  if (with_bias) {
-    p = is_op("relax.add")({p, wildcard()});
-    name += "_bias";
-  }
-  if (with_res) {
-    p = is_op("relax.add")({p, wildcard()});
-    name += "_add";
-  }
+  Pattern p = dpl::with_bias_and_residual(is_op("relax.nn.conv2d")({wildcard(), wildcard()}),
+                                          with_bias, with_res, name);
   if (act >= 0) {
     const auto& [act_name, op] = activations()[size_t(act)];
     p = op == "relax.clip" ? is_op(op)({p, wildcard(), wildcard()}) : is_op(op)({p});

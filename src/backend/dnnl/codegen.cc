@@ -320,12 +320,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
     if (outputs.empty()) fail("a partition returns an empty tuple");
     rewrite_eltwise(outputs);
     fuse(outputs);
-    json g;
-    g["symbol"] = f_.symbol;
-    g["values"] = values_;
-    g["inputs"] = inputs;
-    g["outputs"] = outputs;
-    g["constants"] = constants_;
+    json g = graph(inputs, outputs);
     json nodes = json::array();
     for (auto& n : nodes_) {
       if (n.dead) continue;
@@ -766,12 +761,8 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
     throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster), 2 or 4 (F(2x2) or F(4x4) always), got " +
                                   std::to_string(winograd));
   std::string graph = serialize_graph(functions, namer, threads, const_names, winograd);
-  codegen::CodegenResult result;
-  // Made by the runtime plug-in from its bytes, as an exported artifact is loaded.
-  result.modules.push_back(
-      runtime::load_module_from_binary(kModuleFormat.type_key, runtime::write_module_sections(kModuleFormat, {graph})));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key,
+                                    runtime::write_module_sections(kModuleFormat, {graph}), namer);
 }
 
 }  // namespace partita::backend::dnnl

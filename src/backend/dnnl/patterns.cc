@@ -87,12 +87,9 @@ std::vector<FusionPattern> dnnl_patterns() {
   for (int with_bias = 0; with_bias < 2; ++with_bias) {
     for (int a = -1; a < int(activations().size()); ++a) {
       Pattern w = is_op("relax.permute_dims")({wildcard()}) | wildcard();
-      Pattern p = is_op("relax.matmul")({wildcard(), w});
       std::string name = "matmul";
-      if (with_bias) {
-        p = is_op("relax.add")({p, wildcard()});
-        name += "_bias";
-      }
+      Pattern p = dpl::with_bias_and_residual(is_op("relax.matmul")({wildcard(), w}), with_bias,
+                                              false, name);
       if (a >= 0) {
         p = activation_of(activations()[a].second, p);
         name += "_" + activations()[a].first;
@@ -104,16 +101,9 @@ std::vector<FusionPattern> dnnl_patterns() {
   for (int with_bias = 0; with_bias < 2; ++with_bias) {
     for (int with_res = 0; with_res < 2; ++with_res) {
       for (int a = -1; a < int(activations().size()); ++a) {
-        Pattern p = is_op("relax.nn.conv2d")({wildcard(), wildcard()});
         std::string name = "conv2d";
-        if (with_bias) {
-          p = is_op("relax.add")({p, wildcard()});
-          name += "_bias";
-        }
-        if (with_res) {
-          p = is_op("relax.add")({p, wildcard()});
-          name += "_add";
-        }
+        Pattern p = dpl::with_bias_and_residual(
+            is_op("relax.nn.conv2d")({wildcard(), wildcard()}), with_bias, with_res, name);
         if (a >= 0) {
           p = activation_of(activations()[a].second, p);
           name += "_" + activations()[a].first;

@@ -75,12 +75,9 @@ codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& func
   std::vector<std::string> const_names;
   json graph = {{"functions", json::array()}};
   for (const auto& f : functions) graph["functions"].push_back(GraphBuilder(f, namer, const_names).build());
-  codegen::CodegenResult result;
   // The runtime plug-in makes the module from its bytes, as when an exported artifact is loaded.
   std::string bytes = runtime::write_module_sections(kModuleFormat, {graph.dump()});
-  result.modules.push_back(runtime::load_module_from_binary(kModuleFormat.type_key, bytes));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key, bytes, namer);
 }
 
 }  // namespace

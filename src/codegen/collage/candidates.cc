@@ -14,10 +14,6 @@
 namespace partita::codegen::collage {
 namespace {
 
-bool is_plain(const FunctionNode& f) {
-  return !f.attrs.count("Primitive") && !f.attrs.count("Composite") && !f.attrs.count("Codegen");
-}
-
 // The root of a match: the matched binding whose value is the matched expression.
 const VarNode* root_of(const transform::PatternCheckContext& ctx) {
   for (const auto& [var, value] : ctx.matched_bindings)
@@ -69,7 +65,7 @@ std::vector<BlockGraph> block_graphs(const IRModule& mod) {
   for (const auto& [gv, expr] : mod.functions()) {
     auto* f = expr.as<FunctionNode>();
     auto* seq = f ? f->body.as<SeqExprNode>() : nullptr;
-    if (!seq || !is_plain(*f)) continue;
+    if (!seq || !is_plain_function(*f)) continue;
     for (const BindingBlock& block : seq->blocks) {
       if (!block->is_dataflow) continue;
       BlockGraph g;

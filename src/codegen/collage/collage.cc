@@ -19,7 +19,7 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 
 void check_backends(const CollageOptions& options) {
   if (options.backends.empty())
-    throw_error("ValueError", "CollagePartition: no backends given (e.g. targets=[\"dnnl\", \"cblas\"])");
+    throw_error("ValueError", "CollagePartition: no backends given (registered backend names)");
   for (const std::string& b : options.backends) {
     auto info = backend::find_backend(b);
     if (!info) {

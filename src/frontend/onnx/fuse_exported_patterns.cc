@@ -9,18 +9,12 @@
 #include <cmath>
 
 #include "importer.h"
+#include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/transform/basic.h"
 
 namespace partita::frontend::onnx_detail {
 namespace {
-
-const CallNode* call_of(const Expr& e, const char* op_name) {
-  const auto* call = e ? e.as<CallNode>() : nullptr;
-  if (!call) return nullptr;
-  const auto* op = call->op.as<OpNode>();
-  return op && op->name == op_name ? call : nullptr;
-}
 
 /// `e` is a one-element float constant equal to `v` (to float precision).
 bool is_scalar(const Expr& e, double v) {

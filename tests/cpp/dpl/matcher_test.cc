@@ -79,6 +79,22 @@ TEST_F(Fixture, CommutativeAddAndFusedBiasActivation) {
   EXPECT_FALSE(m(make_fused_bias_activation_pattern("relax.matmul", true, "relax.nn.gelu"), "r"));
 }
 
+TEST_F(Fixture, BiasAndResidualEpilogues) {
+  std::string name = "matmul";
+  Pattern mm = is_op("relax.matmul")({wildcard(), wildcard()});
+  EXPECT_TRUE(m(with_bias_and_residual(mm, true, false, name), "a"));
+  EXPECT_EQ(name, "matmul_bias");
+  name = "matmul";
+  EXPECT_FALSE(m(with_bias_and_residual(mm, true, true, name), "a"));
+  EXPECT_EQ(name, "matmul_bias_add");
+  name = "relu";
+  EXPECT_TRUE(m(with_bias_and_residual(is_op("relax.nn.relu")({wildcard()}), false, true, name), "s"));
+  EXPECT_EQ(name, "relu_add");
+  name = "matmul";
+  EXPECT_TRUE(m(with_bias_and_residual(mm, false, false, name), "m"));
+  EXPECT_EQ(name, "matmul");
+}
+
 TEST_F(Fixture, Memoization) {
   // One wildcard used twice must match the same expression both times.
   Pattern same = wildcard();

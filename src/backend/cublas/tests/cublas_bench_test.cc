@@ -64,7 +64,7 @@ TEST(CublasBench, Gemms) {
   const char* shapes = std::getenv("PARTITA_CUBLAS_BENCH_SHAPES");
   const char* out_path = std::getenv("PARTITA_CUBLAS_BENCH_OUT");
   if (!shapes || !out_path) GTEST_SKIP() << "PARTITA_CUBLAS_BENCH_SHAPES / _OUT not set (benchmarks/gpu/bench_cublas_gemm.py sets them)";
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   std::ifstream in(shapes);
   ASSERT_TRUE(in) << shapes;
   std::ofstream out(out_path);

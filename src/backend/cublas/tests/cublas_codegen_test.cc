@@ -206,7 +206,7 @@ TEST(CublasCodegen, RefusedFunctionRunsAsGeneratedCudaWithAWarning) {
     EXPECT_NE(std::string(e.what()).find("fused_relax_nn_softmax_cublas"), std::string::npos) << e.what();
   }
   // And on the GPU, the same numbers as the host.
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   std::vector<Tensor> in = {random_input({16, 32}, DataType::Float(32), 1), random_input({32, 24}, DataType::Float(32), 2)};
   auto want = runtime::VirtualMachine(codegen::build(script::parse_module(module_text(
                   "x: " + T("(16, 32)", "float32") + ", w: " + T("(32, 24)", "float32"),

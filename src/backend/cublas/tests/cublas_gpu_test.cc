@@ -122,7 +122,7 @@ TEST_P(CublasPattern, MatchesTheHostKernels) {
   ASSERT_EQ(cublas_composites(parted), std::vector<std::string>{c.composite}) << script::print_module(parted);
   auto ex = codegen::build(parted, codegen::BuildOptions({cuda_target()}, false));
   EXPECT_EQ(count_modules(*ex, "cublas"), 1u);
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   runtime::VirtualMachine vm(ex, Device::cuda(0));
   auto got = run_gpu(vm, in);
   auto want = run_host(ref, ref_in);
@@ -155,7 +155,7 @@ TEST(CublasGpu, SymbolicMWithPlansCachedPerShape) {
       T("(\"m\", 48)", f16)));
   auto ex = codegen::build(partition_for_cublas(mod), codegen::BuildOptions({cuda_target()}, false));
   EXPECT_EQ(plans_of(*ex), std::make_pair(0, 0));
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   runtime::VirtualMachine vm(ex, Device::cuda(0));
   vm.set_graph_capture(false);
   IRModule ref = script::parse_module(replace_all(script::print_module(mod), "float16", "float32"));
@@ -213,7 +213,7 @@ TEST(CublasGpu, BatchesFoldedStridedAndBroadcast) {
     runtime::VirtualMachine vm(ex, Device::cuda(0));
     EXPECT_TRUE(close(run_gpu(vm, in)[0], run_host(mod, in)[0], 2e-5));
   }
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
 }
 
 // Two products and a bias in one merged partition (MergeCompositeFunctions, the seed's path 2):
@@ -232,7 +232,7 @@ TEST(CublasGpu, MergedPartitionOfChainedProducts) {
   auto program = nlohmann::json::parse(ex->external_modules[0]->get_source());
   ASSERT_EQ(program["functions"].size(), 1u);
   EXPECT_EQ(program["functions"][0]["gemms"].size(), 2u);
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   std::vector<Tensor> in = {random_input({32, 64}, DataType::Float(32), 1), random_input({64, 48}, DataType::Float(32), 2),
                             random_input({48}, DataType::Float(32), 3), random_input({16, 48}, DataType::Float(32), 4)};
   runtime::VirtualMachine vm(ex, Device::cuda(0));
@@ -248,7 +248,7 @@ TEST(CublasGpu, CapturedAsACudaGraph) {
        "a: " + T("(64, 256)", f16) + " = R.add(mm, b)", "gv: " + T("(64, 256)", f16) + " = R.nn.relu(a)"},
       T("(64, 256)", f16)));
   auto ex = codegen::build(partition_for_cublas(mod), codegen::BuildOptions({cuda_target()}, false));
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   runtime::VirtualMachine vm(ex, Device::cuda(0));
   IRModule ref = script::parse_module(replace_all(script::print_module(mod), "float16", "float32"));
   for (int i = 0; i < 4; ++i) {
@@ -277,7 +277,7 @@ TEST(CublasGpu, Tf32AndAutotuneOptions) {
   auto plain = build_with({});
   auto tf32 = build_with({{"allow_tf32", true}});
   auto tuned = build_with({{"autotune_top_k", int64_t(8)}});
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   // Inputs with many significant bits, so TF32's 10-bit mantissa shows.
   Tensor x = Tensor::empty({128, 512}, DataType::Float(32)), w = Tensor::empty({512, 128}, DataType::Float(32));
   std::mt19937 rng(5);
@@ -322,7 +322,7 @@ TEST(CublasGpu, WeightsAsConstants) {
     std::vector<Tensor> in = {random_input({16, 64}, DataType::Float(32), 9)};
     for (int i = 0; i < 2; ++i) EXPECT_TRUE(close(run_gpu(vm, in)[0], run_host(mod, in)[0], 2e-5)) << "bind " << bind;
   }
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
 }
 
 // Shapes are checked at run time: a wrong input is an error naming the function, not a crash.
@@ -341,7 +341,7 @@ TEST(CublasGpu, WrongInputsAreErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("run it with a VM on a CUDA device"), std::string::npos) << e.what();
   }
-  PARTITA_CUBLAS_REQUIRE_GPU();
+  PARTITA_REQUIRE_CUDA_DEVICE();
   Tensor wrong = Tensor::empty({16, 8}, DataType::Float(32), Device::cuda(0));
   std::vector<Tensor> dout = {Tensor::empty({4, 8}, DataType::Float(32), Device::cuda(0))};
   try {

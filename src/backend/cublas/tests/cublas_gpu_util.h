@@ -2,7 +2,6 @@
 // target (cuBLAS partitions + generated CUDA for the rest), and a VM on cuda:0.
 #pragma once
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -13,22 +12,9 @@
 
 namespace partita::backend::cublas::test {
 
-/// The cuda target with a kernel cache in the build tree (PARTITA_TEST_CUDA_CACHE overrides it:
-/// the GPU machine gets the kernels compiled here).
-inline codegen::Target cuda_target() {
-  const char* dir = std::getenv("PARTITA_TEST_CUDA_CACHE");
-  std::string cache = dir && *dir ? dir : std::string(PARTITA_BINARY_DIR) + "/cuda_kernel_cache";
-  return codegen::Target("cuda", {{"cache_dir", cache}});
-}
-
-inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
-
-inline std::vector<Tensor> run_host(const IRModule& mod, const std::vector<Tensor>& in) {
-  return runtime::VirtualMachine(codegen::build(mod)).invoke("main", in);
-}
+using ::partita::testing::cuda_target;
+using ::partita::testing::replace_all;
+using ::partita::testing::run_host;
 
 inline std::vector<Tensor> run_gpu(runtime::VirtualMachine& vm, const std::vector<Tensor>& in) {
   std::vector<Tensor> dev;

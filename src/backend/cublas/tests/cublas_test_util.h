@@ -1,10 +1,9 @@
 // Helpers of the cublas backend's tests: modules from TVMScript, what a partitioned module
-// offloaded, typed random inputs and tolerant comparison, and whether a GPU is here.
+// offloaded, typed random inputs and tolerant comparison, and whether a GPU is here
+// (cuda_test_util.h).
 #pragma once
 
 #include <gtest/gtest.h>
-
-#include <cuda_runtime_api.h>
 
 #include <cmath>
 #include <random>
@@ -16,8 +15,14 @@
 #include "partita/runtime/half.h"
 #include "partita/runtime/tensor.h"
 #include "partita/script/parser.h"
+#include "cuda_test_util.h"
 
 namespace partita::backend::cublas::test {
+
+using ::partita::testing::converted;
+using ::partita::testing::device_available;
+using ::partita::testing::element;
+using ::partita::testing::set_element;
 
 /// `main(params) -> ret` whose dataflow block is `body` (lines, the last binding `gv`).
 inline std::string module_text(const std::string& params, const std::vector<std::string>& body, const std::string& ret) {
@@ -63,46 +68,6 @@ inline std::vector<std::string> ops_in_main(const IRModule& mod) {
   return out;
 }
 
-inline bool device_available(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    *why = std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
-    cudaGetLastError();
-    return false;
-  }
-  if (count == 0) *why = "the CUDA runtime reports no devices";
-  return count > 0;
-}
-
-#define PARTITA_CUBLAS_REQUIRE_GPU()                                    \
-  do {                                                                  \
-    std::string why_;                                                   \
-    if (!::partita::backend::cublas::test::device_available(&why_))     \
-      GTEST_SKIP() << "no CUDA device: " << why_;                       \
-  } while (0)
-
-inline double element(const Tensor& t, int64_t i) {
-  DataType d = t.dtype();
-  if (d == DataType::Float(32)) return t.data_as<float>()[i];
-  if (d == DataType::Float(16)) return runtime::half_bits_to_float(t.data_as<uint16_t>()[i]);
-  if (d == DataType::BFloat16()) return runtime::bfloat16_bits_to_float(t.data_as<uint16_t>()[i]);
-  if (d == DataType::Int(8)) return t.data_as<int8_t>()[i];
-  if (d == DataType::Int(32)) return t.data_as<int32_t>()[i];
-  if (d == DataType::Float(64)) return t.data_as<double>()[i];
-  throw_error("TypeError", "test: no element reader for " + d.str());
-}
-
-inline void set_element(Tensor& t, int64_t i, double v) {
-  DataType d = t.dtype();
-  if (d == DataType::Float(32)) t.data_as<float>()[i] = float(v);
-  else if (d == DataType::Float(16)) t.data_as<uint16_t>()[i] = runtime::float_to_half_bits(float(v));
-  else if (d == DataType::BFloat16()) t.data_as<uint16_t>()[i] = runtime::float_to_bfloat16_bits(float(v));
-  else if (d == DataType::Int(8)) t.data_as<int8_t>()[i] = int8_t(v);
-  else if (d == DataType::Int(32)) t.data_as<int32_t>()[i] = int32_t(v);
-  else throw_error("TypeError", "test: no element writer for " + d.str());
-}
-
 /// Random in [-1, 1] (integers: [-4, 4]), exactly representable in 16-bit floats at 1/64 steps
 /// so the float32 reference sees the very same inputs.
 inline Tensor random_input(const std::vector<int64_t>& shape, DataType dtype, uint32_t seed) {
@@ -117,11 +82,7 @@ inline Tensor random_input(const std::vector<int64_t>& shape, DataType dtype, ui
 }
 
 /// `t` as float32 (exact for the 16-bit floats).
-inline Tensor as_f32(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DataType::Float(32));
-  for (int64_t i = 0; i < t.numel(); ++i) out.data_as<float>()[i] = float(element(t, i));
-  return out;
-}
+inline Tensor as_f32(const Tensor& t) { return converted(t, DataType::Float(32)); }
 
 /// Every element within atol + rtol * |expected|, where the scale is the largest |expected|.
 inline ::testing::AssertionResult close(const Tensor& got, const Tensor& want, double tol) {

@@ -51,12 +51,8 @@ codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& func
   GeneratedSource gen =
       generate_source(functions, namer, arch_compute_capability(target.get_string("arch")), tuning);
   std::string cubin = compile_cubin(gen.source, target);
-  codegen::CodegenResult result;
-  // The runtime plug-in makes the module from its bytes, as when an artifact is loaded.
-  result.modules.push_back(
-      runtime::load_module_from_binary(kModuleFormat.type_key, write_cuda_module(gen.source, cubin, gen.functions)));
-  result.constants = namer.added();
-  return result;
+  return codegen::module_from_bytes(kModuleFormat.type_key,
+                                    write_cuda_module(gen.source, cubin, gen.functions), namer);
 }
 
 std::optional<std::string> unsupported_call_reason(const CallNode& call) { return unsupported_reason(call); }

@@ -8,6 +8,7 @@
 #include "call_attrs.h"
 #include "cuda_types.h"
 #include "op_support.h"
+#include "partita/ir/analysis.h"
 #include "partita/runtime/half.h"
 #include "partita/transform/fuse_ops_by_kind.h"
 
@@ -581,45 +582,6 @@ std::string KernelEmitter::constant_pointer(const ConstantNode* c) {
 // ---------------------------------------------------------------------------------------------
 // Programs and the kernel
 // ---------------------------------------------------------------------------------------------
-
-namespace {
-
-// The value of `e` with `v` set to `x` (nullopt when another variable occurs).
-std::optional<int64_t> eval_with(const PrimExpr& e, const PrimVarNode* v, int64_t x) {
-  if (auto c = as_const_int(e)) return *c;
-  if (e.get() == v) return x;
-  auto* b = e.as<PrimBinaryNode>();
-  if (!b) return std::nullopt;
-  auto l = eval_with(b->a, v, x), r = eval_with(b->b, v, x);
-  if (!l || !r) return std::nullopt;
-  int64_t p = *l, q = *r;
-  switch (b->op) {
-    case PrimOp::Add: return p + q;
-    case PrimOp::Sub: return p - q;
-    case PrimOp::Mul: return p * q;
-    case PrimOp::FloorDiv:
-    case PrimOp::FloorMod: {
-      if (q == 0) return std::nullopt;
-      int64_t d = p / q;
-      if ((p % q != 0) && ((p < 0) != (q < 0))) --d;
-      return b->op == PrimOp::FloorDiv ? d : p - d * q;
-    }
-    case PrimOp::Min: return std::min(p, q);
-    case PrimOp::Max: return std::max(p, q);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::pair<int64_t, int64_t>> KernelEmitter::linear_in(const PrimExpr& e, const PrimVarNode* v) {
-  auto y0 = eval_with(e, v, 0), y1 = eval_with(e, v, 1);
-  if (!y0 || !y1 || *y1 == *y0) return std::nullopt;
-  int64_t a = *y1 - *y0, b = *y0;
-  for (int64_t x : {2, 3, 7, 1000})  // linear where it counts (min / max / floordiv are not)
-    if (eval_with(e, v, x) != a * x + b) return std::nullopt;
-  return std::pair<int64_t, int64_t>{a, b};
-}
 
 runtime::DimProgram KernelEmitter::program(const PrimExpr& e) {
   using runtime::DimOp;

@@ -148,8 +148,6 @@ class KernelEmitter {
   std::string row_element(const AxisRows& r, const std::string& row, const std::string& k);
   std::string constant_pointer(const ConstantNode* c);
   runtime::DimProgram program(const PrimExpr& e);
-  /// (a, b) when `e` is a * v + b with `v` its only variable.
-  static std::optional<std::pair<int64_t, int64_t>> linear_in(const PrimExpr& e, const PrimVarNode* v);
   void set_grid(const PrimExpr& x, const PrimExpr& y, const PrimExpr& z, uint32_t bx, uint32_t by = 1,
                 uint32_t bz = 1);
 

@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "../cuda_codegen.h"
+#include "cuda_test_util.h"
 #include "partita/codegen/build.h"
 #include "partita/ir/analysis.h"
 #include "partita/runtime/half.h"
@@ -23,93 +24,15 @@
 
 namespace partita::cudagen_test {
 
-/// Whether a CUDA device can be used here (the reason in `why` when not).
-inline bool device_available(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    *why = std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
-    cudaGetLastError();
-    return false;
-  }
-  if (count == 0) *why = "the CUDA runtime reports no devices";
-  return count > 0;
-}
-
-/// Skips the current test when no CUDA device can be used here.
-#define PARTITA_REQUIRE_CUDA_DEVICE()                                         \
-  do {                                                                       \
-    std::string why_;                                                        \
-    if (!::partita::cudagen_test::device_available(&why_))                   \
-      GTEST_SKIP() << "no CUDA device: " << why_;                            \
-  } while (0)
-
-/// A cache directory of the build tree's (tests never write into the user's cache).
-/// PARTITA_TEST_CUDA_CACHE overrides it (the GPU machine is handed kernels compiled here).
-inline codegen::Target cuda_target() {
-  const char* dir = std::getenv("PARTITA_TEST_CUDA_CACHE");
-  std::string cache = dir && *dir ? dir : std::string(PARTITA_BINARY_DIR) + "/cuda_kernel_cache";
-  return codegen::Target("cuda", {{"cache_dir", cache}});
-}
-
-inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
+using ::partita::testing::converted;
+using ::partita::testing::cuda_target;
+using ::partita::testing::device_available;
+using ::partita::testing::element;
+using ::partita::testing::replace_all;
+using ::partita::testing::run_host;
+using ::partita::testing::set_element;
 
 inline bool is_16bit_float(DataType t) { return t == DataType::Float(16) || t == DataType::BFloat16(); }
-
-/// Element `i` of `t` as a double (any dtype the cuda target handles).
-inline double element(const Tensor& t, int64_t i) {
-  DataType d = t.dtype();
-  switch (d.code()) {
-    case DataType::Code::Float:
-      if (d.bits() == 32) return t.data_as<float>()[i];
-      if (d.bits() == 64) return t.data_as<double>()[i];
-      return runtime::half_bits_to_float(t.data_as<uint16_t>()[i]);
-    case DataType::Code::BFloat: return runtime::bfloat16_bits_to_float(t.data_as<uint16_t>()[i]);
-    case DataType::Code::Int:
-      if (d.bits() == 8) return t.data_as<int8_t>()[i];
-      if (d.bits() == 16) return t.data_as<int16_t>()[i];
-      if (d.bits() == 32) return t.data_as<int32_t>()[i];
-      return double(t.data_as<int64_t>()[i]);
-    default:
-      if (d.bits() <= 8) return t.data_as<uint8_t>()[i];
-      if (d.bits() == 16) return t.data_as<uint16_t>()[i];
-      if (d.bits() == 32) return t.data_as<uint32_t>()[i];
-      return double(t.data_as<uint64_t>()[i]);
-  }
-}
-
-inline void set_element(Tensor& t, int64_t i, double v) {
-  DataType d = t.dtype();
-  switch (d.code()) {
-    case DataType::Code::Float:
-      if (d.bits() == 32) t.data_as<float>()[i] = float(v);
-      else if (d.bits() == 64) t.data_as<double>()[i] = v;
-      else t.data_as<uint16_t>()[i] = runtime::float_to_half_bits(float(v));
-      return;
-    case DataType::Code::BFloat: t.data_as<uint16_t>()[i] = runtime::float_to_bfloat16_bits(float(v)); return;
-    case DataType::Code::Int:
-      if (d.bits() == 8) t.data_as<int8_t>()[i] = int8_t(v);
-      else if (d.bits() == 16) t.data_as<int16_t>()[i] = int16_t(v);
-      else if (d.bits() == 32) t.data_as<int32_t>()[i] = int32_t(v);
-      else t.data_as<int64_t>()[i] = int64_t(v);
-      return;
-    default:
-      if (d.bits() <= 8) t.data_as<uint8_t>()[i] = uint8_t(v);
-      else if (d.bits() == 16) t.data_as<uint16_t>()[i] = uint16_t(v);
-      else if (d.bits() == 32) t.data_as<uint32_t>()[i] = uint32_t(v);
-      else t.data_as<uint64_t>()[i] = uint64_t(v);
-  }
-}
-
-/// `t` converted element by element to `dtype` (exact for float16/bfloat16 -> float32).
-inline Tensor converted(const Tensor& t, DataType dtype) {
-  Tensor out = Tensor::empty(t.shape(), dtype);
-  for (int64_t i = 0; i < t.numel(); ++i) set_element(out, i, element(t, i));
-  return out;
-}
 
 /// What values a test input takes.
 struct ValueRange {
@@ -168,12 +91,6 @@ inline std::vector<std::string> ops_left_on_host(const IRModule& mod) {
                 op->name != "relax.expand_dims")
               left.push_back(op->name);
   return left;
-}
-
-/// Runs `mod`'s main on the host VM.
-inline std::vector<Tensor> run_host(const IRModule& mod, const std::vector<Tensor>& inputs) {
-  runtime::VirtualMachine vm(codegen::build(mod));
-  return vm.invoke("main", inputs);
 }
 
 /// `main` of `exec` on the VM of cuda:0 (inputs may be host tensors: the VM moves them), the

@@ -15,11 +15,7 @@ namespace {
 
 // max |out - ref| / max |ref| (elementwise relative error means little for values near zero).
 double relative_error(const Tensor& out, const Tensor& ref) {
-  double worst = 0, scale = 0;
-  for (int64_t i = 0; i < ref.numel(); ++i) {
-    worst = std::max(worst, std::fabs(element(out, i) - element(ref, i)));
-    scale = std::max(scale, std::fabs(element(ref, i)));
-  }
+  auto [worst, scale] = ::partita::testing::error_and_scale(out, ref);
   return scale > 0 ? worst / scale : worst;
 }
 

@@ -2,7 +2,6 @@
 // reference (the same graph in float32 on the host VM), GPU runs, tolerances per dtype.
 #pragma once
 
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "../cudnn.h"
+#include "cuda_test_util.h"
 #include "partita/codegen/build.h"
 #include "partita/ir/analysis.h"
 #include "partita/runtime/half.h"
@@ -20,37 +20,10 @@
 
 namespace partita::backend::cudnn::testing {
 
-inline bool device_available(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    *why = std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
-    cudaGetLastError();
-    return false;
-  }
-  if (count == 0) *why = "the CUDA runtime reports no devices";
-  return count > 0;
-}
-
-#define PARTITA_REQUIRE_CUDA_DEVICE()                                                            \
-  do {                                                                                          \
-    std::string why_;                                                                           \
-    if (!::partita::backend::cudnn::testing::device_available(&why_))                           \
-      GTEST_SKIP() << "no CUDA device: " << why_;                                               \
-  } while (0)
-
-inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
-
-inline double element(const Tensor& t, int64_t i) {
-  const DataType dt = t.dtype();
-  if (dt == DataType::Float(16)) return t.data_as<runtime::Half>()[i].to_float();
-  if (dt == DataType::BFloat16()) return t.data_as<runtime::BFloat16>()[i].to_float();
-  if (dt == DataType::Float(64)) return t.data_as<double>()[i];
-  return t.data_as<float>()[i];
-}
+using ::partita::testing::converted;
+using ::partita::testing::device_available;
+using ::partita::testing::element;
+using ::partita::testing::replace_all;
 
 /// Random values in [-scale, scale] stored in `dt`.
 inline Tensor random_tensor(const std::vector<int64_t>& shape, DataType dt, uint32_t seed, double scale = 1.0) {
@@ -67,11 +40,7 @@ inline Tensor random_tensor(const std::vector<int64_t>& shape, DataType dt, uint
 }
 
 /// `t` in float32 (the host reference computes there).
-inline Tensor to_f32(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DataType::Float(32));
-  for (int64_t i = 0; i < t.numel(); ++i) out.data_as<float>()[i] = float(element(t, i));
-  return out;
-}
+inline Tensor to_f32(const Tensor& t) { return converted(t, DataType::Float(32)); }
 
 /// Relative tolerance of a result computed in `dt` with float accumulation.
 inline double tolerance(DataType dt) {
@@ -82,9 +51,7 @@ inline double tolerance(DataType dt) {
 
 /// Max |got - want| / (1 + max |want|) over the tensors.
 inline double relative_error(const Tensor& got, const Tensor& want) {
-  double err = 0, scale = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) scale = std::max(scale, std::abs(element(want, i)));
-  for (int64_t i = 0; i < want.numel(); ++i) err = std::max(err, std::abs(element(got, i) - element(want, i)));
+  auto [err, scale] = ::partita::testing::error_and_scale(got, want);
   return err / (1.0 + scale);
 }
 

@@ -37,8 +37,7 @@ void KernelEmitter::emit_arg_reduce() {
   set_anchor_value(out, best);
   store_outputs(out);
   w_->close();
-  PrimExpr blocks = max(min(floordiv(r.rows + int_imm(255), int_imm(256)), int_imm(1 << 16)), int_imm(1));
-  set_grid(blocks, int_imm(1), int_imm(1), 256);
+  set_grid_for(r.rows);
 }
 
 }  // namespace partita::backend::cuda

@@ -82,8 +82,7 @@ void KernelEmitter::emit_attention() {
   w_->close();
   PrimExpr total = int_imm(1);
   for (const auto& d : A.shape) total = total * d;
-  PrimExpr blocks = max(min(floordiv(total + int_imm(255), int_imm(256)), int_imm(1 << 16)), int_imm(1));
-  set_grid(blocks, int_imm(1), int_imm(1), 256);
+  set_grid_for(total);
 }
 
 }  // namespace partita::backend::cuda

@@ -125,8 +125,7 @@ void KernelEmitter::emit_elementwise_vector() {
   w_ = std::move(scalar);
   launch_.vector_kernel = kernel_name_ + "_vec";
   PrimExpr vecs = floordiv(total, int_imm(vec));
-  PrimExpr blocks = max(min(floordiv(vecs + int_imm(255), int_imm(256)), int_imm(1 << 16)), int_imm(1));
-  launch_.vector_grid = {program(blocks), program(int_imm(1)), program(int_imm(1))};
+  launch_.vector_grid = {program(blocks_for(vecs)), program(int_imm(1)), program(int_imm(1))};
 }
 
 }  // namespace partita::backend::cuda

@@ -612,6 +612,10 @@ void KernelEmitter::set_grid(const PrimExpr& x, const PrimExpr& y, const PrimExp
   launch_.block = {bx, by, bz};
 }
 
+PrimExpr KernelEmitter::blocks_for(const PrimExpr& items) {
+  return max(min(floordiv(items + int_imm(255), int_imm(256)), int_imm(1 << 16)), int_imm(1));
+}
+
 KernelFunction KernelEmitter::emit(std::string& source) {
   read_function();
   classify();

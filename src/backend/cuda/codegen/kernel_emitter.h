@@ -150,6 +150,11 @@ class KernelEmitter {
   runtime::DimProgram program(const PrimExpr& e);
   void set_grid(const PrimExpr& x, const PrimExpr& y, const PrimExpr& z, uint32_t bx, uint32_t by = 1,
                 uint32_t bz = 1);
+  /// Blocks of 256 threads for `items` work items (at least one block, at most 2^16: the kernels
+  /// loop with a grid stride).
+  static PrimExpr blocks_for(const PrimExpr& items);
+  /// A one-dimensional launch of blocks_for(items) blocks of 256 threads.
+  void set_grid_for(const PrimExpr& items) { set_grid(blocks_for(items), int_imm(1), int_imm(1), 256); }
 
   friend struct OpEval;
 

@@ -250,8 +250,7 @@ void KernelEmitter::emit_reduction() {
     PrimExpr blocks = floordiv(rows + int_imm(rpb - 1), int_imm(rpb));
     set_grid(blocks, int_imm(1), int_imm(1), uint32_t(G), uint32_t(rpb));
   } else {
-    PrimExpr blocks = min(floordiv(rows + int_imm(255), int_imm(256)), int_imm(1 << 16));
-    set_grid(blocks, int_imm(1), int_imm(1), 256);
+    set_grid_for(rows);
   }
 }
 

@@ -92,9 +92,10 @@ void lt_setup(Lt& lt, int64_t m, int64_t n, int64_t k, int act, bool bias, const
   lt.algo = r.algo;
   cublasLtMatmulPreferenceDestroy(pref);
 }
-void lt_run(Lt& lt, const void* a, const void* b, void* d, cudaStream_t s) {
+void lt_run(Lt& lt, const void* a, const void* b, void* d, cudaStream_t s, const void* c = nullptr) {
   float one = 1.f, zero = 0.f;
-  CL(cublasLtMatmul(lt.h, lt.op, &one, b, lt.la, a, lt.lb, &zero, d, lt.ld, d, lt.ld, &lt.algo, lt.ws, lt.ws_size, s));
+  CL(cublasLtMatmul(lt.h, lt.op, &one, b, lt.la, a, lt.lb, c ? &one : &zero, c ? c : d, lt.ld, d, lt.ld, &lt.algo,
+                    lt.ws, lt.ws_size, s));
 }
 
 template <class F>
@@ -219,6 +220,31 @@ int main() {
     }
     std::fflush(stdout);
     cudaFree(a); cudaFree(b); cudaFree(bias); cudaFree(d); cudaFree(ref);
+  }
+  // The benchmark's GEMMs (bench_shapes.h) through cuBLASLt with as much of each epilogue fused
+  // as it can: D = act(A B + bias + beta C), beta = 1 with the residual as C.
+  struct Z { const char* name; int64_t m, n, k; int act; bool res; };
+  std::vector<Z> zoo = {{"bert_qkv", 4096, 2304, 768, 0, false},          {"bert_attn_out+res", 4096, 768, 768, 0, true},
+                        {"bert_ffn1+gelu", 4096, 3072, 768, 2, false},     {"bert_ffn2+res", 4096, 768, 3072, 0, true},
+                        {"resnet_1x1_64to256+relu", 100352, 256, 64, 1, false},
+                        {"resnet_1x1_128to512+res+relu", 25088, 512, 128, 1, true}};
+  std::printf("\n%-30s %10s  (cuBLASLt, bias / activation / residual fused: the bar for the zoo table)\n", "zoo shape",
+              "lt_us");
+  for (const Z& z : zoo) {
+    size_t na = z.m * z.k, nb = z.k * z.n, nd = z.m * z.n;
+    __half *a, *b, *bias, *d, *c;
+    CK(cudaMalloc(&a, na * 2)); CK(cudaMalloc(&b, nb * 2)); CK(cudaMalloc(&bias, z.n * 2));
+    CK(cudaMalloc(&d, nd * 2)); CK(cudaMalloc(&c, nd * 2));
+    fill<<<1024, 256>>>(a, na, 1); fill<<<1024, 256>>>(b, nb, 2); fill<<<64, 256>>>(bias, z.n, 3);
+    fill<<<1024, 256>>>(c, nd, 4);
+    CK(cudaDeviceSynchronize());
+    Lt l = lt;
+    lt_setup(l, z.m, z.n, z.k, z.act, true, bias);
+    float us = time_b2b([&] { lt_run(l, a, b, d, s, z.res ? c : nullptr); }, s, 100);
+    std::printf("%-30s %10.1f\n", z.name, us);
+    cublasLtMatmulDescDestroy(l.op); cublasLtMatrixLayoutDestroy(l.la); cublasLtMatrixLayoutDestroy(l.lb);
+    cublasLtMatrixLayoutDestroy(l.ld);
+    cudaFree(a); cudaFree(b); cudaFree(bias); cudaFree(d); cudaFree(c);
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The epilogue micro-benchmark on the GPU machine (from a folder holding epilogue_bench and this
-# script): the clocks while it runs, the table, and the SASS size of each variant's kernel.
+# script): the clocks while it runs, the table, and the SASS size of each variant's kernel
+# (SASS=0: not).
 set -uo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -13,7 +14,7 @@ smi=$!
 ./epilogue_bench 2>&1 | tee "$OUT/bench.txt"
 kill $smi
 # Instructions per kernel (SASS lines with an opcode), for the instruction-cache question.
-if command -v cuobjdump > /dev/null; then
+if [ "${SASS:-1}" = 1 ] && command -v cuobjdump > /dev/null; then
   cuobjdump --dump-sass epilogue_bench > /tmp/sass.txt 2>&1
   awk '/Function :/{f=$3} /^ +\/\*[0-9a-f]+\*\//{n[f]++} END{for (k in n) print n[k], k}' /tmp/sass.txt \
     | sort -n | tee "$OUT/sass_sizes.txt" | cut -c1-160

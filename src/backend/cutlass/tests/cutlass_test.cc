@@ -272,6 +272,13 @@ TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   EXPECT_NE(b.find("#define PT_ACT 2\n"), std::string::npos);
   EXPECT_NE(a.find("#define PT_HAS_C 0\n"), std::string::npos);
   EXPECT_NE(backend::cutlass::gemm_unit_source(res, k).find("#define PT_HAS_C 1\n"), std::string::npos);
+  // A costly activation adds a ping-pong candidate (its epilogue overlaps the other warp
+  // group's product).
+  auto relu_cands = backend::cutlass::candidate_configs(relu, 90), gelu_cands = backend::cutlass::candidate_configs(gelu, 90);
+  EXPECT_EQ(relu_cands.size(), 2u);
+  ASSERT_EQ(gelu_cands.size(), 3u);
+  EXPECT_EQ(gelu_cands[0].id(), k.id()) << "the default first";
+  EXPECT_EQ(gelu_cands[2].id(), "128x128x64_1x1_pp");
   GemmClass bad{f16, f16, false, {false, 9, 0, 0}};
   EXPECT_THROW(backend::cutlass::gemm_unit_source(bad, k), Error);
 }

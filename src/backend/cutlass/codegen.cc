@@ -327,7 +327,11 @@ class FunctionEmitter {
     GemmClass cls;
     cls.in = g.in_dtype;
     cls.out = g.out_dtype;
-    cls.has_c = g.residual.defined();
+    cls.epilogue.bias = g.bias.defined();
+    cls.epilogue.act = int(g.act);
+    cls.epilogue.residual_mode = int(g.residual_mode);
+    cls.epilogue.post_act = int(g.post_act);
+    if (cls.has_c() != g.residual.defined()) fail("a residual without a residual mode (or the converse)");
     Value rhs;
     bool k_major = g.rhs_transposed || g.conv2d;
     if (!k_major && (cls.in == DataType::Float(32) || cls.in == DataType::Int(8))) {
@@ -409,10 +413,6 @@ class FunctionEmitter {
       w.batch = static_m ? bv : 1;
     }
     w.k = kk;
-    w.bias = g.bias.defined();
-    w.act = int(g.act);
-    w.residual_mode = int(g.residual_mode);
-    w.post_act = int(g.post_act);
     std::string d = allocate(shape, on, result->dtype, k);
     std::string bias = g.bias.defined() ? operand(g.bias).data : "nullptr";
     std::string res = g.residual.defined() ? operand(g.residual).data : "nullptr";
@@ -431,8 +431,8 @@ class FunctionEmitter {
          ".batch_stride_c = " + m + " * " + str(n) + ";");
     line(ga + ".d = " + d + "; " + ga + ".ldd = " + str(n) + "; " + ga + ".batch_stride_d = " + m + " * " + str(n) +
          ";");
-    line(ga + ".alpha = 1.f; " + ga + ".act = " + str(w.act) + "; " + ga + ".c_mode = " + str(w.residual_mode) + "; " +
-         ga + ".post_act = " + str(w.post_act) + "; " + ga + ".stream = call->stream;");
+    line(ga + ".act = " + str(cls.epilogue.act) + "; " + ga + ".c_mode = " + str(cls.epilogue.residual_mode) + "; " +
+         ga + ".post_act = " + str(cls.epilogue.post_act) + "; " + ga + ".stream = call->stream;");
     line("if (" + m + " > 0 && " + batch + " > 0) {");
     line("  " + ga + ".workspace_size = " + ph + "_workspace(&" + ga + ");");
     line("  if (" + ga + ".workspace_size) { " + ga + ".workspace = temps.alloc(" + ga + ".workspace_size); if (!" +

@@ -11,8 +11,6 @@ namespace partita::backend::cutlass {
 inline constexpr const char* kGemmAbi = R"PT(
 #include <stddef.h>
 #include <stdint.h>
-#include <stddef.h>
-#include <stdint.h>
 enum { PT_ACT_NONE = 0, PT_ACT_RELU = 1, PT_ACT_GELU = 2, PT_ACT_GELU_TANH = 3, PT_ACT_SILU = 4 };
 enum { PT_C_NONE = 0, PT_C_ADD_BEFORE_ACT = 1, PT_C_ADD = 2, PT_C_MULTIPLY = 3 };
 typedef struct {
@@ -22,8 +20,7 @@ typedef struct {
   const void* bias;
   const void* c; int64_t ldc, batch_stride_c;
   void* d; int64_t ldd, batch_stride_d;
-  float alpha;
-  int32_t act, c_mode, post_act;
+  int32_t act, c_mode, post_act;  // the epilogue the caller means (the kernel's is compiled in)
   void* stream;
   void* workspace;
   size_t workspace_size;
@@ -50,52 +47,69 @@ inline constexpr const char* kGemmUnitBody = R"PT(
 namespace {
 using namespace cute;
 
-// Activation codes shared with the generated glue (pt_gemm_abi.h).
-template <class T>
-CUTLASS_DEVICE float activate(float v, int code) {
-  switch (code) {
-    case PT_ACT_RELU: return v > 0.f ? v : 0.f;
-    case PT_ACT_GELU: return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
-    case PT_ACT_GELU_TANH: {
-      float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-      return 0.5f * v * (1.f + tanhf(u));
-    }
-    case PT_ACT_SILU: return v / (1.f + __expf(-v));
-    default: return v;
+// The epilogue D = post(res(act(acc + bias), C)) with its codes fixed at compile time (PT_BIAS,
+// PT_ACT, PT_C_MODE, PT_POST_ACT; the glue's codes are checked against them at each call): each
+// element runs only its own arithmetic. Choosing the codes at run time inlined every activation
+// at every element, ten times the code, and the epilogue then ran at the speed of instruction
+// fetches (docs/benchmarks.md, "CUTLASS GEMMs with epilogues").
+template <int Code>
+CUTLASS_DEVICE float activate(float v) {
+  if constexpr (Code == PT_ACT_RELU) {
+    return v > 0.f ? v : 0.f;
+  } else if constexpr (Code == PT_ACT_GELU) {
+    return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+  } else if constexpr (Code == PT_ACT_GELU_TANH) {
+    float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+    return 0.5f * v * (1.f + tanhf(u));
+  } else if constexpr (Code == PT_ACT_SILU) {
+    return v / (1.f + __expf(-v));
+  } else {
+    return v;
   }
 }
 
-// The fused epilogue's compute node: its arguments come from the launch, so one kernel serves
-// every bias / activation / residual combination of its class.
-struct FusedEpilogueArguments {
-  float alpha = 1.f;
-  int act = 0, c_mode = 0, post_act = 0;
-};
+CUTLASS_DEVICE float fused_epilogue(float v, float bias, float c) {
+  if constexpr (PT_BIAS) v += bias;
+  if constexpr (PT_C_MODE == PT_C_ADD_BEFORE_ACT) v += c;
+  v = activate<PT_ACT>(v);
+  if constexpr (PT_C_MODE == PT_C_ADD) v += c;
+  if constexpr (PT_C_MODE == PT_C_MULTIPLY) v *= c;
+  return activate<PT_POST_ACT>(v);
+}
 
+// The EVT's compute node: its inputs are the accumulator, then the bias (when PT_BIAS), then C
+// (when PT_HAS_C).
 template <class Fragment>
 struct FusedEpilogue {
-  using Arguments = FusedEpilogueArguments;
-  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias, Fragment const& c,
-                                     Arguments const& p) const {
+#if PT_BIAS && PT_HAS_C
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias, Fragment const& c) const {
     Fragment out;
     CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < Fragment::kElements; ++i) {
-      float v = p.alpha * float(acc[i]) + float(bias[i]);
-      if (p.c_mode == PT_C_ADD_BEFORE_ACT) v += float(c[i]);
-      v = activate<float>(v, p.act);
-      if (p.c_mode == PT_C_ADD) v += float(c[i]);
-      else if (p.c_mode == PT_C_MULTIPLY) v *= float(c[i]);
-      out[i] = activate<float>(v, p.post_act);
-    }
+    for (int i = 0; i < Fragment::kElements; ++i) out[i] = fused_epilogue(float(acc[i]), float(bias[i]), float(c[i]));
     return out;
   }
-  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias, Arguments const& p) const {
+#elif PT_BIAS
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& bias) const {
     Fragment out;
     CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < Fragment::kElements; ++i)
-      out[i] = activate<float>(activate<float>(p.alpha * float(acc[i]) + float(bias[i]), p.act), p.post_act);
+    for (int i = 0; i < Fragment::kElements; ++i) out[i] = fused_epilogue(float(acc[i]), float(bias[i]), 0.f);
     return out;
   }
+#elif PT_HAS_C
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc, Fragment const& c) const {
+    Fragment out;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < Fragment::kElements; ++i) out[i] = fused_epilogue(float(acc[i]), 0.f, float(c[i]));
+    return out;
+  }
+#else
+  CUTLASS_DEVICE Fragment operator()(Fragment const& acc) const {
+    Fragment out;
+    CUTLASS_PRAGMA_UNROLL
+    for (int i = 0; i < Fragment::kElements; ++i) out[i] = fused_epilogue(float(acc[i]), 0.f, 0.f);
+    return out;
+  }
+#endif
 };
 
 using ElementAB = PT_ELEMENT_AB;
@@ -118,11 +132,15 @@ constexpr auto kRound = cutlass::FloatRoundStyle::round_to_nearest;
 
 using namespace cutlass::epilogue::fusion;
 using Bias = Sm90RowBroadcast<0, TileShape, ElementD, ElementCompute, Stride<_0, _1, _0>, kAlignD>;
-#if PT_HAS_C
-using Fusion = Sm90EVT<Sm90Compute<FusedEpilogue, ElementD, ElementCompute, kRound>, Sm90AccFetch, Bias,
-                       Sm90SrcFetch<ElementC>>;
+using Compute = Sm90Compute<FusedEpilogue, ElementD, ElementCompute, kRound>;
+#if PT_BIAS && PT_HAS_C
+using Fusion = Sm90EVT<Compute, Sm90AccFetch, Bias, Sm90SrcFetch<ElementC>>;
+#elif PT_BIAS
+using Fusion = Sm90EVT<Compute, Sm90AccFetch, Bias>;
+#elif PT_HAS_C
+using Fusion = Sm90EVT<Compute, Sm90AccFetch, Sm90SrcFetch<ElementC>>;
 #else
-using Fusion = Sm90EVT<Sm90Compute<FusedEpilogue, ElementD, ElementCompute, kRound>, Sm90AccFetch, Bias>;
+using Fusion = Sm90EVT<Compute, Sm90AccFetch>;
 #endif
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -164,10 +182,14 @@ typename Gemm::Arguments make_arguments(const PtGemmArgs& g) {
   args.epilogue.ptr_D = static_cast<ElementD*>(g.d);
   args.epilogue.dD = sd;
   auto& f = args.epilogue.thread;
-#if PT_HAS_C
-  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {}, {g.alpha, g.act, g.c_mode, g.post_act}};
+#if PT_BIAS && PT_HAS_C
+  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {}, {}};
+#elif PT_BIAS
+  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {}};
+#elif PT_HAS_C
+  f = {{}, {}, {}};
 #else
-  f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {g.alpha, g.act, g.c_mode, g.post_act}};
+  f = {{}, {}};
 #endif
   return args;
 }
@@ -188,6 +210,13 @@ extern "C" size_t PT_CAT(PT_ENTRY, _workspace)(const PtGemmArgs* g) {
 
 // Runs D = epilogue(A B) on the stream; returns 0, else 1 with a message in `err`.
 extern "C" int32_t PT_ENTRY(const PtGemmArgs* g, char* err, size_t err_size) {
+  if ((g->bias != nullptr) != bool(PT_BIAS) || (g->c != nullptr) != bool(PT_HAS_C) || g->act != PT_ACT ||
+      g->c_mode != PT_C_MODE || g->post_act != PT_POST_ACT) {
+    if (err && err_size)
+      snprintf(err, err_size, "the kernel's epilogue is %s, called with bias %d, C %d, act %d, c_mode %d, post_act %d",
+               PT_EPI_ID, int(g->bias != nullptr), int(g->c != nullptr), int(g->act), int(g->c_mode), int(g->post_act));
+    return 1;
+  }
   auto args = make_arguments(*g);
   Gemm gemm;
   cutlass::Status s = gemm.can_implement(args);

@@ -2,7 +2,7 @@
 // patterns' checks and the codegen use, so the checks accept exactly what the code generator
 // emits. A fused GEMM is `root [+ bias] [act] [(+|*) residual [act]]` where root is a matmul
 // (rhs optionally permute_dims-transposed) or an NHWC / OHWI conv2d; the epilogue's parts are
-// run-time arguments of one kernel (kernels/gemm_unit.h).
+// compiled into the kernel (gemm_kernel.h: GemmEpilogue).
 #pragma once
 
 #include <functional>

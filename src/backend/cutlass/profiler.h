@@ -1,5 +1,5 @@
 // Kernel choice by measurement: for each GEMM workload (the whole of it: class — dtypes, the
-// weight's layout, residual or not —, M, N, K, batch, the epilogue, the architecture) the
+// weight's layout, the epilogue —, M, N, K, batch, the architecture) the
 // profiler compiles the class's candidate configurations into one program, times every one on
 // the GPU in one run per class, and records the fastest in a persistent cache file that later
 // builds read. Without a GPU, for symbolic shapes, or with profiling off, the class's default
@@ -17,11 +17,9 @@
 namespace partita::backend::cutlass {
 
 struct GemmWorkload {
-  GemmClass cls;
+  GemmClass cls;                            // the epilogue included
   int64_t m = -1, n = 0, k = 0, batch = 1;  // m < 0: symbolic
-  bool bias = false;
-  int act = 0, residual_mode = 0, post_act = 0;
-  /// The cache key: "sm90 f16_bk_c_f16 m=.. n=.. k=.. batch=.. bias=1 act=1 res=2 post=0".
+  /// The cache key: "sm90 f16_bk_c_f16_bias_relu_add m=.. n=.. k=.. batch=..".
   std::string key(int sm) const;
 };
 

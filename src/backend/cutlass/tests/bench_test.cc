@@ -10,30 +10,15 @@
 
 #include "../cutlass_codegen.h"
 #include "../profiler.h"
+#include "bench_shapes.h"
 #include "cutlass_test_util.h"
 
 namespace partita {
 namespace {
 
-struct Shape {
-  const char* name;
-  int64_t m, n, k;
-  const char* act;  // "" or an activation op
-  bool residual;    // + r (same shape) after the activation
-};
-
-// BERT-base (batch 32 x sequence 128 = 4096 rows) and ResNet-50's 1x1 convolutions (batch 32).
-const std::vector<Shape>& shapes() {
-  static const std::vector<Shape> s = {
-      {"bert_qkv", 4096, 2304, 768, "", false},
-      {"bert_attn_out+res", 4096, 768, 768, "", true},
-      {"bert_ffn1+gelu", 4096, 3072, 768, "R.nn.gelu", false},
-      {"bert_ffn2+res", 4096, 768, 3072, "", true},
-      {"resnet_1x1_64to256+relu", 100352, 256, 64, "R.nn.relu", false},
-      {"resnet_1x1_128to512+res+relu", 25088, 512, 128, "", true},
-  };
-  return s;
-}
+using cutlass_test::bench_class;
+using Shape = cutlass_test::BenchShape;
+const std::vector<Shape>& shapes() { return cutlass_test::bench_shapes(); }
 
 std::string module_text(const Shape& s) {
   std::string M = std::to_string(s.m), N = std::to_string(s.n), K = std::to_string(s.k);
@@ -75,25 +60,18 @@ TEST(CutlassBench, GemmsWithEpilogues) {
     IRModule p = transform::partition_for("cutlass", m, false);
     // The profiler, through the build (its cache is the target's): times every candidate.
     auto t0 = std::chrono::steady_clock::now();
-    // The residual shapes run the default kernel (their candidates are not compiled for this run).
-    auto shape_target = s.residual ? cutlass_test::test_target({{"profile", false}}) : target;
-    auto exec = codegen::build(p, codegen::BuildOptions({shape_target}, false));
+    auto exec = codegen::build(p, codegen::BuildOptions({target}, false));
     double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     t0 = std::chrono::steady_clock::now();
-    auto exec2 = codegen::build(p, codegen::BuildOptions({shape_target}, false));
+    auto exec2 = codegen::build(p, codegen::BuildOptions({target}, false));
     double rebuild_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // The candidates' times again, for the table (the cache keeps only the best).
     backend::cutlass::GemmWorkload w;
-    w.cls = {DataType::Float(16), DataType::Float(16), false, s.residual};
+    w.cls = bench_class(s);
     w.m = s.m;
     w.n = s.n;
     w.k = s.k;
-    w.bias = true;
-    w.act = std::string(s.act) == "R.nn.gelu" ? 2 : std::string(s.act) == "R.nn.relu" ? 1 : 0;
-    w.residual_mode = s.residual ? 2 : 0;
-    w.post_act = s.residual && std::string(s.name).find("relu") != std::string::npos ? 1 : 0;
-    auto cands = s.residual ? std::vector<backend::cutlass::GemmConfig>{backend::cutlass::default_config(w.cls, 90)}
-                            : backend::cutlass::candidate_configs(w.cls, 90);
+    auto cands = backend::cutlass::candidate_configs(w.cls, 90);
     std::vector<std::pair<std::string, std::string>> units;
     for (const auto& c : cands)
       units.emplace_back(backend::cutlass::gemm_symbol(w.cls, c), backend::cutlass::gemm_unit_source(w.cls, c));

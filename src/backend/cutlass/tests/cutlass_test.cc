@@ -225,19 +225,62 @@ TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
   auto m = generate_for(p, cutlass_test::test_target());
   ASSERT_EQ(m.workloads.size(), 1u);
   const auto& w = m.workloads[0];
-  EXPECT_EQ(w.cls.id(), "f16_bn_c_f16");
+  EXPECT_EQ(w.cls.id(), "f16_bn_c_f16_bias_relu_add");
   EXPECT_EQ(w.m, -1) << "M is symbolic";
   EXPECT_EQ(w.k, 64);
-  EXPECT_TRUE(w.bias);
-  EXPECT_EQ(w.act, 1);
-  EXPECT_EQ(w.residual_mode, 2);
+  EXPECT_TRUE(w.cls.epilogue.bias);
+  EXPECT_EQ(w.cls.epilogue.act, 1);
+  EXPECT_EQ(w.cls.epilogue.residual_mode, 2);
+  EXPECT_EQ(w.cls.epilogue.post_act, 0);
   backend::cutlass::bind_kernels(m, {backend::cutlass::default_config(w.cls, 90)});
-  EXPECT_NE(m.source.find("pt_gemm_f16_bn_c_f16_128x128x64_1x1_coop(&gemm"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find("pt_gemm_f16_bn_c_f16_bias_relu_add_128x128x64_1x1_coop(&gemm"), std::string::npos)
+      << m.source;
   EXPECT_EQ(m.source.find("@PT_GEMM"), std::string::npos);
   ASSERT_EQ(m.units.size(), 1u);
-  EXPECT_NE(m.units[0].second.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
-  EXPECT_NE(m.units[0].second.find("Sm90SrcFetch"), std::string::npos);
+  const std::string& unit = m.units[0].second;
+  EXPECT_NE(unit.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
+  EXPECT_NE(unit.find("Sm90SrcFetch"), std::string::npos);
+  // The epilogue is compiled in: its codes are the unit's constants, not launch arguments.
+  for (const char* d : {"#define PT_BIAS 1\n", "#define PT_ACT 1\n", "#define PT_C_MODE 2\n", "#define PT_POST_ACT 0\n"})
+    EXPECT_NE(unit.find(d), std::string::npos) << d;
+  EXPECT_EQ(unit.find("p.act"), std::string::npos) << "a run-time activation code is back in the epilogue";
   EXPECT_NE(m.units[0].second.find("collective_builder.hpp"), std::string::npos);
+}
+
+// One kernel per epilogue kind: the kind is part of the class (its id, its unit's symbol and
+// source), and codes the device code does not know are refused before any nvcc.
+TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
+  using backend::cutlass::GemmClass;
+  using backend::cutlass::GemmEpilogue;
+  EXPECT_EQ(GemmEpilogue{}.id(), "plain");
+  EXPECT_EQ((GemmEpilogue{true, 2, 0, 0}.id()), "bias_gelu");
+  EXPECT_EQ((GemmEpilogue{true, 1, 2, 1}.id()), "bias_relu_add_postrelu");
+  EXPECT_EQ((GemmEpilogue{false, 3, 1, 4}.id()), "gelutanh_addpre_postsilu");
+  EXPECT_EQ((GemmEpilogue{true, 0, 3, 0}.id()), "bias_mul");
+  EXPECT_THROW((GemmEpilogue{false, 5, 0, 0}.id()), Error);
+  EXPECT_THROW((GemmEpilogue{false, 0, 4, 0}.id()), Error);
+  const DataType f16 = DataType::Float(16);
+  GemmClass relu{f16, f16, false, {true, 1, 0, 0}}, gelu{f16, f16, false, {true, 2, 0, 0}};
+  GemmClass res{f16, f16, false, {true, 1, 2, 0}};
+  EXPECT_FALSE(relu.has_c());
+  EXPECT_TRUE(res.has_c());
+  EXPECT_EQ(res.id(), "f16_bn_c_f16_bias_relu_add");
+  auto k = backend::cutlass::default_config(relu, 90);
+  EXPECT_NE(backend::cutlass::gemm_symbol(relu, k), backend::cutlass::gemm_symbol(gelu, k));
+  std::string a = backend::cutlass::gemm_unit_source(relu, k), b = backend::cutlass::gemm_unit_source(gelu, k);
+  EXPECT_NE(a.find("#define PT_ACT 1\n"), std::string::npos);
+  EXPECT_NE(b.find("#define PT_ACT 2\n"), std::string::npos);
+  EXPECT_NE(a.find("#define PT_HAS_C 0\n"), std::string::npos);
+  EXPECT_NE(backend::cutlass::gemm_unit_source(res, k).find("#define PT_HAS_C 1\n"), std::string::npos);
+  // A costly activation adds a ping-pong candidate (its epilogue overlaps the other warp
+  // group's product).
+  auto relu_cands = backend::cutlass::candidate_configs(relu, 90), gelu_cands = backend::cutlass::candidate_configs(gelu, 90);
+  EXPECT_EQ(relu_cands.size(), 2u);
+  ASSERT_EQ(gelu_cands.size(), 3u);
+  EXPECT_EQ(gelu_cands[0].id(), k.id()) << "the default first";
+  EXPECT_EQ(gelu_cands[2].id(), "128x128x64_1x1_pp");
+  GemmClass bad{f16, f16, false, {false, 9, 0, 0}};
+  EXPECT_THROW(backend::cutlass::gemm_unit_source(bad, k), Error);
 }
 
 TEST(CutlassCodegen, RefusesWhatTheTargetCannotRun) {
@@ -271,7 +314,7 @@ class Module:
   }
   auto m = generate_for(q, cutlass_test::test_target());
   ASSERT_EQ(m.workloads.size(), 1u);
-  EXPECT_EQ(m.workloads[0].cls.id(), "f32_bk_nc_f32");
+  EXPECT_EQ(m.workloads[0].cls.id(), "f32_bk_nc_f32_plain");
 }
 
 TEST(CutlassCodegen, Conv2dRunsAsImplicitGemmThroughIm2col) {
@@ -290,7 +333,7 @@ class Module:
   ASSERT_EQ(m.workloads.size(), 1u);
   EXPECT_EQ(m.workloads[0].m, 32);
   EXPECT_EQ(m.workloads[0].k, 144);
-  EXPECT_EQ(m.workloads[0].cls.id(), "f16_bk_nc_f16");
+  EXPECT_EQ(m.workloads[0].cls.id(), "f16_bk_nc_f16_plain");
   EXPECT_NE(m.source.find("pt_im2col_kernel<__half>"), std::string::npos);
 }
 
@@ -312,16 +355,14 @@ TEST(CutlassProfiler, CacheKeysTheWholeWorkloadAndPersists) {
   fs::path file = fs::temp_directory_path() / ("partita_cutlass_profile_" + std::to_string(getpid()) + ".tsv");
   fs::remove(file);
   backend::cutlass::GemmWorkload w;
-  w.cls = {DataType::Float(16), DataType::Float(16), false, true};
+  w.cls = {DataType::Float(16), DataType::Float(16), false, {true, 2, 2, 0}};
   w.m = 128;
   w.n = 256;
   w.k = 64;
-  w.bias = true;
-  w.act = 2;
   std::string key = w.key(90);
-  EXPECT_EQ(key, "sm90 f16_bn_c_f16 m=128 n=256 k=64 batch=1 bias=1 act=2 res=0 post=0");
+  EXPECT_EQ(key, "sm90 f16_bn_c_f16_bias_gelu_add m=128 n=256 k=64 batch=1");
   auto other = w;
-  other.act = 1;
+  other.cls.epilogue.act = 1;
   EXPECT_NE(other.key(90), key) << "the epilogue is part of the key";
   EXPECT_NE(w.key(100), key) << "the architecture is part of the key";
   {
@@ -351,7 +392,7 @@ TEST(CutlassProfiler, CacheKeysTheWholeWorkloadAndPersists) {
   EXPECT_THROW(backend::cutlass::GemmConfig::parse("128x128"), Error);
   fs::remove(file);
   auto src = backend::cutlass::profiler_source(w.cls, backend::cutlass::candidate_configs(w.cls, 90));
-  EXPECT_NE(src.find("pt_gemm_f16_bn_c_f16_64x128x64_1x1_pp"), std::string::npos);
+  EXPECT_NE(src.find("pt_gemm_f16_bn_c_f16_bias_gelu_add_128x192x64_1x1_coop"), std::string::npos);
 }
 
 // ---- one small module through nvcc (CI: about a minute for its one GEMM unit) ----

@@ -5,13 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "../cutlass_codegen.h"
+#include "../nvcc.h"
 #include "partita/backend/registry.h"
 #include "partita/codegen/build.h"
 #include "partita/runtime/device_api.h"
@@ -159,6 +163,21 @@ inline void compile_glue_only(const IRModule& parted, const codegen::Target& tar
   for (const auto& w : m.workloads) configs.push_back(backend::cutlass::default_config(w.cls, 90));
   backend::cutlass::bind_kernels(m, configs);
   backend::cutlass::compile_objects({{"glue", m.source}}, backend::cutlass::nvcc_options(target));
+  // The module's GEMM units, for the precompile step to compile all at once (pending_units()).
+  std::filesystem::path dir = std::filesystem::path(test_cache_dir()) / "pending_units";
+  std::filesystem::create_directories(dir);
+  for (const auto& [symbol, source] : m.units) std::ofstream(dir / (symbol + ".cu")) << source;
+}
+
+/// The GEMM units compile_glue_only recorded: (symbol, source) of each.
+inline std::vector<std::pair<std::string, std::string>> pending_units() {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::filesystem::path dir = std::filesystem::path(test_cache_dir()) / "pending_units";
+  if (!std::filesystem::is_directory(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".cu") out.emplace_back(e.path().stem().string(), backend::cutlass::read_file(e.path().string()));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 inline std::vector<Tensor> run_on_host(const IRModule& mod, const std::vector<Tensor>& inputs) {

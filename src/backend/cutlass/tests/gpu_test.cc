@@ -398,12 +398,10 @@ TEST(CutlassGpu, ProfilerMeasuresThenTheCacheAnswers) {
   fs::path file = fs::temp_directory_path() / "partita_cutlass_profile_gpu_test.tsv";
   fs::remove(file);
   backend::cutlass::GemmWorkload w;
-  w.cls = {DataType::Float(16), DataType::Float(16), false, false};
+  w.cls = {DataType::Float(16), DataType::Float(16), false, {true, 2, 0, 0}};  // + bias, gelu
   w.m = 4096;
   w.n = 3072;
   w.k = 768;
-  w.bias = true;
-  w.act = 2;
   auto w2 = w;
   w2.m = 256;
   backend::cutlass::ProfileOptions po;

@@ -1,8 +1,10 @@
 #!/bin/bash
-# The cutlass backend's GPU run, on the GPU machine from the bundle pack_gpu.sh made: all of
-# test_backend_cutlass (its GPU tests too), then the benchmark (C++ side, then PyTorch's).
-# Logs and tables go to $OUT. PART=tests or PART=bench runs one half (two calls of the GPU
-# machine that each fit its time limit); default both.
+# The cutlass backend's GPU run, on the GPU machine from the bundle pack_gpu.sh made: the GEMM
+# units not in the bundle's cache are compiled on the machine's cores (niced, in the background)
+# while the GPU runs the epilogue micro-benchmark (when bundled) and PyTorch's side of the
+# benchmark; then all of test_backend_cutlass (its GPU tests too) and the benchmark's C++ side.
+# Logs and tables go to $OUT. PART=tests or PART=bench runs one half; default both.
+# COMPILE_S bounds the compile (what it finished stays cached; the tests compile the rest).
 set -uo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -15,23 +17,32 @@ export PARTITA_TEST_CUTLASS_CACHE=$PWD/cache PARTITA_TEST_CUTLASS_DIR=/tmp/cutla
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$OUT/precompile.log"
 PART=${PART:-all}
 t0=$(date +%s)
-# PyTorch's side of the benchmark while the CPUs compile (the GPU is idle then).
-python3 bench_cutlass.py --measure --torch-json "$OUT/torch.json" > /tmp/torch.log 2>&1 &
-torch_pid=$!
-if [ "$PART" != bench ]; then
-# The GEMM units (CUTLASS 3 kernels, ~1 min of nvcc each) on this machine's cores, all at once;
-# the glue of every test module was compiled before the run.
-PARTITA_TEST_CUTLASS_PRECOMPILE=1 ./bin/test_backend_cutlass --gtest_filter=CutlassPrecompile.* 2>&1 \
-  | tee -a "$OUT/precompile.log" | grep -E "cutlass precompile|OK|FAILED"
-echo "units: $(( $(date +%s) - t0 )) s"
-./bin/test_backend_cutlass 2>&1 | tee "$OUT/tests.log" | grep -E "FAILED|cutlass differential|Failure|error" | head -30
-echo "tests: $(( $(date +%s) - t0 )) s"
+only=""
+[ "$PART" = tests ] && only=tests
+[ "$PART" = bench ] && only=bench
+(PARTITA_TEST_CUTLASS_PRECOMPILE=1 PARTITA_TEST_CUTLASS_PRECOMPILE_ONLY=$only timeout "${COMPILE_S:-150}" \
+   nice ./bin/test_backend_cutlass --gtest_filter=CutlassPrecompile.* >> "$OUT/precompile.log" 2>&1
+ echo "units: rc $? after $(( $(date +%s) - t0 )) s" >> "$OUT/precompile.log") &
+compile_pid=$!
+if [ "$PART" != tests ]; then
+  [ -x epilogue_bench/epilogue_bench ] && SASS=0 OUT=$OUT bash epilogue_bench/run.sh > "$OUT/epilogue_bench.log" 2>&1
+  grep -E "cublasLt +[0-9]|ct_relu|ct_gelu|rt_bn\(relu" "$OUT/epilogue_bench.log"
+  python3 bench_cutlass.py --measure --torch-json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
 fi
-[ "$PART" = tests ] && { wait $torch_pid; exit 0; }
-PARTITA_CUTLASS_BENCH=1 PARTITA_CUTLASS_BENCH_OUT=$OUT/cutlass.tsv ./bin/test_backend_cutlass \
-  --gtest_filter=CutlassBench.* 2>&1 | tail -5 | tee "$OUT/bench_cpp.log"
-wait $torch_pid; cat /tmp/torch.log
+wait $compile_pid
+grep -E "cutlass precompile|units:|error" "$OUT/precompile.log" | head -5
+if [ "$PART" != bench ]; then
+  timeout "${TESTS_S:-120}" ./bin/test_backend_cutlass --gtest_filter=-CutlassBench.*:CutlassPrecompile.* 2>&1 \
+    | tee "$OUT/tests.log" | grep -E "FAILED|PASSED|cutlass differential|Failure|error" | head -30
+  echo "tests: $(( $(date +%s) - t0 )) s"
+fi
+[ "$PART" = tests ] && exit 0
+PARTITA_CUTLASS_BENCH=1 PARTITA_CUTLASS_BENCH_OUT=$OUT/cutlass.tsv timeout "${BENCH_S:-120}" ./bin/test_backend_cutlass \
+  --gtest_filter=CutlassBench.* > "$OUT/bench_cpp.log" 2>&1
+tail -3 "$OUT/bench_cpp.log"
 python3 bench_cutlass.py --cutlass "$OUT/cutlass.tsv" --torch-json "$OUT/torch.json" --out "$OUT/table.md" 2>&1 \
   | tee "$OUT/bench.log"
 cp cache/gemm_profile.tsv "$OUT/" 2>/dev/null || true
 echo "total: $(( $(date +%s) - t0 )) s"
+# $OUT brings back at most 8 files: everything in one archive.
+tar -C "$OUT" -cJf /tmp/cutlass_gpu_run.tar.xz . && find "$OUT" -mindepth 1 -delete && mv /tmp/cutlass_gpu_run.tar.xz "$OUT/"

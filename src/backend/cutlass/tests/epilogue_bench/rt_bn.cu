@@ -1,0 +1,5 @@
+#define PT_NAME rt_bn
+#define PT_B_K_MAJOR 0
+#define PT_FUSION_KIND 0
+#define PT_CT_ACT 0
+#include "variant.cuh"

@@ -11,9 +11,10 @@ PARTITA_REGISTER_BACKEND([] {
   b.colour = "#4c9a2a";
   b.target_options = {{"allow_tf32", codegen::TargetOptionType::Int, int64_t(0),
                        "float32 convolutions may use TF32 tensor cores (1) or not (0, exact float32)"},
-                      {"autotune", codegen::TargetOptionType::Int, int64_t(1),
-                       "time every engine cuDNN offers for each convolution once, when the module loads, and keep "
-                       "the fastest (1, as PyTorch's cudnn.benchmark); or take the heuristic's first choice (0)"}};
+                      {"autotune", codegen::TargetOptionType::Int, int64_t(0),
+                       "build and time every engine cuDNN offers for each convolution once, when the module loads, "
+                       "and keep the fastest (1, as PyTorch's cudnn.benchmark; loads take longer); or take the "
+                       "heuristic's first choice (0)"}};
   b.patterns = cudnn_patterns;
   b.codegen = codegen;
   b.runtime_plugin = "cudnn";

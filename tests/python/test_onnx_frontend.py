@@ -270,3 +270,15 @@ def test_float16_and_bfloat16_operands_stay_an_error():
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])])
     with pytest.raises(Exception, match="same dtype"):
         from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_layer_norm_of_float32_data_with_a_float16_scale_computes_in_float16():
+    # The same exporter mix at a LayerNormalization (a .half() GPT block's second norm).
+    from partita.relax.frontend.onnx import from_onnx
+    scale = numpy_helper.from_array(np.ones((4,), np.float16), "s")
+    bias = numpy_helper.from_array(np.zeros((4,), np.float16), "b")
+    g = helper.make_graph([helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 4])], [scale, bias])
+    text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
+    assert 'R.Tensor((2, 4), dtype="float16") = R.nn.layer_norm(' in text, text

@@ -64,24 +64,6 @@ std::optional<Tensor> fold_compare(const NodeContext& ctx, const std::string& op
   return t;
 }
 
-DataType float_dtype_of(const Expr& e) {
-  const auto* t = e->struct_info_ ? e->struct_info_.as<TensorStructInfoNode>() : nullptr;
-  return t && t->dtype.is_float() ? t->dtype : DataType::Void();
-}
-
-/// Two float operands of different dtypes, which ONNX forbids but PyTorch's exporter writes into
-/// float16 graphs (scaled_dot_product_attention's float32 scale and causal mask): a constant
-/// takes the other operand's dtype, and a float32 operand meeting a 16-bit one takes the 16-bit
-/// dtype — the reading the exporter meant. Other mismatches stay the operator's error.
-void unify_float_dtypes(const NodeContext& ctx, Expr& a, Expr& b) {
-  DataType da = float_dtype_of(a), db = float_dtype_of(b);
-  if (da.is_void() || db.is_void() || da == db) return;
-  const DataType f32 = DataType::Float(32);
-  auto narrow = [](DataType d) { return d == DataType::Float(16) || d == DataType::BFloat16(); };
-  if ((a.as<ConstantNode>() && !b.as<ConstantNode>()) || (da == f32 && narrow(db))) a = ctx.emit(op::astype(a, db));
-  else if (b.as<ConstantNode>() || (db == f32 && narrow(da))) b = ctx.emit(op::astype(b, da));
-}
-
 void binary(std::map<std::string, ConvertFn>& t, const std::string& name, Fn fn) {
   t[name] = [name, fn](NodeContext& ctx) -> std::vector<Value> {
     if (auto s = fold_binary(ctx, name)) return {Value{Expr(), s}};

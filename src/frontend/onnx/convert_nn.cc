@@ -321,6 +321,8 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     double eps = ctx.attr_float("epsilon", 1e-5);
     Expr x = ctx.input(0), scale = ctx.input(1);
     Expr bias = ctx.has_input(2) ? ctx.input(2) : ctx.emit(op::zeros_like(scale));
+    unify_float_dtypes(ctx, x, scale);  // .half() exports: float32 data meeting a float16 scale
+    unify_float_dtypes(ctx, scale, bias);
     std::vector<Value> outs = one(op::nn::layer_norm(x, scale, bias, axes, eps));
     if (ctx.num_outputs() > 1) {
       // The optional statistics outputs (mean and 1/stddev over the normalized axes).

@@ -117,6 +117,10 @@ DataType onnx_dtype(int elem_type, const std::string& where);
 Tensor tensor_from_proto(const ::onnx::TensorProto& t, const std::string& where);
 /// A constant expression for `t`.
 Expr constant(const Tensor& t);
+/// Two float operands of different dtypes, which ONNX forbids but PyTorch's exporter writes into
+/// float16 graphs: a constant takes the other's dtype, a float32 operand meeting a 16-bit one the
+/// 16-bit dtype (importer.cc); other mismatches are left for the operator to report.
+void unify_float_dtypes(const NodeContext& ctx, Expr& a, Expr& b);
 /// An int vector as a constant tensor (rank 0 or 1); fails when an element is symbolic.
 Tensor materialize(const SymVec& v, const std::string& where);
 /// A tensor's elements converted to int64 (integer and bool dtypes, or float).

@@ -240,7 +240,8 @@ TEST(Dnnl, PoolingAfterConvAndAlone) {
 // others stay on the host.
 TEST(Dnnl, AdaptiveAveragePooling) {
   Var x = param("x", {1, 6, 12, 8});
-  for (auto [size, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+  for (const auto& [size_, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+    const std::vector<int64_t>& size = size_;  // a lambda cannot capture a structured binding in clang 14
     IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
       Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
       return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {r}, {{"output_size", size}}));

@@ -508,7 +508,8 @@ IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
 // is now reordered into the activation's layout (C values, once per call) and the jit kernel
 // runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory.
 TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
-  for (auto [n, c, hw] : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+  for (const auto& dims : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+    const int64_t n = std::get<0>(dims), c = std::get<1>(dims), hw = std::get<2>(dims);  // not a binding: clang 14
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw));
     IRModule mod = squeeze_excitation_module(n, c, hw);
     json g;

@@ -425,6 +425,18 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
     if (!accept(",")) break;
   }
   expect(")");
+  // A name the signature introduces is defined by a dimension that is that name alone (TVM's
+  // well_formed defines only those); one that appears only inside an expression (`n * m`) is
+  // defined nowhere (found by fuzz_parser).
+  std::unordered_set<const Object*> defined;
+  for (const Var& p : params)
+    if (p->struct_info_)
+      for (const PrimVar& v : definable_symbolic_vars_of(p->struct_info_)) defined.insert(v.get());
+  for (const auto& [var_name, var] : scopes_.back().tir)
+    if (!defined.count(var.get()))
+      fail_at(def_tok, "symbolic variable '" + var_name + "' of function '" + name +
+                           "' appears in its signature only inside an expression, which does not define it "
+                           "(give it a dimension of its own, e.g. R.Tensor((\"" + var_name + "\",)))");
   StructInfo ret;
   if (accept("->")) {
     in_return_annotation_ = true;

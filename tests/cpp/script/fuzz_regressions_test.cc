@@ -6,6 +6,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/script/parser.h"
 #include "partita/script/printer.h"
+#include "partita/support/error.h"
 #include "test_util.h"
 
 namespace partita::script {
@@ -81,6 +82,31 @@ TEST(ParserFuzzRegressions, TheFuzzersInputsPassItsOracle) {
     EXPECT_EQ(inner, 1) << printed;
     EXPECT_EQ(outer, 0) << printed;
   }
+}
+
+// A signature whose only use of a new name is inside an expression (`J * K1`): nothing defines
+// the name (TVM's well_formed defines a parameter's bare dimensions only), so the parser refuses
+// it, naming the variable; before, it accepted a module well_formed then rejected (found by
+// fuzz_parser in its hour: corpus/parser/regression-signature-var-only-in-expression.txt).
+TEST(ParserFuzzRegressions, ASignatureVariableOnlyInsideAnExpressionIsAnError) {
+  const std::string header = "@I.ir_module\nclass Module:\n    @R.function\n";
+  try {
+    parse_module(header + "    def f(x: R.Tensor((n * m,), \"float32\")) -> R.Tensor((n * m,), \"float32\"):\n"
+                          "        return x\n");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic variable 'm' of function 'f' appears in its signature only "
+                                         "inside an expression"),
+              std::string::npos)
+        << e.what();
+  }
+  // Defined by another parameter's bare dimensions, the same expression is fine (as in TVM).
+  expect_fuzz_oracle(header + "    def f(x: R.Tensor((n * m,), \"float32\"), s: R.Shape([n, m])) -> "
+                              "R.Tensor((n * m,), \"float32\"):\n        return x\n");
+  const std::string text = testing::read_file(
+      std::string(PARTITA_SOURCE_DIR) + "/tests/fuzz/corpus/parser/regression-signature-var-only-in-expression.txt");
+  ASSERT_FALSE(text.empty());
+  EXPECT_THROW(parse_module(text), Error);
 }
 
 }  // namespace

@@ -48,10 +48,17 @@ timed() {  # label, command...
 asan_stage() {
   local flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
   flags+=" -Wno-unknown-warning-option"
+  # The ASan runtime as a shared library in every program too (-shared-libasan, found through
+  # an rpath): python3 gets it preloaded, and the programs the Python tests start inherit that
+  # preload, which a statically linked runtime refuses ("incompatible ASan runtimes").
+  local asan_rt
+  asan_rt="$("$cxx" -print-file-name=libclang_rt.asan-x86_64.so)"
+  # Shared libraries link no runtime (they use the one of the process: static in the fuzzers).
+  local link="-fsanitize=address,undefined $as_needed"
   timed "configure build-asan" cmake -S . -B build-asan "${common[@]}" \
     -DCMAKE_CXX_FLAGS="$flags -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined $as_needed" \
-    -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined $as_needed" >/dev/null
+    -DCMAKE_EXE_LINKER_FLAGS="$link -shared-libasan -Wl,-rpath,$(dirname "$asan_rt")" \
+    -DCMAKE_SHARED_LINKER_FLAGS="$link" >/dev/null
   timed "build build-asan" ninja -C build-asan -j"$jobs"
   [ "$stage" = asan-build ] && return
   local asan_common="strict_string_checks=1:check_initialization_order=1"
@@ -65,8 +72,6 @@ asan_stage() {
     ctest --test-dir build-asan --output-on-failure --no-tests=error -j"$jobs" --timeout 1800
   # python3 is not instrumented: the runtime must be loaded first, and its leak report would
   # be about the interpreter.
-  local asan_rt
-  asan_rt="$("$cxx" -print-file-name=libclang_rt.asan-x86_64.so)"
   timed "Python tests under ASan + UBSan (pytest)" \
     env LD_PRELOAD="$asan_rt" ASAN_OPTIONS="detect_leaks=0:$asan_common" \
     PARTITA_BUILD_DIR=build-asan PYTHONPATH=build-asan/python /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python

@@ -698,6 +698,7 @@ void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::u
 
 void Parser::parse_dataflow(std::vector<Binding>* out) {
   std::unordered_set<std::string> outputs = scan_outputs();
+  const size_t first = out->size();
   bool saw_output = false;
   while (peek().kind != Tok::Dedent && peek().kind != Tok::End) {
     const Token& t = peek();
@@ -725,6 +726,14 @@ void Parser::parse_dataflow(std::vector<Binding>* out) {
   }
   if (!saw_output) fail_at(peek(), "a dataflow block must end with R.output(...)");
   if (peek().kind == Tok::Dedent) next();
+  // The block's dataflow variables (those R.output does not name) end with it: a later use is
+  // an undefined variable, not an ill-formed module (found by fuzz_parser).
+  for (size_t k = first; k < out->size(); ++k) {
+    const Var& v = (*out)[k]->var;
+    if (!v || !v.as<DataflowVarNode>()) continue;
+    auto it = scopes_.back().vars.find(v->name_hint);
+    if (it != scopes_.back().vars.end() && it->second.get() == v.get()) scopes_.back().vars.erase(it);
+  }
 }
 
 Binding Parser::parse_binding(bool in_dataflow, const std::unordered_set<std::string>* outputs, bool* is_result,

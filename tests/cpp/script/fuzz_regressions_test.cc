@@ -109,5 +109,36 @@ TEST(ParserFuzzRegressions, ASignatureVariableOnlyInsideAnExpressionIsAnError) {
   EXPECT_THROW(parse_module(text), Error);
 }
 
+// A dataflow variable used after its block (R.output names another variable): before, the
+// parser resolved the name and made a module well_formed rejects ("DataflowVar 'gv_1' is used
+// outside its dataflow block"); now the block's dataflow variables end with it (found by
+// fuzz_parser: corpus/parser/regression-dataflow-var-after-its-block.txt).
+TEST(ParserFuzzRegressions, ADataflowVariableAfterItsBlockIsUndefined) {
+  const std::string text = R"(@I.ir_module
+class Module:
+    @R.function
+    def f(x: R.Tensor((2,), "float32")) -> R.Tensor((2,), "float32"):
+        with R.dataflow():
+            y: R.Tensor((2,), "float32") = R.nn.relu(x)
+            z: R.Tensor((2,), "float32") = R.add(y, y)
+            R.output(z)
+        return y
+)";
+  try {
+    parse_module(text);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("undefined variable 'y'"), std::string::npos) << e.what();
+  }
+  // Named in R.output, it lives on.
+  std::string fixed = text;
+  fixed.replace(fixed.find("R.output(z)"), 11, "R.output(y)");
+  expect_fuzz_oracle(fixed);
+  const std::string fuzzed = testing::read_file(
+      std::string(PARTITA_SOURCE_DIR) + "/tests/fuzz/corpus/parser/regression-dataflow-var-after-its-block.txt");
+  ASSERT_FALSE(fuzzed.empty());
+  EXPECT_THROW(parse_module(fuzzed), Error);
+}
+
 }  // namespace
 }  // namespace partita::script

@@ -1196,6 +1196,10 @@ Expr Parser::parse_rhs() {
     if (peek().kind == Tok::Newline) break;
     fields.push_back(parse_expr());
   }
+  // A bare tuple's fields are leaves, as in the normalized form (found by fuzz_parser: a
+  // trailing comma after a call made a tuple of a call).
+  for (const Expr& f : fields)
+    if (f && !is_leaf_or_tuple(f)) fail_at(t, "a tuple's fields must be variables, constants or tuples (bind the call first)");
   Expr tup = make<TupleNode>(std::move(fields));
   set_sinfo(tup, t);
   return tup;

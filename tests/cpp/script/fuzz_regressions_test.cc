@@ -140,5 +140,23 @@ class Module:
   EXPECT_THROW(parse_module(fuzzed), Error);
 }
 
+// A trailing comma after a call (`c = R.nn.relu(x),`) made a tuple whose field is a call, which
+// well_formed rejects; now a parse error (found by fuzz_parser:
+// corpus/parser/regression-tuple-of-a-call.txt).
+TEST(ParserFuzzRegressions, ATupleOfACallIsAnError) {
+  const std::string text = R"(@I.ir_module
+class Module:
+    @R.function
+    def f(x: R.Tensor((2,), "float32")):
+        y = R.nn.relu(x),
+        return y
+)";
+  EXPECT_THROW(parse_module(text), Error);
+  const std::string fuzzed = testing::read_file(std::string(PARTITA_SOURCE_DIR) +
+                                                "/tests/fuzz/corpus/parser/regression-tuple-of-a-call.txt");
+  ASSERT_FALSE(fuzzed.empty());
+  EXPECT_THROW(parse_module(fuzzed), Error);
+}
+
 }  // namespace
 }  // namespace partita::script

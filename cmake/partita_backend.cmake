@@ -14,6 +14,11 @@
 #   *.cc outside the folders below      the compiler half, compiled into libpartita
 #   runtime/**/*.cc                      the runtime plug-in libpartita_runtime_<name>.so, which
 #                                        links libpartita_runtime and nothing of the compiler
+#   startup/*.cc                         compiled into libpartita_runtime itself (with the
+#                                        RUNTIME_DEFINITIONS), for what must happen when a
+#                                        process loads the runtime, before any thread of ours
+#                                        exists (cblas sets OPENBLAS_CORETYPE there: setenv is not
+#                                        thread-safe); no libraries of its own, keep it small
 #   tests/*.cc                           one GoogleTest program test_backend_<name> (ctest)
 #   python/*.py                          linked into build/python/partita/<PYTHON_PACKAGE>/
 #   benchmarks/*.cc                      one program each (with PARTITA_BUILD_BENCHMARKS)
@@ -35,12 +40,19 @@ function(partita_add_backend name)
 
   # Compiler half.
   file(GLOB_RECURSE compiler_srcs CONFIGURE_DEPENDS ${dir}/*.cc)
-  list(FILTER compiler_srcs EXCLUDE REGEX "^${dir}/(runtime|tests|benchmarks|python)/")
+  list(FILTER compiler_srcs EXCLUDE REGEX "^${dir}/(runtime|startup|tests|benchmarks|python)/")
   if(compiler_srcs)
     target_sources(partita PRIVATE ${compiler_srcs})
   endif()
   if(ARG_COMPILER_LIBRARIES)
     target_link_libraries(partita PRIVATE ${ARG_COMPILER_LIBRARIES})
+  endif()
+
+  # Start-up code of the runtime library.
+  file(GLOB startup_srcs CONFIGURE_DEPENDS ${dir}/startup/*.cc)
+  if(startup_srcs)
+    target_sources(partita_runtime PRIVATE ${startup_srcs})
+    set_property(SOURCE ${startup_srcs} APPEND PROPERTY COMPILE_DEFINITIONS ${ARG_RUNTIME_DEFINITIONS})
   endif()
 
   # Runtime plug-in.

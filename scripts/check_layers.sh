@@ -4,7 +4,7 @@
 #     backend library (oneDNN, OpenBLAS, ...), no protobuf/ONNX, no compiler library.
 #  2. Each runtime plug-in libpartita_runtime_<name>.so needs no compiler library.
 #  3. The runtime's sources and headers (src/runtime, include/partita/runtime) and the backends'
-#     runtime halves (src/backend/*/runtime) include nothing of the compiler's layers (ir, op,
+#     runtime halves and start-up code (src/backend/*/runtime, src/backend/*/startup) include nothing of the compiler's layers (ir, op,
 #     script, dpl, transform, codegen, backend, frontend) and no private header of src/.
 #  4. No file outside src/backend/<name>/ includes a header of that folder, and no backend source
 #     includes a file outside its folder by relative path (only public headers).
@@ -65,9 +65,9 @@ if ((${#runtime_dirs[@]})); then
   mapfile -t runtime_files < <(find "${runtime_dirs[@]}" -name '*.h' -o -name '*.cc' | sort)
   check_includes "the runtime's sources" "${runtime_files[@]}"
 fi
-mapfile -t plugin_files < <(find "$root"/src/backend/*/runtime -name '*.h' -o -name '*.cc' 2>/dev/null | sort)
+mapfile -t plugin_files < <(find "$root"/src/backend/*/runtime "$root"/src/backend/*/startup -name '*.h' -o -name '*.cc' 2>/dev/null | sort)
 if ((${#plugin_files[@]})); then
-  check_includes "backends' runtime plug-ins" "${plugin_files[@]}"
+  check_includes "backends' runtime plug-ins and start-up code" "${plugin_files[@]}"
 fi
 
 # A backend reaches other code through public headers only: no relative include leaves its folder.

@@ -139,8 +139,8 @@ static void bind_targets(py::module_& m) {
       .def_property_readonly("kind", &Target::kind)
       .def_property_readonly("options", [](const Target& t) {
         py::dict d;
-        for (const auto& [k, v] : t.options())
-          std::visit([&](const auto& x) { d[py::str(k)] = py::cast(x); }, v.storage());
+        for (const auto& option : t.options())  // not a structured binding: clang 14 cannot capture one
+          std::visit([&](const auto& x) { d[py::str(option.first)] = py::cast(x); }, option.second.storage());
         return d;
       })
       .def("__str__", &Target::str)

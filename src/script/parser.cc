@@ -425,6 +425,18 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
     if (!accept(",")) break;
   }
   expect(")");
+  // A name the signature introduces is defined by a dimension that is that name alone (TVM's
+  // well_formed defines only those); one that appears only inside an expression (`n * m`) is
+  // defined nowhere (found by fuzz_parser).
+  std::unordered_set<const Object*> defined;
+  for (const Var& p : params)
+    if (p->struct_info_)
+      for (const PrimVar& v : definable_symbolic_vars_of(p->struct_info_)) defined.insert(v.get());
+  for (const auto& [var_name, var] : scopes_.back().tir)
+    if (!defined.count(var.get()))
+      fail_at(def_tok, "symbolic variable '" + var_name + "' of function '" + name +
+                           "' appears in its signature only inside an expression, which does not define it "
+                           "(give it a dimension of its own, e.g. R.Tensor((\"" + var_name + "\",)))");
   StructInfo ret;
   if (accept("->")) {
     in_return_annotation_ = true;
@@ -686,6 +698,7 @@ void Parser::finish_if(const Expr& cond, std::vector<Binding>* cur, const std::u
 
 void Parser::parse_dataflow(std::vector<Binding>* out) {
   std::unordered_set<std::string> outputs = scan_outputs();
+  const size_t first = out->size();
   bool saw_output = false;
   while (peek().kind != Tok::Dedent && peek().kind != Tok::End) {
     const Token& t = peek();
@@ -713,6 +726,14 @@ void Parser::parse_dataflow(std::vector<Binding>* out) {
   }
   if (!saw_output) fail_at(peek(), "a dataflow block must end with R.output(...)");
   if (peek().kind == Tok::Dedent) next();
+  // The block's dataflow variables (those R.output does not name) end with it: a later use is
+  // an undefined variable, not an ill-formed module (found by fuzz_parser).
+  for (size_t k = first; k < out->size(); ++k) {
+    const Var& v = (*out)[k]->var;
+    if (!v || !v.as<DataflowVarNode>()) continue;
+    auto it = scopes_.back().vars.find(v->name_hint);
+    if (it != scopes_.back().vars.end() && it->second.get() == v.get()) scopes_.back().vars.erase(it);
+  }
 }
 
 Binding Parser::parse_binding(bool in_dataflow, const std::unordered_set<std::string>* outputs, bool* is_result,
@@ -1176,6 +1197,10 @@ Expr Parser::parse_rhs() {
     if (peek().kind == Tok::Newline) break;
     fields.push_back(parse_expr());
   }
+  // A bare tuple's fields are leaves, as in the normalized form (found by fuzz_parser: a
+  // trailing comma after a call made a tuple of a call).
+  for (const Expr& f : fields)
+    if (f && !is_leaf_or_tuple(f)) fail_at(t, "a tuple's fields must be variables, constants or tuples (bind the call first)");
   Expr tup = make<TupleNode>(std::move(fields));
   set_sinfo(tup, t);
   return tup;

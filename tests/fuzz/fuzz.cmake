@@ -25,7 +25,9 @@ foreach(src ${PARTITA_FUZZERS})
   string(REGEX REPLACE "_fuzzer$" "" name ${stem})
   add_executable(fuzz_${name} ${src})
   target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
-  target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer)
+  # -static-libsan: libFuzzer puts libstdc++ ahead of a shared ASan runtime, which ASan refuses;
+  # the fuzzers are never started by the preloaded python3 that the shared runtime is for.
+  target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer -static-libsan)
   target_link_libraries(fuzz_${name} PRIVATE partita)
   if(name STREQUAL "onnx")
     target_link_libraries(fuzz_${name} PRIVATE partita_frontend_onnx)

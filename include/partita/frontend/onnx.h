@@ -44,6 +44,12 @@ struct OnnxImportOptions {
   std::optional<int64_t> opset;
   /// Name used in error messages (the file name when importing a file).
   std::string source_name = "<model>";
+  /// The most bytes of constants the importer makes itself, all together, from sizes a model
+  /// declares rather than data it holds (EyeLike's matrix, Range, OneHot's coordinates, window
+  /// functions, InstanceNormalization's unit scale): a 300-byte model can declare a 10^5 x 10^5
+  /// EyeLike (80 GB). Going over is a ValueError naming the node. Initializers are not counted:
+  /// their bytes are in the model already. The default, 1 GiB, is far above what real models make.
+  int64_t max_constant_bytes = int64_t(1) << 30;
 };
 
 /// Imports `model`.

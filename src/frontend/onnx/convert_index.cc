@@ -69,9 +69,10 @@ std::vector<Value> cumsum(NodeContext& ctx) {
 
 /// The axis-`axis` coordinate of each element of a rank-`rank` tensor of `dim` elements along
 /// that axis: arange(dim) shaped to broadcast along `axis`.
-Expr axis_coordinates(int64_t dim, int64_t axis, int rank) {
+Expr axis_coordinates(const NodeContext& ctx, int64_t dim, int64_t axis, int rank) {
   IntList shape(size_t(rank), 1);
   shape[size_t(axis)] = dim;
+  ctx.reserve_constant(shape, DataType::Int(64), "the coordinates along axis " + std::to_string(axis));
   Tensor t = Tensor::empty(shape, DataType::Int(64));
   for (int64_t i = 0; i < dim; ++i) t.data_as<int64_t>()[i] = i;
   return constant(t);
@@ -91,7 +92,7 @@ std::vector<Value> one_hot(NodeContext& ctx) {
   Expr neg = ctx.emit(op::less(idx, ctx.scalar(0, DataType::Int(64))));
   idx = ctx.emit(op::where(neg, ctx.emit(op::add(idx, ctx.scalar(double(depth), DataType::Int(64)))), idx));
   idx = ctx.emit(op::expand_dims(idx, {axis}));
-  Expr hot = ctx.emit(op::equal(idx, axis_coordinates(depth, axis, rank)));
+  Expr hot = ctx.emit(op::equal(idx, axis_coordinates(ctx, depth, axis, rank)));
   const Tensor& v = *values;
   auto element = [&](int64_t i) {
     Tensor s = Tensor::empty({}, v.dtype());
@@ -106,6 +107,7 @@ std::vector<Value> eye_like(NodeContext& ctx) {
   if (!shape || shape->size() != 2) ctx.fail("the input must be 2-D of static shape", "NotImplementedError");
   DataType dt = ctx.attr("dtype") ? onnx_dtype(int(ctx.attr_int("dtype", 1)), "attribute 'dtype'") : ctx.dtype(0);
   const int64_t k = ctx.attr_int("k", 0), rows = (*shape)[0], cols = (*shape)[1];
+  ctx.reserve_constant({rows, cols}, DataType::Float(64), "the identity matrix");
   Tensor ones = Tensor::empty({rows, cols}, DataType::Float(64));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) ones.data_as<double>()[i * cols + j] = j - i == k ? 1.0 : 0.0;
@@ -142,7 +144,7 @@ std::vector<Value> hardmax(NodeContext& ctx) {
   auto dim = as_const_int(ctx.shape(0)[size_t(axis)]);
   if (!dim) ctx.fail("the axis must have a static size", "NotImplementedError");
   Expr idx = ctx.emit(call("relax.argmax", {ctx.input(0)}, {{"axis", axis}, {"keepdims", true}}));
-  Expr hot = ctx.emit(op::equal(idx, axis_coordinates(*dim, axis, nd)));
+  Expr hot = ctx.emit(op::equal(idx, axis_coordinates(ctx, *dim, axis, nd)));
   return one(op::astype(hot, ctx.dtype(0)));
 }
 

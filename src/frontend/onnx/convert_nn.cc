@@ -347,6 +347,8 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     auto spatial = static_shape(make<TensorStructInfoNode>(ctx.shape(0), dt));
     if (spatial && (dt == DataType::Float(32) || dt == DataType::Float(64))) {
       std::vector<int64_t> sshape(spatial->begin() + 2, spatial->end());
+      ctx.reserve_constant(sshape, dt, "the unit scale");
+      ctx.reserve_constant(sshape, dt, "the zero bias");
       Tensor ones = Tensor::empty(sshape, dt), zeros = Tensor::empty(sshape, dt);
       for (int64_t i = 0; i < ones.numel(); ++i) {
         if (dt.bits() == 64) ones.data_as<double>()[i] = 1, zeros.data_as<double>()[i] = 0;

@@ -334,23 +334,30 @@ std::vector<Value> range_node(NodeContext& ctx) {
     ctx.fail("start, limit and delta must be constants known at import", "NotImplementedError");
   double start = ctx.const_scalar(0, "start"), limit = ctx.const_scalar(1, "limit"), delta = ctx.const_scalar(2, "delta");
   if (delta == 0) ctx.fail("delta is zero");
-  int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
-  if (n > (int64_t(1) << 28)) ctx.fail("the range is too long to fold");
+  // The count in double first: converting an infinite or huge one to int64 is undefined.
+  const double count = std::ceil((limit - start) / delta);
+  if (!std::isfinite(count) && !(count < 0)) ctx.fail("the range's length is not finite");
+  if (count > double(int64_t(1) << 28)) ctx.fail("the range is too long to fold");
+  const int64_t n = count > 0 ? int64_t(count) : 0;
+  ctx.reserve_constant({n}, dt, "the range");
   Tensor t = Tensor::empty({n}, dt);
   Value v;
   if (dt.is_int()) {
+    if (!(std::fabs(start) < 0x1p63) || !(std::fabs(delta) < 0x1p63)) ctx.fail("start or delta is out of the int64 range");
     int64_t s = int64_t(start), d = int64_t(delta);
     SymVec sv;
     sv.dtype = dt;
+    const bool keep_sym = (dt.bits() == 64 || dt.bits() == 32) && n <= 1024;
     for (int64_t k = 0; k < n; ++k) {
-      int64_t x = s + k * d;
+      // Wraps around as the int64 arithmetic of the reference does, without signed overflow.
+      int64_t x = int64_t(uint64_t(s) + uint64_t(k) * uint64_t(d));
       if (dt.bits() == 64) t.data_as<int64_t>()[k] = x;
       else if (dt.bits() == 32) t.data_as<int32_t>()[k] = int32_t(x);
       else if (dt.bits() == 16) t.data_as<int16_t>()[k] = int16_t(x);
       else t.data_as<int8_t>()[k] = int8_t(x);
-      sv.values.push_back(int_imm(x));
+      if (keep_sym) sv.values.push_back(int_imm(x));
     }
-    if ((dt.bits() == 64 || dt.bits() == 32) && n <= 1024) v.sym = sv;
+    if (keep_sym) v.sym = sv;
   } else if (dt == DataType::Float(32)) {
     // Accumulate in the element type, as the reference does.
     float s = float(start), d = float(delta);

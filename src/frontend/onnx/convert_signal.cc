@@ -16,6 +16,7 @@ std::vector<Value> cosine_window(NodeContext& ctx, const std::vector<double>& a)
   DataType dt = onnx_dtype(int(ctx.attr_int("output_datatype", 1)), "attribute 'output_datatype'");
   const bool periodic = ctx.attr_int("periodic", 1) != 0;
   const double n_den = double(periodic ? size : size - 1);
+  ctx.reserve_constant({size}, DataType::Float(64), "the window");
   Tensor t = Tensor::empty({size}, DataType::Float(64));
   for (int64_t n = 0; n < size; ++n) {
     double v = 0;

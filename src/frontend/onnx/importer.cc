@@ -3,6 +3,7 @@
 #include "importer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -226,6 +227,9 @@ class Importer {
   const OnnxImportOptions& options_;
 
   std::string where() const { return options_.source_name; }
+
+  /// Bytes of the constants made so far by NodeContext::reserve_constant.
+  int64_t constant_bytes = 0;
 
   /// `e` (a call) evaluated to a constant when its arguments are constants and its result is a
   /// tensor of at most kFoldLimit elements; null otherwise.
@@ -664,6 +668,26 @@ size_t NodeContext::num_outputs() const {
 }
 
 bool NodeContext::has_output(size_t i) const { return i < size_t(node.output_size()) && !node.output(int(i)).empty(); }
+
+void NodeContext::reserve_constant(const std::vector<int64_t>& shape, DataType dtype, const std::string& what) const {
+  // In double: a declared shape's product may not fit in 64 bits.
+  double bytes = double(dtype.bytes());
+  std::string dims;
+  for (int64_t d : shape) {
+    if (d < 0) fail(what + " would have a negative dimension (" + std::to_string(d) + ")");
+    bytes *= double(d);
+    dims += (dims.empty() ? "" : " x ") + std::to_string(d);
+  }
+  const int64_t limit = imp.options_.max_constant_bytes;
+  if (bytes + double(imp.constant_bytes) > double(limit)) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%.4g", bytes);
+    fail(what + " (" + (dims.empty() ? std::string("a scalar") : dims) + " " + dtype.str() + ", " + size +
+         " bytes) would bring the constants this import makes to more than max_constant_bytes = " +
+         std::to_string(limit) + " (an option of the ONNX importer)");
+  }
+  imp.constant_bytes += int64_t(bytes);
+}
 
 void NodeContext::fail(const std::string& message, const std::string& kind) const { throw_error(kind, message); }
 

@@ -84,6 +84,11 @@ class NodeContext {
   /// Whether output `i` is named (used by the graph).
   bool has_output(size_t i) const;
 
+  /// Counts a constant of `shape` and `dtype` that the converter is about to make from sizes
+  /// the model declares; fails (ValueError, naming `what`, its size and the limit) when the
+  /// importer's constants would exceed OnnxImportOptions::max_constant_bytes.
+  void reserve_constant(const std::vector<int64_t>& shape, DataType dtype, const std::string& what) const;
+
   /// Throws Error(kind, message); the driver adds the file and node name.
   [[noreturn]] void fail(const std::string& message, const std::string& kind = "ValueError") const;
 

@@ -1,6 +1,7 @@
 // Data movement and creation: permute_dims, broadcast_to, concat, split, strided_slice, take,
 // ones / zeros / full (and *_like). Byte-level copies, so every dtype works.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "common.h"
@@ -16,12 +17,15 @@ void gather_strided(const Tensor& in, Tensor& out, const std::vector<int64_t>& s
   uint8_t* dst = static_cast<uint8_t*>(out.data());
   std::vector<int64_t> strides[1] = {st};
   for_each_run(out.shape(), strides, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t o) {
-    const uint8_t* s = src + size_t(base + offs[0]) * es;
-    uint8_t* d = dst + size_t(o) * es;
+    // Signed byte offsets: a negative stride (a reversed slice) steps back from `s`; as size_t
+    // it would wrap around the address space (undefined pointer arithmetic, found by UBSan).
+    const auto step = static_cast<std::ptrdiff_t>(es);
+    const uint8_t* s = src + static_cast<std::ptrdiff_t>(base + offs[0]) * step;
+    uint8_t* d = dst + static_cast<std::ptrdiff_t>(o) * step;
     if (inner[0] == 1) {
       std::memcpy(d, s, size_t(len) * es);
     } else {
-      for (int64_t i = 0; i < len; ++i) std::memcpy(d + size_t(i) * es, s + size_t(i * inner[0]) * es, es);
+      for (int64_t i = 0; i < len; ++i) std::memcpy(d + i * step, s + i * inner[0] * step, es);
     }
   });
 }

@@ -172,7 +172,8 @@ TEST(VDevice, ErasureAndUnification) {
   StructInfo sym =
       make<TensorStructInfoNode>(std::vector<PrimExpr>{n, int_imm(3)}, DataType::Float(32), cuda);
   // Erasing an undefined symbolic shape keeps the device (TVM's EraseToWellDefined).
-  const auto* erased = erase_to_well_defined(sym).as<TensorStructInfoNode>();
+  const StructInfo erased_info = erase_to_well_defined(sym);  // kept: `erased` points into it
+  const auto* erased = erased_info.as<TensorStructInfoNode>();
   ASSERT_NE(erased, nullptr);
   EXPECT_FALSE(erased->shape.has_value());
   EXPECT_EQ(erased->ndim, 2);

@@ -33,13 +33,12 @@ Loaded load() {
   if (void* present = dlopen(PARTITA_OPENBLAS_SONAME, RTLD_NOW | RTLD_NOLOAD)) {
     dlclose(present);
     l.core.loaded_before = true;
-  } else if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user && *user) {
-    l.core.requested = user;
-  } else if (std::string core = preferred_openblas_core(); !core.empty()) {
-    // Before dlopen: OpenBLAS reads the variable in its constructor.
-    setenv("OPENBLAS_CORETYPE", core.c_str(), /*overwrite=*/0);
-    l.core.requested = core;
-    l.core.set_by_partita = true;
+  } else if (const char* value = std::getenv("OPENBLAS_CORETYPE"); value && *value) {
+    // Set by libpartita_runtime when it was loaded (startup/openblas_coretype.cc), or by the
+    // user; never set here, where other threads may be reading the environment.
+    l.core.requested = value;
+    const char* ours = openblas_coretype_set_at_load();
+    l.core.set_by_partita = ours && l.core.requested == ours;
   }
   void* handle = dlopen(PARTITA_OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -64,19 +63,6 @@ const Loaded& loaded() {
 }
 
 }  // namespace
-
-std::string preferred_openblas_core() {
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                      __builtin_cpu_supports("avx512vl");
-  if (avx512 && __builtin_cpu_supports("avx512bf16")) return "Cooperlake";
-  if (avx512) return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return __builtin_cpu_is("amd") ? "Zen" : "Haswell";
-  if (__builtin_cpu_supports("avx")) return "Sandybridge";
-  return "";
-}
 
 const OpenBlas& openblas() { return loaded().api; }
 

@@ -196,15 +196,19 @@ TEST(Cblas, SingleRowClassifier) {
 }
 
 // OpenBLAS runs the kernels of this CPU without the user's help: with OPENBLAS_CORETYPE unset,
-// the plug-in sets it from cpuid before loading OpenBLAS, and OpenBLAS reports that core (on
-// this machine's Sapphire Rapids VM OpenBLAS 0.3.21 would pick SkylakeX by itself, and Prescott
-// on CPUs it does not know). The check runs in a child process started with the variable
-// removed, so it holds whatever the environment of the test run.
+// libpartita_runtime sets it from cpuid when it is loaded, before main (setenv is unsafe once
+// other threads may read the environment, so nothing sets it at the plug-in's first use), and
+// OpenBLAS reports that core (on this machine's Sapphire Rapids VM OpenBLAS 0.3.21 would pick
+// SkylakeX by itself, and Prescott on CPUs it does not know). The check runs in a child process
+// started with the variable removed, so it holds whatever the environment of the test run.
 TEST(Cblas, OpenBlasRunsThisCpusKernels) {
   if (std::getenv("PARTITA_CBLAS_CORE_CHILD")) {
+    const char* before = std::getenv("OPENBLAS_CORETYPE");  // before any cblas module or OpenBLAS
+    const std::string at_start = before ? before : "";
     OpenBlasCore core = openblas_core();
-    std::printf("requested=%s set_by_partita=%d reported=%s warning=%s\n", core.requested.c_str(),
-                int(core.set_by_partita), core.reported.c_str(), openblas_core_warning().c_str());
+    std::printf("at_start=%s requested=%s set_by_partita=%d reported=%s warning=%s\n", at_start.c_str(),
+                core.requested.c_str(), int(core.set_by_partita), core.reported.c_str(),
+                openblas_core_warning().c_str());
     return;
   }
   std::string cmd = "env -u OPENBLAS_CORETYPE PARTITA_CBLAS_CORE_CHILD=1 /proc/" + std::to_string(getpid()) +
@@ -221,7 +225,8 @@ TEST(Cblas, OpenBlasRunsThisCpusKernels) {
     for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
     return s;
   };
-  EXPECT_NE(out.find("requested=" + preferred + " set_by_partita=1"), std::string::npos) << out;
+  EXPECT_NE(out.find("at_start=" + preferred + " requested=" + preferred + " set_by_partita=1"), std::string::npos)
+      << out;
   auto at = out.find("reported=");
   ASSERT_NE(at, std::string::npos) << out;
   std::string reported = out.substr(at + 9, out.find(' ', at) - at - 9);

@@ -240,7 +240,8 @@ TEST(Dnnl, PoolingAfterConvAndAlone) {
 // others stay on the host.
 TEST(Dnnl, AdaptiveAveragePooling) {
   Var x = param("x", {1, 6, 12, 8});
-  for (auto [size, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+  for (const auto& [size_, offloaded] : {std::pair{std::vector<int64_t>{1, 1}, true}, {{3, 4}, true}, {{5, 3}, false}}) {
+    const std::vector<int64_t>& size = size_;  // a lambda cannot capture a structured binding in clang 14
     IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
       Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
       return bb.emit(op::make_call("relax.nn.adaptive_avg_pool2d", {r}, {{"output_size", size}}));
@@ -507,7 +508,8 @@ IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
 // is now reordered into the activation's layout (C values, once per call) and the jit kernel
 // runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory.
 TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
-  for (auto [n, c, hw] : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+  for (const auto& dims : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
+    const int64_t n = std::get<0>(dims), c = std::get<1>(dims), hw = std::get<2>(dims);  // not a binding: clang 14
     SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(hw));
     IRModule mod = squeeze_excitation_module(n, c, hw);
     json g;

@@ -49,9 +49,7 @@ void KernelEmitter::emit_conv2d_transpose() {
   set_anchor_value(out, "(" + compute_type(A.dtype) + ")" + acc);
   store_outputs(out);
   w_->close();
-  PrimExpr total = int_imm(1);
-  for (const auto& d : A.shape) total = total * d;
-  set_grid_for(total);
+  set_grid_per_element(A.shape);
 }
 
 }  // namespace partita::backend::cuda

@@ -155,6 +155,12 @@ class KernelEmitter {
   static PrimExpr blocks_for(const PrimExpr& items);
   /// A one-dimensional launch of blocks_for(items) blocks of 256 threads.
   void set_grid_for(const PrimExpr& items) { set_grid(blocks_for(items), int_imm(1), int_imm(1), 256); }
+  /// The same with a thread per element of `shape` (grid-stride loops over the anchor's result).
+  void set_grid_per_element(const std::vector<PrimExpr>& shape) {
+    PrimExpr total = int_imm(1);
+    for (const auto& d : shape) total = total * d;
+    set_grid_for(total);
+  }
 
   friend struct OpEval;
 

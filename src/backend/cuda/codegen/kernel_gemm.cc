@@ -528,9 +528,7 @@ void KernelEmitter::emit_conv2d() {
     w_->close();
     store(n, o, oh, ow, acc);
     w_->close();
-    PrimExpr total = int_imm(1);
-    for (const auto& d : A.shape) total = total * d;
-    set_grid_for(total);
+    set_grid_per_element(A.shape);
     return;
   }
 

@@ -114,9 +114,7 @@ void KernelEmitter::emit_pool() {
   set_anchor_value(out, result);
   store_outputs(out);
   w_->close();
-  PrimExpr total = int_imm(1);
-  for (const auto& d : A.shape) total = total * d;
-  set_grid_for(total);
+  set_grid_per_element(A.shape);
 }
 
 }  // namespace partita::backend::cuda

@@ -5,6 +5,8 @@
 // attributes) folds the same way it would run.
 #include "partita/transform/fold_constant.h"
 
+#include <functional>
+
 #include "partita/codegen/vm_lowering.h"
 #include "partita/ir/functor.h"
 #include "partita/op/registry.h"
@@ -62,6 +64,28 @@ std::optional<Tensor> evaluate(const Call& call) {
   }
 }
 
+/// TVM's rule (ShouldBeFolded): a result of more than 1024 elements is folded only when the call
+/// reads a tensor; a large creation (zeros, ones, full, arange of a known shape) would put a big
+/// constant into the module, and the artifact, to save a fill at run time.
+bool worth_folding(const Call& call) {
+  constexpr int64_t kMaxCreatedElements = 1024;
+  auto shape = static_shape(call->struct_info_);
+  if (!shape) return false;
+  int64_t n = 1;
+  for (int64_t d : *shape) n *= d;
+  if (n <= kMaxCreatedElements) return true;
+  std::function<bool(const Expr&)> has_tensor = [&](const Expr& e) {
+    if (e.as<ConstantNode>()) return true;
+    if (const auto* t = e.as<TupleNode>())
+      for (const auto& f : t->fields)
+        if (has_tensor(f)) return true;
+    return false;
+  };
+  for (const auto& a : call->args)
+    if (has_tensor(a)) return true;
+  return false;
+}
+
 }  // namespace
 
 std::optional<Tensor> evaluate_constant_call(const Call& call) {
@@ -106,6 +130,7 @@ class ConstantFolder : public ExprMutator {
                                : visited.as_ref<CallNode>();
     // A call rebuilt with new arguments has no struct info until normalized.
     if (!folded_call->struct_info_) folded_call = builder_.normalize(folded_call).as_ref<CallNode>();
+    if (!worth_folding(folded_call)) return folded_call;
     if (auto value = evaluate_constant_call(folded_call)) return builder_.normalize(make<ConstantNode>(*value));
     return folded_call;
   }

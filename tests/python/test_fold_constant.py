@@ -129,3 +129,21 @@ def test_onnx_batch_norm_after_a_convolution_runs_folded():
     got = np.asarray(relax.VirtualMachine(ex, partita.cpu())["main"](x))
     want = np.asarray(relax.VirtualMachine(relax.build(mod), partita.cpu())["main"](x))
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_large_creations_stay_calls_but_large_computations_fold():
+    # TVM's rule: a result above 1024 elements folds only when the call reads a tensor, so a big
+    # zeros / ones / full is not materialized into the module (and the artifact).
+    x = relax.Var("x", tensor([64, 64]))
+    c0 = np.ones((64, 64), dtype="float32")
+
+    def before(bb, x):
+        z = bb.emit(relax.op.zeros((64, 64), "float32"))  # 4096 elements, no tensor operand: kept
+        s = bb.emit(relax.op.add(relax.const(c0), relax.const(c0)))  # reads tensors: folded
+        small = bb.emit(relax.op.ones((4, 4), "float32"))  # small: folded
+        return relax.op.add(relax.op.add(x, z), relax.op.add(s, relax.op.sum(small)))
+
+    text = relax.transform.FoldConstant()(function([x], before)).script()
+    body = text[text.index("def main"):text.index("R.output")]
+    assert "R.zeros(" in body, text
+    assert "R.ones(" not in body and body.count("R.add(") == 2, text  # s + sum(small) is one constant

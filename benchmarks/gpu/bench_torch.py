@@ -56,6 +56,8 @@ def time_model(args, name, batch, dtype, out):
             compiled(*xs)
         torch.cuda.synchronize()
         engines.append(("torch-compile", compiled, time.perf_counter() - t0))
+    while args.time_after and not os.path.exists(args.time_after):
+        time.sleep(1)  # compiled alongside other GPU work; timed only once that work is done
     for engine, fn, compile_s in engines:
         tf32 = engine.endswith("tf32")
         torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -87,6 +89,9 @@ def main(argv=None):
     ap.add_argument("--engines", default="eager,eager-tf32,compile",
                     help="which of eager, eager-tf32 (fp32 only), compile to time")
     ap.add_argument("--json")
+    ap.add_argument("--time-after", metavar="FILE",
+                    help="compile as soon as started, but time only once FILE exists (lets a long "
+                         "torch.compile overlap other work on the machine without that work in its times)")
     args = ap.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

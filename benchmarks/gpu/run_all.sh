@@ -13,7 +13,9 @@
 #
 # Every model is compiled for the `cuda` target alone (generated kernels for everything);
 # VARIANTS adds, for each batch and dtype of VARIANT_MODELS, space-separated TAG=BACKENDS builds
-# with those BYOC backends first (`--backends BACKENDS`, the rest generated). NOVARIANT_PLAIN=1
+# with those BYOC backends first (`--backends BACKENDS`, the rest generated); BACKENDS may end in
+# `|TARGET|TARGET...`, each a `--target` of the compile with `~` for its spaces (e.g.
+# `tuned=cublas,cudnn|cudnn~-autotune=1~-autotune_top_k=4`). NOVARIANT_PLAIN=1
 # skips the plain `cuda` builds of VARIANT_MODELS. Results: $OUT/results.txt, $OUT/torch.jsonl,
 # $OUT/env.log; every other log goes into $OUT/logs.tgz, refreshed after each phase (the device
 # tool returns at most 8 files, and only what exists when a call times out).
@@ -67,7 +69,11 @@ for m in ${MODELS//,/ }; do
 done
 compile_one() {
   local tag=$1 stem=$2 backends=$3 t0 t1 extra=()
-  [ "$backends" = - ] || extra=(--backends "$backends")
+  if [ "$backends" != - ]; then
+    IFS='|' read -r -a parts <<< "$backends"
+    extra=(--backends "${parts[0]}")
+    for t in "${parts[@]:1}"; do extra+=(--target "${t//\~/ }"); done
+  fi
   t0=$(date +%s.%N)
   if ./partita compile "$stem.onnx" --target cuda "${extra[@]}" -o "$M/$tag.partita" -q > "$L/$tag.compile.log" 2>&1; then
     t1=$(date +%s.%N)
@@ -106,10 +112,13 @@ errs = "max rel err vs PyTorch %.2e" % rel(got, ref)
 if os.path.exists(stem + ".ref32.npy"):  # float16: both errors against the float32 model
     ref32 = np.load(stem + ".ref32.npy")
     errs += ", vs fp32 %.2e (PyTorch fp16's %.2e)" % (rel(got, ref32), rel(ref, ref32))
-med = re.search(r"median ([0-9.]+) ms", open(log).read()).group(1)
+run_log = open(log).read()
+med = re.search(r"median ([0-9.]+) ms", run_log).group(1)
+first = re.search(r"load and first run: ([0-9.]+) ms", run_log)
 where = re.search(r"\((.*); [0-9.]+ [KM]?i?B\)", open(clog).read())
-print("%-34s partita median %8s ms  compile %5s s  %s  [%s]" % (
-    tag, med, open(cs).read().strip(), errs, where.group(1) if where else "?"))
+print("%-34s partita median %8s ms  compile %5s s  load+first run %6s s  %s  [%s]" % (
+    tag, med, open(cs).read().strip(), "%.2f" % (float(first.group(1)) / 1000) if first else "?", errs,
+    where.group(1) if where else "?"))
 PY
 done < "$1"
  echo "partita timed $1 $(date -u +%TZ)" | tee -a "$OUT/env.log"

@@ -9,7 +9,7 @@ import re
 import sys
 
 PARTITA = re.compile(r"^(?P<model>\S+?)_b(?P<batch>\d+)(?P<fp16>_fp16)?(?:@(?P<variant>\S+))?\s+partita median\s+"
-                     r"(?P<ms>[0-9.]+) ms\s+compile\s+(?P<cs>[0-9.]+) s\s+max rel err vs PyTorch (?P<err>\S+?)"
+                     r"(?P<ms>[0-9.]+) ms\s+compile\s+(?P<cs>[0-9.]+) s\s+(?:load\+first run\s+(?P<load>\S+) s\s+)?max rel err vs PyTorch (?P<err>\S+?)"
                      r"(?:, vs fp32 (?P<err32>\S+) \(PyTorch fp16's (?P<torch_err32>\S+)\))?\s+\[")
 FAILED = re.compile(r"^(?P<model>\S+?)_b(?P<batch>\d+)(?P<fp16>_fp16)?(?:@(?P<variant>\S+))?: (?P<what>\w+) FAILED: (?P<why>.*)")
 TORCH = re.compile(r"^(?P<model>\S+)\s+b(?P<batch>\d+)\s+(?P<dtype>float\d+)\s+(?P<engine>torch-\S+)\s+(?P<ms>[0-9.]+) ms")

@@ -3,6 +3,7 @@
 #include "partita/op/registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -169,7 +170,10 @@ std::optional<AttrValue> convert(const AttrSpec& spec, const AttrValue& v) {
       return std::nullopt;
     case AttrKind::Int:
       if (i) return v;
-      if (const double* d = std::get_if<double>(&v); d && *d == double(int64_t(*d))) return AttrValue(int64_t(*d));
+      // A whole double within int64's range (converting one outside it is undefined behaviour).
+      if (const double* d = std::get_if<double>(&v);
+          d && *d >= -0x1p63 && *d < 0x1p63 && *d == std::trunc(*d))
+        return AttrValue(int64_t(*d));
       return std::nullopt;
     case AttrKind::Float:
       if (std::holds_alternative<double>(v)) return v;

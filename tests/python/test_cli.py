@@ -96,6 +96,9 @@ def test_compile_run_matches_numpy(model, tmp_path, backends, path):
     assert lat, res.stdout
     mean, median, p90, mn = map(float, lat.groups())
     assert 0 <= mn <= median <= p90 and mn <= mean
+    # the first (untimed) run is reported with the load it completes, and is not one of the timed runs
+    first = re.search(r"load and first run: (\S+) ms", res.stdout)
+    assert first and float(first.group(1)) > 0, res.stdout
 
 
 def test_collage_backend_spec_errors(model, tmp_path):

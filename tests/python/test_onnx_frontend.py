@@ -282,3 +282,29 @@ def test_layer_norm_of_float32_data_with_a_float16_scale_computes_in_float16():
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 4])], [scale, bias])
     text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
     assert 'R.Tensor((2, 4), dtype="float16") = R.nn.layer_norm(' in text, text
+
+
+@pytest.mark.parametrize("op_type", ["MatMul", "Gemm"])
+def test_matmul_of_float32_and_float16_operands_computes_in_float16(op_type):
+    # The same exporter mix at a matrix product (a .half() GPT block's first FFN linear).
+    from partita.relax.frontend.onnx import from_onnx
+    w = numpy_helper.from_array(np.ones((4, 3), np.float16), "w")
+    g = helper.make_graph([helper.make_node(op_type, ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])], [w])
+    text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
+    assert 'R.Tensor((2, 3), dtype="float16") = R.matmul(' in text, text
+
+
+def test_gemm_float32_bias_in_a_float16_graph_takes_float16():
+    # PyTorch's exporter wrote a float32 in-projection bias into a .half() GPT block's Gemm.
+    from partita.relax.frontend.onnx import from_onnx
+    w = numpy_helper.from_array(np.ones((3, 4), np.float16), "w")
+    c = numpy_helper.from_array(np.ones((3,), np.float32), "c")
+    g = helper.make_graph([helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=2.0, beta=0.5)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2, 3])], [w, c])
+    mod = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    text = mod.script()
+    assert "float32" not in text, text  # the bias and the alpha / beta scalars in float16
+    assert 'R.Tensor((2, 3), dtype="float16") = R.add(' in text, text

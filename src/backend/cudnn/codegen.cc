@@ -208,11 +208,13 @@ class ProgramBuilder {
 }  // namespace
 
 std::string serialize_program(const std::vector<CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                              std::vector<std::string>& const_names, bool allow_tf32, bool autotune) {
+                              std::vector<std::string>& const_names, bool allow_tf32, bool autotune,
+                              int64_t autotune_top_k) {
   json p;
   p["version"] = 1;
   p["allow_tf32"] = allow_tf32;
   p["autotune"] = autotune;
+  p["autotune_top_k"] = autotune_top_k;
   p["functions"] = json::array();
   for (const auto& f : functions) p["functions"].push_back(ProgramBuilder(f, namer, const_names).build());
   return p.dump();
@@ -226,7 +228,9 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   if (tf32 != 0 && tf32 != 1) throw_error("ValueError", "cudnn: allow_tf32 must be 0 or 1, got " + std::to_string(tf32));
   const int64_t autotune = target.get_int("autotune");
   if (autotune != 0 && autotune != 1) throw_error("ValueError", "cudnn: autotune must be 0 or 1, got " + std::to_string(autotune));
-  std::string program = serialize_program(functions, namer, const_names, tf32 == 1, autotune == 1);
+  const int64_t top_k = target.get_int("autotune_top_k");
+  if (top_k < 0) throw_error("ValueError", "cudnn: autotune_top_k must be >= 0, got " + std::to_string(top_k));
+  std::string program = serialize_program(functions, namer, const_names, tf32 == 1, autotune == 1, top_k);
   return codegen::module_from_bytes(kModuleFormat.type_key,
                                     runtime::write_module_sections(kModuleFormat, {program}), namer);
 }

@@ -47,7 +47,8 @@ IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constant
 
 /// The program (JSON, module_format.h) of `functions`; constants named through `namer`.
 std::string serialize_program(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,
-                              std::vector<std::string>& const_names, bool allow_tf32, bool autotune = false);
+                              std::vector<std::string>& const_names, bool allow_tf32, bool autotune = false,
+                              int64_t autotune_top_k = 0);
 
 /// The codegen registered for "cudnn".
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,

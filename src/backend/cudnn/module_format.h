@@ -1,6 +1,7 @@
 // The bytes of a "cudnn" runtime module, written by the codegen and read by the runtime plug-in:
 // one section, the program (JSON):
-//   {"version": 1, "allow_tf32": bool, "autotune": bool (absent: false), "functions": [{
+//   {"version": 1, "allow_tf32": bool, "autotune": bool (absent: false),
+//    "autotune_top_k": int (absent: 0, every engine), "functions": [{
 //      "symbol": "...",
 //      "values": [{"shape": [dims], "dtype": "float16", "layout": "logical" | "nhwc"}],
 //      "inputs": [value ids, parameter order], "outputs": [value ids],

@@ -14,7 +14,10 @@ PARTITA_REGISTER_BACKEND([] {
                       {"autotune", codegen::TargetOptionType::Int, int64_t(0),
                        "build and time every engine cuDNN offers for each convolution once, when the module loads, "
                        "and keep the fastest (1, as PyTorch's cudnn.benchmark; loads take longer); or take the "
-                       "heuristic's first choice (0)"}};
+                       "heuristic's first choice (0)"},
+                      {"autotune_top_k", codegen::TargetOptionType::Int, int64_t(0),
+                       "with autotune=1, build and time only the heuristic's first K engines of each convolution "
+                       "(0: every engine; a small K keeps loads fast)"}};
   b.patterns = cudnn_patterns;
   b.codegen = codegen;
   b.runtime_plugin = "cudnn";

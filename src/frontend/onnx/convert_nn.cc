@@ -287,10 +287,16 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
   t["ConvTranspose"] = conv_transpose;
   t["LRN"] = lrn;
   t["MeanVarianceNormalization"] = mean_variance_normalization;
-  t["MatMul"] = [](NodeContext& ctx) { return one(op::matmul(ctx.input(0), ctx.input(1))); };
+  t["MatMul"] = [](NodeContext& ctx) {
+    Expr a = ctx.input(0), b = ctx.input(1);
+    unify_float_dtypes(ctx, a, b);  // .half() exports: a float32 operand meeting a float16 one
+    return one(op::matmul(a, b));
+  };
   t["Gemm"] = [](NodeContext& ctx) {
     Expr a = ctx.input(0), b = ctx.input(1);
-    DataType dt = ctx.dtype(0);
+    unify_float_dtypes(ctx, a, b);
+    const auto* at = a->struct_info_ ? a->struct_info_.as<TensorStructInfoNode>() : nullptr;
+    const DataType dt = at ? at->dtype : ctx.dtype(0);  // after unifying
     if (ctx.attr_int("transA", 0)) a = ctx.emit(op::permute_dims(a, IntList{1, 0}));
     if (ctx.attr_int("transB", 0)) b = ctx.emit(op::permute_dims(b, IntList{1, 0}));
     double alpha = ctx.attr_float("alpha", 1.0), beta = ctx.attr_float("beta", 1.0);
@@ -298,6 +304,7 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     if (alpha != 1.0) y = ctx.emit(op::multiply(y, ctx.scalar(alpha, dt)));
     if (!ctx.has_input(2)) return one(y);
     Expr c = ctx.input(2);
+    unify_float_dtypes(ctx, y, c);  // a float32 bias of a .half() export (a GPT block's in-projection)
     if (beta != 1.0) c = ctx.emit(op::multiply(c, ctx.scalar(beta, dt)));
     return one(op::add(y, c));
   };

@@ -158,5 +158,31 @@ class Module:
   EXPECT_THROW(parse_module(fuzzed), Error);
 }
 
+// An integer attribute written as a float beyond int64's range (`groups=18446744073709551615.0`)
+// was converted to int64 unchecked, which is undefined behaviour (UBSan); it is now a type error
+// naming the attribute (found by fuzz_parser: corpus/parser/regression-huge-float-int-attribute.txt).
+TEST(ParserFuzzRegressions, AFloatBeyondInt64IsNotAnIntegerAttribute) {
+  for (const char* groups : {"18446744073709551615.0", "-1e300", "9.3e18"}) {
+    const std::string text = std::string(R"(@I.ir_module
+class Module:
+    @R.function
+    def f(x: R.Tensor((1, 4, 8, 8), "float32"), w: R.Tensor((4, 1, 3, 3), "float32")):
+        y = R.nn.conv2d(x, w, groups=)") + groups + R"()
+        return y
+)";
+    SCOPED_TRACE(groups);
+    try {
+      parse_module(text);
+      ADD_FAILURE() << "groups=" << groups << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("groups"), std::string::npos) << e.message();
+    }
+  }
+  const std::string fuzzed = testing::read_file(std::string(PARTITA_SOURCE_DIR) +
+                                                "/tests/fuzz/corpus/parser/regression-huge-float-int-attribute.txt");
+  ASSERT_FALSE(fuzzed.empty());
+  EXPECT_THROW(parse_module(fuzzed), Error);
+}
+
 }  // namespace
 }  // namespace partita::script

@@ -3,9 +3,9 @@
 // elementwise producers fuse into the loads and the epilogue into the stores. conv2d is an
 // implicit GEMM per group (M = output channels of the group, N = images x output pixels,
 // K = input channels of the group x kernel window); convolutions with few output channels per
-// group (depthwise) run directly, one thread per output element. Small problems (batch 1: fewer
-// regular tiles than the GPU has SMs) take a 32 x 32 tile with K split among thread groups of the
-// block; larger 16-bit ones take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
+// group (depthwise) run directly, one thread per output pixel and group. Small problems (batch 1:
+// fewer regular tiles than the GPU has SMs) take a 32 x 32 tile with K split among thread groups
+// of the block; larger 16-bit ones take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -505,15 +505,21 @@ void KernelEmitter::emit_conv2d() {
 
   auto og = as_const_int(OG);
   if (og && *og < 16) {
-    // Direct: one thread per output element.
+    // Direct: one thread per (image, group, output pixel), computing the group's OG output
+    // channels together, so each input evaluation (with its fused producers: a norm, a pad, a
+    // resize) is shared by all of them rather than repeated per channel.
+    const std::vector<PrimExpr> pixels{n_img, int_imm(groups), OH, OW};
     std::string i = w_->fresh("e");
-    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(A.shape) +
+    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
              "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
-    std::vector<std::string> oc = coords_of(Index{od, i, {}});
-    const std::string n = oc[size_t(opos[0])], o = oc[size_t(opos[1])], oh = oc[size_t(opos[2])], ow = oc[size_t(opos[3])];
-    std::string g = idx_var(o + " / " + sOG);
-    std::string acc = w_->fresh("acc");
-    w_->line(acc_t + " " + acc + " = 0;");
+    std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
+    const std::string n = pc[0], g = pc[1], oh = pc[2], ow = pc[3];
+    std::vector<std::string> outs, accs;
+    for (int64_t j = 0; j < *og; ++j) {
+      outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
+      accs.push_back(w_->fresh("acc"));
+      w_->line(acc_t + " " + accs.back() + " = 0;");
+    }
     std::string c = w_->fresh("c"), kh = w_->fresh("kh"), kw = w_->fresh("kw");
     w_->open("for (pt_idx " + c + " = 0; " + c + " < " + sCG + "; ++" + c + ")");
     std::string ch = idx_var(g + " * " + sCG + " + " + c);
@@ -522,13 +528,13 @@ void KernelEmitter::emit_conv2d() {
     w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + sKW + "; ++" + kw + ")");
     std::string iw = in_row(ow, kw, 1);
     std::string x = input(n, ch, ih, iw);
-    w_->line(acc + " += " + x + " * " + weight(o, c, kh, kw) + ";");
+    for (size_t j = 0; j < outs.size(); ++j) w_->line(accs[j] + " += " + x + " * " + weight(outs[j], c, kh, kw) + ";");
     w_->close();
     w_->close();
     w_->close();
-    store(n, o, oh, ow, acc);
+    for (size_t j = 0; j < outs.size(); ++j) store(n, outs[j], oh, ow, accs[j]);
     w_->close();
-    set_grid_per_element(A.shape);
+    set_grid_per_element(pixels);
     return;
   }
 

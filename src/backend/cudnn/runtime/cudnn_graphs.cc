@@ -49,16 +49,27 @@ void check_cudnn(cudnnStatus_t status, const char* what) {
 }
 
 /// Validates, lowers and plans `g` (heuristics A, then the fallback list); throws on failure.
-/// With `all`, every engine that supports the graph is built, for autotune() to choose from.
-void plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deselect_tensor_cores, const std::string& what,
-          bool all = false) {
+/// `candidates` engines are built for autotune() to choose from: 1 the heuristic's choice, K > 1
+/// the first K in the heuristic's order that build, 0 every engine that supports the graph
+/// (building every engine is what makes full autotuning slow: some compile kernels at run time).
+/// Returns how many plans were built.
+int64_t plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deselect_tensor_cores, const std::string& what,
+             int64_t candidates = 1) {
   check(g.validate(), what + ": validate");
   check(g.build_operation_graph(handle), what + ": operation graph");
   check(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), what + ": heuristics");
   if (deselect_tensor_cores) g.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
   check(g.check_support(handle), what + ": no engine supports it");
-  check(g.build_plans(handle, all ? fe::BuildPlanPolicy_t::ALL : fe::BuildPlanPolicy_t::HEURISTICS_CHOICE),
-        what + ": plan");
+  if (candidates <= 1) {
+    check(g.build_plans(handle, candidates == 1 ? fe::BuildPlanPolicy_t::HEURISTICS_CHOICE : fe::BuildPlanPolicy_t::ALL),
+          what + ": plan");
+    return candidates == 1 ? 1 : g.get_execution_plan_count();
+  }
+  int64_t built = 0;
+  for (int64_t i = 0; i < g.get_execution_plan_count() && built < candidates; ++i)
+    if (g.build_plan_at_index(handle, i).is_good()) ++built;
+  if (built == 0) check(g.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), what + ": plan");
+  return std::max<int64_t>(built, 1);
 }
 
 /// Device scratch memory for autotuning, freed with it.
@@ -138,8 +149,9 @@ class GraphConvPlan : public ConvPlan {
     }
     y->set_output(true).set_uid(kY).set_dim({s.y[0], s.y[1], s.y[2], s.y[3]}).set_stride(nhwc_strides(s.y));
     y->set_data_type(fe_dtype(s.dtype));
-    plan(g, handle, s.dtype == DataType::Float(32) && !s.allow_tf32, what, s.autotune);
-    if (s.autotune) {
+    const int64_t built = plan(g, handle, s.dtype == DataType::Float(32) && !s.allow_tf32, what,
+                               s.autotune ? s.autotune_top_k : 1);
+    if (s.autotune && built > 1) {
       const int64_t e = s.dtype.bytes();
       std::vector<std::pair<int64_t, int64_t>> tensors{{kX, numel4(s.x) * e}, {kW, numel4(s.w) * e}, {kY, numel4(s.y) * e}};
       if (fused && s.bias) tensors.push_back({kB, s.y[1] * e});

@@ -25,7 +25,8 @@ struct ConvSpec {
   std::string activation;  // "", relu, gelu, silu, sigmoid, clip
   double clip_min = 0, clip_max = 0;
   bool allow_tf32 = false;
-  bool autotune = false;  // time every engine once at build and keep the fastest
+  bool autotune = false;  // time engines once at build and keep the fastest
+  int64_t autotune_top_k = 0;  // with autotune: the heuristic's first K engines (0: every engine)
 };
 
 struct AttentionSpec {

@@ -206,6 +206,7 @@ class CudnnModule : public runtime::RuntimeModule {
       throw_error("ValueError", "cudnn: program version " + p["version"].dump() + " (this runtime reads 1)");
     allow_tf32_ = p.value("allow_tf32", false);
     autotune_ = p.value("autotune", false);
+    autotune_top_k_ = p.value("autotune_top_k", int64_t(0));
     for (const json& f : get<json>(p, "functions", "the program")) {
       Program prog = read_program(f);
       for (const auto& [id, name] : prog.constants) const_names_.insert(name);
@@ -317,6 +318,7 @@ class CudnnModule : public runtime::RuntimeModule {
         s.clip_max = clip.at(1);
         s.allow_tf32 = allow_tf32_;
         s.autotune = autotune_;
+        s.autotune_top_k = autotune_top_k_;
         ps.conv[i] = ConvPlan::build(st.handle, s);
         if (ps.conv[i]->workspace_size() > 0)
           ps.workspace[i] = Tensor::empty({ps.conv[i]->workspace_size()}, DataType::UInt(8), st.device);
@@ -413,6 +415,7 @@ class CudnnModule : public runtime::RuntimeModule {
   std::string text_;
   bool allow_tf32_ = false;
   bool autotune_ = false;
+  int64_t autotune_top_k_ = 0;
   std::vector<Program> programs_;
   std::set<std::string> const_names_;
   std::mutex mutex_;

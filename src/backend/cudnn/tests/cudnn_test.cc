@@ -338,6 +338,17 @@ TEST(CudnnTarget, AutotuneIsAnOptionAndChecked) {
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("autotune must be 0 or 1"), std::string::npos) << e.message();
   }
+  // autotune_top_k bounds the engines built and timed (0, the default: every engine).
+  EXPECT_NE(program(codegen::Target("cudnn")).find("\"autotune_top_k\":0"), std::string::npos);
+  EXPECT_NE(program(codegen::Target("cudnn", {{"autotune", int64_t(1)}, {"autotune_top_k", int64_t(4)}}))
+                .find("\"autotune_top_k\":4"),
+            std::string::npos);
+  try {
+    program(codegen::Target("cudnn", {{"autotune_top_k", int64_t(-1)}}));
+    ADD_FAILURE() << "autotune_top_k=-1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("autotune_top_k must be >= 0"), std::string::npos) << e.message();
+  }
 }
 
 }  // namespace

@@ -322,21 +322,16 @@ IRModule annotate_composites(IRModule mod) {
     Call call = make<CallNode>(local, args);
     call->struct_info_ = func->ret_struct_info;
     Var output = make<VarNode>("output", func->ret_struct_info);
-    std::vector<Binding> bs{make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)};
-    Expr body = make<SeqExprNode>(
-        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
-    body->struct_info_ = func->ret_struct_info;
+    Expr body = single_block_seq(
+        {make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)}, false, output);
     mod.remove(gv->name_hint);
-    std::string hint = gv->name_hint + "_" + codegen;
-    std::string name = names.fresh(hint);
-    while (mod.contains(name)) name = names.fresh(hint);
-    DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-    Function wrapper =
-        make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
-    wrapper->struct_info_ = func_struct_info_of(*wrapper);
-    GlobalVar ngv = make<GlobalVarNode>(name);
-    ngv->struct_info_ = wrapper->struct_info_;
-    mod.add(ngv, wrapper);
+    GlobalVar ngv = add_fresh_function(mod, names, gv->name_hint + "_" + codegen, [&](auto& name) {
+      DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
+      Function wrapper =
+          make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
+      wrapper->struct_info_ = func_struct_info_of(*wrapper);
+      return wrapper;
+    });
     wrapped.emplace(gv->name_hint, ngv);
     return ngv;
   };

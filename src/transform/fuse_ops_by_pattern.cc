@@ -110,7 +110,7 @@ class PatternPass {
     std::vector<char>& composite = composite_;  // per root: formed by a match
     composite.assign(n, 0);
     std::vector<int>& matched = matched_;
-    extra_attrs_.clear();
+    extra_attrs_.assign(pat_->attrs_getter ? n : 0, std::nullopt);
     for (int i = 0; i < n; ++i) {
       const Slot& s = fn.slots[order[i]];
       if (!candidate(s)) continue;
@@ -134,19 +134,12 @@ class PatternPass {
       if (!ok) continue;
       if (pat_->check && !pat_->check(check_context(fn, order, i))) continue;
       if (!graph.group_match(matched, composite)) continue;
-      if (pat_->attrs_getter) extra_attrs_.emplace_back(i, pat_->attrs_getter(annotated_exprs()));
+      if (pat_->attrs_getter) extra_attrs_[i] = pat_->attrs_getter(annotated_exprs());
     }
     release_tables();
     group_of_.assign(n, -1);
     std::vector<int>& root_to_group = tmp_;
     root_to_group.assign(n, -1);
-    // A group takes the attributes of the last match whose root ended up in it (as the
-    // reference's table keyed by root).
-    if (!extra_attrs_.empty()) {
-      extra_of_root_.assign(n, -1);
-      for (size_t k = 0; k < extra_attrs_.size(); ++k)
-        extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
-    }
     group_attrs_.clear();
     int groups = 0;
     for (int i = 0; i < n; ++i) {
@@ -154,14 +147,16 @@ class PatternPass {
       if (!composite[r]) continue;
       if (root_to_group[r] < 0) {
         root_to_group[r] = groups++;
-        if (pat_->attrs_getter) {
-          group_attrs_.push_back(attrs_);
-          if (!extra_attrs_.empty() && extra_of_root_[r] >= 0)
-            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second)
-              group_attrs_.back()[k] = v;
-        }
+        if (pat_->attrs_getter) group_attrs_.push_back(attrs_);
       }
       group_of_[i] = root_to_group[r];
+      // A group takes the attributes of the last match whose root ended up in it (as the
+      // reference's table keyed by root).
+      if (pat_->attrs_getter && extra_attrs_[i]) {
+        DictAttrs& attrs = group_attrs_[size_t(group_of_[i])];
+        attrs = attrs_;
+        for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
+      }
     }
     return groups;
   }
@@ -285,9 +280,8 @@ class PatternPass {
   std::vector<std::pair<const Object*, int>> jumped_;
   GroupGraph graph_;
   dpl::MatchList match_;
-  // attrs_getter results: (root position, attributes) per accepted match; per group.
-  std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs_;
-  std::vector<int> extra_of_root_;
+  // attrs_getter results per root position of an accepted match; per group.
+  std::vector<std::optional<std::map<std::string, AttrValue>>> extra_attrs_;
   std::vector<DictAttrs> group_attrs_;
   // Check functions' tables for the block being partitioned.
   std::vector<int> users_off_, users_;

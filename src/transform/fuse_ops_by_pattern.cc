@@ -2,12 +2,8 @@
 // composite functions, and the optional codegen annotation (CompositeFunctionAnnotator).
 //
 // Patterns are applied one after the other, each to the entry functions as the earlier ones left
-// them. The functions are kept as FunctionSlots (grouping.h) between patterns, so each pattern
-// partitions on binding positions and only bindings an earlier group changed are rebuilt; the
-// functions are rebuilt once at the end. Check functions see each dataflow block as the earlier
-// patterns left it; their block-wide tables (var_usages, value_to_bound_var) are filled on
-// demand (BlockTable): a check asks about a few variables of its match, and making both tables
-// of a large block for every pattern cost as much as the partitioning.
+// them, kept as FunctionSlots (grouping.h) between patterns. Check functions see each dataflow
+// block as the earlier patterns left it, through tables filled on demand (BlockTable).
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 #include "grouping.h"

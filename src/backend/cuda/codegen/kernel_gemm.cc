@@ -33,6 +33,7 @@ std::string gemm_accumulator(DataType in) {
 // (r, c) is global (row0 + r, col0 + c), zero outside rows x cols; `store` writes it to shared
 // memory (transposed or rounded as the kernel needs).
 struct TileLoad {
+  TileLoad(int rows_, int cols_, int threads_) : rows(rows_), cols(cols_), threads(threads_) {}
   int rows = 0, cols = 0, threads = 0;
   std::string thread = "threadIdx.x";  // the thread's index among `threads`
   std::string row0, col0, row_limit, col_limit, value_type;

@@ -11,6 +11,7 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
 
@@ -171,29 +172,14 @@ class Module:
 }
 
 TEST(CanonicalizeBindings, OutputOfDataflowVarChain) {
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
   // gv = lv1 where lv1 = lv: both trivial; the output takes the real value.
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            lv1: R.Tensor((4,), dtype="float32") = lv
-            gv: R.Tensor((4,), dtype="float32") = lv1
-            R.output(gv)
-        return gv
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            gv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            R.output(gv)
-        return gv
-)");
+  check_pass(CanonicalizeBindings(), dataflow_module(sig, R"(
+lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
+lv1: R.Tensor((4,), dtype="float32") = lv
+gv: R.Tensor((4,), dtype="float32") = lv1)", "gv"),
+             dataflow_module(sig, R"(
+gv: R.Tensor((4,), dtype="float32") = R.add(x, x))", "gv"));
 }
 
 TEST(CanonicalizeBindings, OutputVarUsedOnlyInsideBecomesDataflowVar) {
@@ -206,17 +192,9 @@ TEST(CanonicalizeBindings, OutputVarUsedOnlyInsideBecomesDataflowVar) {
   bb.end_dataflow();
   bb.emit_func_output(b);
   IRModule after = CanonicalizeBindings()(bb.get());
-  EXPECT_TRUE(modules_equal(after, parse(R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            a: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
-            R.output(b)
-        return b
-)")));
+  EXPECT_TRUE(modules_equal(after, parse(dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+a: R.Tensor((4,), dtype="float32") = R.add(x, x)
+b: R.Tensor((4,), dtype="float32") = R.multiply(a, a))", "b"))));
   auto f = after.lookup("main").as_ref<FunctionNode>();
   EXPECT_TRUE(f->body.as<SeqExprNode>()->blocks[0]->bindings[0]->var.as<DataflowVarNode>());
   EXPECT_TRUE(well_formed(after));

@@ -8,6 +8,7 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::dataflow_module;
 using partita::testing::parse;
 
 TEST(DeadCodeElimination, UnusedBindingsAndFunctions) {
@@ -59,16 +60,8 @@ class Module:
             R.output(gv, unused_out)
         return gv
 )",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            gv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            R.output(gv)
-        return gv
-)");
+             dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+gv: R.Tensor((4,), dtype="float32") = R.add(x, x))", "gv"));
 }
 
 TEST(DeadCodeElimination, EntryFunctionsKeepPrivateFunctions) {

@@ -86,7 +86,8 @@ TileLoops open_tile_loops(CodeWriter& w, const GemmSpec& g, const std::string& B
                           const std::string& M, int tile_m, int tile_n) {
   const std::string TM = std::to_string(tile_m);
   TileLoops t{w.fresh("b"), "", ""};
-  w.open("for (pt_idx " + t.b + " = blockIdx.z; " + t.b + " < " + B + "; " + t.b + " += gridDim.z)");
+  w.open("for (pt_idx " + t.b + " = blockIdx.z; " + t.b + " < " + B + "; " + t.b +
+         " += gridDim.z)");
   if (g.at_batch) g.at_batch(t.b);
   t.m0 = w.fresh("m");
   w.open("for (pt_idx " + t.m0 + " = (pt_idx)blockIdx.y * " + TM + "; " + t.m0 + " < " + M + "; " +

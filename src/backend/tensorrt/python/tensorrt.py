@@ -88,7 +88,9 @@ def _tensorrt_patterns():
         "prod", "max", "min", "mean", ("concatenate", "concat"), "split",
     ])
     # Binary elementwise ops (two tensor arguments).
-    patterns += _op_patterns(2, ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"])
+    patterns += _op_patterns(
+        2, ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
+    )
     # image.resize2d (data + target-size shape argument).
     if "relax.image.resize2d" in _KNOWN_OPS:
         patterns.append(_resize2d_pattern())

@@ -8,6 +8,7 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
 using partita::testing::dataflow_module;
 using partita::testing::parse;
 
@@ -84,15 +85,9 @@ class Module:
 }
 
 TEST(DeadCodeElimination, RefiningMatchCastIsKept) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1):
-        n = T.int64()
-        y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
-        return x
-)";
+  const std::string text = plain_module(R"(main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1))", R"(
+n = T.int64()
+y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32")))", "x");
   check_pass(DeadCodeElimination(), text, text);
 }
 

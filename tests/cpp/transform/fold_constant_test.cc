@@ -17,6 +17,7 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
 using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
@@ -98,14 +99,8 @@ class Module:
 
 TEST(FoldConstant, OutsideDataflowBlocksNothingFolds) {
   // TVM's test_do_not_fold_ops_outside_dataflow.
-  std::string text = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main() -> R.Tensor((2, 3), dtype="float32"):
-        gv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
-        return gv
-)" + metadata({constant_line(0, "(2, 3)", iota(6))});
+  std::string text = std::string(kHeader) + plain_module(R"(main() -> R.Tensor((2, 3), dtype="float32"))", R"(
+gv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0]))", "gv") + metadata({constant_line(0, "(2, 3)", iota(6))});
   check_pass(FoldConstant(), text, text);
 }
 

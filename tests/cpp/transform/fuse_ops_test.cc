@@ -6,6 +6,7 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
 using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
@@ -66,15 +67,9 @@ c: R.Tensor((4, 8), dtype="float32") = R.add(b, b))", "c");
 
 // Outside dataflow blocks nothing is grouped, as in TVM.
 TEST(FuseOps, OnlyDataflowBlocks) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
-        b: R.Tensor((4, 8), dtype="float32") = R.add(a, x)
-        return b
-)";
+  const std::string text = plain_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
+b: R.Tensor((4, 8), dtype="float32") = R.add(a, x))", "b");
   check_pass(FuseOps(), text, text);
 }
 

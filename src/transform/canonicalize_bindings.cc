@@ -10,6 +10,7 @@
 #include "partita/ir/functor.h"
 #include "partita/ir/structural_equal.h"
 #include "partita/transform/basic.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 
@@ -19,26 +20,21 @@ using VarSet = std::unordered_set<Var, RefHash, RefEq>;
 template <class V>
 using VarMap = std::unordered_map<Var, V, RefHash, RefEq>;
 
+// `v` followed through `replace` to the end of its chain.
+Var follow(const VarMap<Var>& replace, Var v) {
+  for (auto it = replace.find(v); it != replace.end(); it = replace.find(v)) v = it->second;
+  return v;
+}
+
 // ---- step 1: symbolic variables ----
 
 class SymbolicVarCanonicalizer : public ExprMutator {
  public:
   using ExprMutator::ExprMutator;
 
-  Expr visit_(const FunctionNode* f) override {
-    auto cached = known_;
-    Expr out = ExprMutator::visit_(f);
-    known_ = cached;
-    return out;
-  }
-
-  Expr visit_(const IfNode* op) override {
-    // Values learned in one branch say nothing about the other.
-    auto cached = known_;
-    Expr out = ExprMutator::visit_(op);
-    known_ = cached;
-    return out;
-  }
+  // Values learned in a function, or in one branch, say nothing outside it.
+  Expr visit_(const FunctionNode* f) override { return scoped(f); }
+  Expr visit_(const IfNode* op) override { return scoped(op); }
 
   void visit_binding_(const MatchCastNode* b) override {
     const StructInfo& value_sinfo = b->value->struct_info_;
@@ -66,12 +62,17 @@ class SymbolicVarCanonicalizer : public ExprMutator {
 
   PrimExpr visit_prim_expr(const PrimExpr& e) override {
     if (known_.empty()) return e;
-    StructInfo wrapped = prim_sinfo(e->dtype, e);
-    StructInfo out = bind_struct_info(wrapped, known_);
-    return out.as<PrimStructInfoNode>()->value;
+    return bind_struct_info(prim_sinfo(e->dtype, e), known_).as<PrimStructInfoNode>()->value;
   }
 
  private:
+  template <class Node>
+  Expr scoped(const Node* n) {
+    PrimVarMap cached = known_;
+    Expr out = ExprMutator::visit_(n);
+    known_ = std::move(cached);
+    return out;
+  }
   PrimVarMap known_;
 };
 
@@ -100,11 +101,7 @@ class Planner : public ExprVisitor {
     }
     for (auto& [var, c] : p.bound_to_constant_) plan.inline_constant[var] = c;
     for (auto& [bound_var, target] : p.trivial_order_) {
-      Var to = target;
-      for (auto it = p.trivial_.find(to); it != p.trivial_.end(); it = p.trivial_.find(to)) to = it->second;
-      for (auto it = plan.replace_binding.find(to); it != plan.replace_binding.end();
-           it = plan.replace_binding.find(to))
-        to = it->second;
+      Var to = follow(plan.replace_binding, follow(p.trivial_, target));
       if (bound_var.as<DataflowVarNode>() || !to.as<DataflowVarNode>() ||
           !p.used_outside_home_.count(bound_var)) {
         // Uses of the bound var can use its source directly.
@@ -136,15 +133,11 @@ class Planner : public ExprVisitor {
     current_block_ = cache;
   }
 
-  void visit_binding_block_(const BindingBlockNode* block) override {
+  void visit_binding_block_(const BindingBlockNode* block) override { in_block(block); }
+  void visit_dataflow_block_(const BindingBlockNode* block) override { in_block(block); }
+  void in_block(const BindingBlockNode* block) {
     current_block_ = block;
-    ExprVisitor::visit_binding_block_(block);
-    current_block_ = nullptr;
-  }
-
-  void visit_dataflow_block_(const BindingBlockNode* block) override {
-    current_block_ = block;
-    ExprVisitor::visit_dataflow_block_(block);
+    for (const auto& b : block->bindings) visit_binding(b);
     current_block_ = nullptr;
   }
 
@@ -208,11 +201,7 @@ class BindingCanonicalizer : public ExprMutator {
   }
 
   Var visit_var_def(const Var& var) override {
-    Var nv = var;
-    for (auto it = plan_.replace_binding.find(nv); it != plan_.replace_binding.end();
-         it = plan_.replace_binding.find(nv))
-      nv = it->second;
-    return ExprMutator::visit_var_def(nv);
+    return ExprMutator::visit_var_def(follow(plan_.replace_binding, var));
   }
 
   Expr visit_(const VarNode* v) override { return visit_use(Var(v)); }
@@ -247,9 +236,7 @@ class BindingCanonicalizer : public ExprMutator {
       const Expr& value = binding_value(*b);
       if (b->var.as<DataflowVarNode>() && candidates.count(b->var.get())) continue;
       if (!b->var.as<DataflowVarNode>() && value.as<DataflowVarNode>() && candidates.count(value.get())) {
-        const Expr& nv = candidates.at(value.get());
-        if (auto* mc = b.as<MatchCastNode>()) bindings.push_back(make<MatchCastNode>(b->var, nv, mc->struct_info));
-        else bindings.push_back(make<VarBindingNode>(b->var, nv));
+        bindings.push_back(detail::rebind(b, b->var, candidates.at(value.get())));
         continue;
       }
       bindings.push_back(b);
@@ -259,9 +246,7 @@ class BindingCanonicalizer : public ExprMutator {
 
  private:
   Expr visit_use(Var v) {
-    for (auto it = plan_.replace_usage.find(v); it != plan_.replace_usage.end();
-         it = plan_.replace_usage.find(v))
-      v = it->second;
+    v = follow(plan_.replace_usage, v);
     auto c = plan_.inline_constant.find(v);
     if (c != plan_.inline_constant.end()) return visit_expr(c->second);
     if (auto* d = v.as<DataflowVarNode>()) return ExprMutator::visit_(d);

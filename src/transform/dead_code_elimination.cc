@@ -57,19 +57,23 @@ Function remove_all_unused(Function f, const IRModule& mod) {
   }
 }
 
+IRModule detail::dead_code_elimination(IRModule mod, const std::vector<std::string>& entries) {
+  mod = remove_unreachable_functions(std::move(mod), entries);
+  std::vector<std::pair<GlobalVar, Expr>> updates;
+  for (auto& [gv, f] : mod.functions()) {
+    auto* fn = f.as<FunctionNode>();
+    if (!fn) continue;
+    Function nf = remove_all_unused(Function(fn), mod);
+    if (nf.get() != fn) updates.emplace_back(gv, nf);
+  }
+  for (auto& [gv, f] : updates) mod.update(gv, f);
+  return remove_unreachable_functions(std::move(mod), entries);
+}
+
 Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
   return create_module_pass(
-      [entry_functions](IRModule mod, const PassContext&) -> IRModule {
-        mod = detail::remove_unreachable_functions(mod, entry_functions);
-        std::vector<std::pair<GlobalVar, Expr>> updates;
-        for (auto& [gv, f] : mod.functions()) {
-          auto* fn = f.as<FunctionNode>();
-          if (!fn) continue;
-          Function nf = remove_all_unused(Function(fn), mod);
-          if (nf.get() != fn) updates.emplace_back(gv, nf);
-        }
-        for (auto& [gv, f] : updates) mod.update(gv, f);
-        return detail::remove_unreachable_functions(mod, entry_functions);
+      [entry_functions](IRModule mod, const PassContext&) {
+        return detail::dead_code_elimination(std::move(mod), entry_functions);
       },
       1, "DeadCodeElimination");
 }

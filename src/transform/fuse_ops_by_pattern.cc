@@ -2,12 +2,8 @@
 // composite functions, and the optional codegen annotation (CompositeFunctionAnnotator).
 //
 // Patterns are applied one after the other, each to the entry functions as the earlier ones left
-// them. The functions are kept as FunctionSlots (grouping.h) between patterns, so each pattern
-// partitions on binding positions and only bindings an earlier group changed are rebuilt; the
-// functions are rebuilt once at the end. Check functions see each dataflow block as the earlier
-// patterns left it; their block-wide tables (var_usages, value_to_bound_var) are filled on
-// demand (BlockTable): a check asks about a few variables of its match, and making both tables
-// of a large block for every pattern cost as much as the partitioning.
+// them, kept as FunctionSlots (grouping.h) between patterns. Check functions see each dataflow
+// block as the earlier patterns left it, through tables filled on demand (BlockTable).
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 #include "grouping.h"
@@ -110,7 +106,7 @@ class PatternPass {
     std::vector<char>& composite = composite_;  // per root: formed by a match
     composite.assign(n, 0);
     std::vector<int>& matched = matched_;
-    extra_attrs_.clear();
+    extra_attrs_.assign(pat_->attrs_getter ? n : 0, std::nullopt);
     for (int i = 0; i < n; ++i) {
       const Slot& s = fn.slots[order[i]];
       if (!candidate(s)) continue;
@@ -134,19 +130,12 @@ class PatternPass {
       if (!ok) continue;
       if (pat_->check && !pat_->check(check_context(fn, order, i))) continue;
       if (!graph.group_match(matched, composite)) continue;
-      if (pat_->attrs_getter) extra_attrs_.emplace_back(i, pat_->attrs_getter(annotated_exprs()));
+      if (pat_->attrs_getter) extra_attrs_[i] = pat_->attrs_getter(annotated_exprs());
     }
     release_tables();
     group_of_.assign(n, -1);
     std::vector<int>& root_to_group = tmp_;
     root_to_group.assign(n, -1);
-    // A group takes the attributes of the last match whose root ended up in it (as the
-    // reference's table keyed by root).
-    if (!extra_attrs_.empty()) {
-      extra_of_root_.assign(n, -1);
-      for (size_t k = 0; k < extra_attrs_.size(); ++k)
-        extra_of_root_[graph.find(extra_attrs_[k].first)] = int(k);
-    }
     group_attrs_.clear();
     int groups = 0;
     for (int i = 0; i < n; ++i) {
@@ -154,14 +143,16 @@ class PatternPass {
       if (!composite[r]) continue;
       if (root_to_group[r] < 0) {
         root_to_group[r] = groups++;
-        if (pat_->attrs_getter) {
-          group_attrs_.push_back(attrs_);
-          if (!extra_attrs_.empty() && extra_of_root_[r] >= 0)
-            for (const auto& [k, v] : extra_attrs_[extra_of_root_[r]].second)
-              group_attrs_.back()[k] = v;
-        }
+        if (pat_->attrs_getter) group_attrs_.push_back(attrs_);
       }
       group_of_[i] = root_to_group[r];
+      // A group takes the attributes of the last match whose root ended up in it (as the
+      // reference's table keyed by root).
+      if (pat_->attrs_getter && extra_attrs_[i]) {
+        DictAttrs& attrs = group_attrs_[size_t(group_of_[i])];
+        attrs = attrs_;
+        for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
+      }
     }
     return groups;
   }
@@ -285,9 +276,8 @@ class PatternPass {
   std::vector<std::pair<const Object*, int>> jumped_;
   GroupGraph graph_;
   dpl::MatchList match_;
-  // attrs_getter results: (root position, attributes) per accepted match; per group.
-  std::vector<std::pair<int, std::map<std::string, AttrValue>>> extra_attrs_;
-  std::vector<int> extra_of_root_;
+  // attrs_getter results per root position of an accepted match; per group.
+  std::vector<std::optional<std::map<std::string, AttrValue>>> extra_attrs_;
   std::vector<DictAttrs> group_attrs_;
   // Check functions' tables for the block being partitioned.
   std::vector<int> users_off_, users_;
@@ -322,21 +312,16 @@ IRModule annotate_composites(IRModule mod) {
     Call call = make<CallNode>(local, args);
     call->struct_info_ = func->ret_struct_info;
     Var output = make<VarNode>("output", func->ret_struct_info);
-    std::vector<Binding> bs{make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)};
-    Expr body = make<SeqExprNode>(
-        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bs), false)}, output);
-    body->struct_info_ = func->ret_struct_info;
+    Expr body = single_block_seq(
+        {make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)}, false, output);
     mod.remove(gv->name_hint);
-    std::string hint = gv->name_hint + "_" + codegen;
-    std::string name = names.fresh(hint);
-    while (mod.contains(name)) name = names.fresh(hint);
-    DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-    Function wrapper =
-        make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
-    wrapper->struct_info_ = func_struct_info_of(*wrapper);
-    GlobalVar ngv = make<GlobalVarNode>(name);
-    ngv->struct_info_ = wrapper->struct_info_;
-    mod.add(ngv, wrapper);
+    GlobalVar ngv = add_fresh_function(mod, names, gv->name_hint + "_" + codegen, [&](auto& name) {
+      DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
+      Function wrapper =
+          make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
+      wrapper->struct_info_ = func_struct_info_of(*wrapper);
+      return wrapper;
+    });
     wrapped.emplace(gv->name_hint, ngv);
     return ngv;
   };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pass_util.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/ir/structural_equal.h"
@@ -214,6 +215,19 @@ std::string numbered(const char* hint, int& count) {
 
 namespace {
 
+// CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
+// keeping the pairs' order within a key.
+template <class V>
+void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off,
+            std::vector<V>& out) {
+  off.assign(keys + 1, 0);
+  for (const auto& kv : pairs) ++off[kv.first + 1];
+  for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
+  out.resize(pairs.size());
+  std::vector<int> fill(off.begin(), off.end() - 1);
+  for (const auto& kv : pairs) out[fill[kv.first]++] = kv.second;
+}
+
 inline bool is_inlinable(const Expr& e) {
   if (auto* t = e.as<TupleNode>())
     return std::all_of(t->fields.begin(), t->fields.end(),
@@ -301,12 +315,6 @@ inline void append_name_part(std::string& name, const CallNode& call) {
   }
 }
 
-/// Scratch of order_units, kept between calls so that it allocates once.
-struct UnitOrderScratch {
-  std::vector<char> state;  // per unit: 0 new, 1 open, 2 done
-  std::vector<std::pair<int, int>> stack;  // (unit, next dependency to visit)
-};
-
 /// Puts the units of a block (groups and ungrouped bindings; position i of the block belongs to
 /// unit(i), of those numbered below `offsets.size() - 1`) in an order where each follows the
 /// units it depends on (`edges[offsets[u] .. offsets[u + 1])` for unit u), visiting them in order
@@ -314,14 +322,12 @@ struct UnitOrderScratch {
 /// overflow the stack. A cycle is an internal error (grouping never makes one).
 template <class Unit>
 void order_units(const std::vector<int>& offsets, const std::vector<int>& edges, int positions,
-                 Unit&& unit, std::vector<int>& order, UnitOrderScratch& scratch) {
+                 Unit&& unit, std::vector<int>& order) {
   int units = int(offsets.size()) - 1;
   order.clear();
   order.reserve(units);
-  std::vector<char>& state = scratch.state;
-  state.assign(units, 0);
-  auto& stack = scratch.stack;
-  stack.clear();
+  std::vector<char> state(units, 0);       // per unit: 0 new, 1 open, 2 done
+  std::vector<std::pair<int, int>> stack;  // (unit, next dependency to visit)
   for (int i = 0; i < positions; ++i) {
     int u0 = unit(i);
     if (state[u0]) continue;
@@ -456,10 +462,7 @@ void FunctionSlots::refresh(int s) {
   Expr old_value(slot.value);
   Expr value = current(old_value);
   if (value == old_value) return;
-  Binding b;
-  if (auto* mc = Binding(slot.binding).as<MatchCastNode>())
-    b = make<MatchCastNode>(mc->var, value, mc->struct_info);
-  else b = make<VarBindingNode>(Var(slot.var), value);
+  Binding b = rebind(Binding(slot.binding), Var(slot.var), value);
   slot.binding = b.get();
   slot.value = value.get();
   made_.push_back(std::move(b));
@@ -520,20 +523,13 @@ void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>&
 void graph_users(const std::vector<int>& offsets, const std::vector<int>& edges,
                  std::vector<int>& off, std::vector<int>& users) {
   int n = int(offsets.size()) - 1;
-  off.assign(n + 1, 0);
   std::vector<int> last(n, -1);  // the last user counted per node
+  std::vector<std::pair<int, int>> pairs;  // (node, user)
+  pairs.reserve(edges.size());
   for (int i = 0; i < n; ++i)
     for (int e = offsets[i]; e < offsets[i + 1]; ++e)
-      if (int j = edges[e]; last[j] != i) {
-        last[j] = i;
-        ++off[j + 1];
-      }
-  for (int j = 0; j < n; ++j) off[j + 1] += off[j];
-  users.resize(off[n]);
-  std::vector<int> fill(off.begin(), off.end() - 1);
-  for (int i = 0; i < n; ++i)
-    for (int e = offsets[i]; e < offsets[i + 1]; ++e)
-      if (int j = edges[e]; fill[j] == off[j] || users[fill[j] - 1] != i) users[fill[j]++] = i;
+      if (int j = edges[e]; last[j] != i) pairs.emplace_back(j, last[j] = i);
+  bucket(pairs, n, off, users);
 }
 
 Function FunctionSlots::rebuild() {
@@ -638,11 +634,7 @@ struct GroupFuser::Impl {
     for (auto it = range.first; it != range.second; ++it)
       if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
         return it->second;
-    std::string name = names_.fresh(hint);
-    while (mod_.contains(name)) name = names_.fresh(hint);
-    GlobalVar gv = make<GlobalVarNode>(name);
-    gv->struct_info_ = func->struct_info_;
-    mod_.add(gv, func);
+    GlobalVar gv = add_fresh_function(mod_, names_, hint, [&](const std::string&) { return func; });
     dedup_.emplace(h, gv);
     return gv;
   }
@@ -909,26 +901,17 @@ struct GroupFuser::Impl {
     }
     Substitutor subst(std::move(remap), mod_);
     std::vector<Binding> out;
-    for (int i : c.bindings) {
-      const Binding& b = bindings[i];
-      Var var = subst.visit_var_def(b->var);
-      Expr value = subst(binding_value(*b));
-      if (auto* mc = b.as<MatchCastNode>())
-        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
-      else out.push_back(make<VarBindingNode>(var, value));
-    }
-    Expr body;
-    if (outputs.size() == 1) {
-      body = outputs[0];
-    } else {
+    for (int i : c.bindings)
+      out.push_back(rebind(bindings[i], subst.visit_var_def(bindings[i]->var),
+                           subst(binding_value(*bindings[i]))));
+    Expr body = outputs[0];
+    if (outputs.size() > 1) {
       std::vector<StructInfo> fs;
       for (const auto& o : outputs) fs.push_back(o->struct_info_);
       body = make<TupleNode>(outputs);
       body->struct_info_ = tuple_sinfo(fs);
     }
-    Expr seq = make<SeqExprNode>(
-        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), true)}, body);
-    seq->struct_info_ = body->struct_info_;
+    Expr seq = single_block_seq(std::move(out), true, body);
     DictAttrs fattrs = attrs;
     fattrs["Primitive"] = true;  // a bool, as TVM >= 0.26 sets it
     Function f = make<FunctionNode>(std::move(params), seq, body->struct_info_, true, fattrs);
@@ -936,36 +919,17 @@ struct GroupFuser::Impl {
     c.func = renew_symbolic_vars(f);
   }
 
-  // True when `s` mentions no symbolic variable: a call's result is then the callee's declared
-  // result whatever the (already matching) arguments are.
-  static bool is_static_sinfo(const StructInfo& s) {
-    if (!s) return false;
-    if (auto* t = s.as<TensorStructInfoNode>()) {
-      if (!t->shape) return true;
-      for (const auto& d : *t->shape)
-        if (!d.as<IntImmNode>()) return false;
-      return true;
-    }
-    if (auto* u = s.as<TupleStructInfoNode>()) {
-      for (const auto& f : u->fields)
-        if (!is_static_sinfo(f)) return false;
-      return true;
-    }
-    return s.as<ObjectStructInfoNode>() != nullptr;
-  }
-
   // The struct info of a call of the group function `gv` (made from `c`). The arguments carry
   // exactly the parameters' struct info (parameters are made from them, shared functions are
-  // structurally equal), so for static signatures the derivation is done once per function.
+  // structurally equal), so for signatures without symbolic variables (the result is then the
+  // declared one whatever the arguments) the derivation is done once per function.
   StructInfo call_ret_sinfo(const GlobalVar& gv, const Creator& c, const CallNode& call) {
     if (const StructInfo* hit = ret_sinfo_cache_.find(gv.get())) return *hit;
     StructInfo fsinfo = c.func ? c.func->struct_info_ : mod_.lookup(gv)->struct_info_;
     auto finfo = fsinfo.as_ref<FuncStructInfoNode>();
     StructInfo ret = derive_call_ret_struct_info(finfo, call);
-    bool cacheable = finfo->params.has_value() && is_static_sinfo(finfo->ret);
-    if (cacheable)
-      for (const auto& p : *finfo->params) cacheable = cacheable && is_static_sinfo(p);
-    if (cacheable) ret_sinfo_cache_.emplace(gv.get(), ret);
+    if (finfo->params && finfo->ret && symbolic_vars_of(fsinfo).empty())
+      ret_sinfo_cache_.emplace(gv.get(), ret);
     return ret;
   }
 
@@ -993,19 +957,6 @@ struct GroupFuser::Impl {
       if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
     }
     return gv;
-  }
-
-  // CSR of `pairs` (key, value) bucketed by key in [0, keys): off[k] .. off[k + 1] into out,
-  // keeping the pairs' order within a key.
-  template <class V>
-  void bucket(const std::vector<std::pair<int, V>>& pairs, int keys, std::vector<int>& off,
-              std::vector<V>& out) {
-    off.assign(keys + 1, 0);
-    for (const auto& kv : pairs) ++off[kv.first + 1];
-    for (int k = 0; k < keys; ++k) off[k + 1] += off[k];
-    out.resize(pairs.size());
-    fill_.assign(off.begin(), off.end() - 1);
-    for (const auto& kv : pairs) out[fill_[kv.first]++] = kv.second;
   }
 
   // True when `e` is a variable bound earlier in group u than member i (the slots of i's
@@ -1061,7 +1012,7 @@ struct GroupFuser::Impl {
     }
     bucket(pairs_, G + n, dep_off_, dep_edges_);
     bucket(uses_, G, use_off_, use_vars_);
-    order_units(dep_off_, dep_edges_, n, unit, units_, topo_scratch_);
+    order_units(dep_off_, dep_edges_, n, unit, units_);
 
     // Emission. One Creator serves every group: its bindings in block order (non-DataflowVar
     // ones are outputs), then the outputs the uses found.
@@ -1140,8 +1091,7 @@ struct GroupFuser::Impl {
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
   Creator creator_;
-  UnitOrderScratch topo_scratch_;
-  std::vector<int> pos_, cur_slot_, fill_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
+  std::vector<int> pos_, cur_slot_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
       units_, order_;
   std::vector<Binding> cur_;
   std::vector<std::pair<int, int>> pairs_;

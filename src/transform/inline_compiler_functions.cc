@@ -7,6 +7,7 @@
 // the module returns to its unpartitioned form. Inner variables take the kind of the block they
 // land in and struct info re-derived from their new values (in the caller's symbolic variables:
 // substitution derives a rebuilt node's).
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -59,16 +60,11 @@ class Inliner {
     if (!fn) return {};
     auto codegen = fn->attr_string("Codegen");
     auto composite = fn->attr_string("Composite");
-    if (!codegen && !composite) {
-      // A host "Primitive" group (FuseOps) is inlined only when named, as build does.
-      if (!fn->attrs.count("Primitive")) return {};
-      for (const auto& name : sel_.functions)
-        if (name == gv->name_hint) return fn;
-      return {};
-    }
-    if (sel_.backends.empty() && sel_.functions.empty()) return fn;
-    for (const auto& name : sel_.functions)
-      if (name == gv->name_hint) return fn;
+    bool named = std::find(sel_.functions.begin(), sel_.functions.end(), gv->name_hint) !=
+                 sel_.functions.end();
+    // A host "Primitive" group (FuseOps) is inlined only when named, as build does.
+    if (!codegen && !composite) return named && fn->attrs.count("Primitive") ? fn : Function();
+    if (named || (sel_.backends.empty() && sel_.functions.empty())) return fn;
     for (const auto& b : sel_.backends) {
       if (codegen && *codegen == b) return fn;
       if (composite && composite->rfind(b + ".", 0) == 0) return fn;
@@ -149,9 +145,7 @@ class Inliner {
   }
 
   static bool is_param(const Function& f, const Var& v) {
-    for (const auto& p : f->params)
-      if (p == v) return true;
-    return false;
+    return std::find(f->params.begin(), f->params.end(), v) != f->params.end();
   }
 
   Var fresh_var(const Var& like, const Expr& value, bool dataflow) {

@@ -74,6 +74,11 @@ class GroupsBuilder {
       return args;
     };
 
+    // Binding i joins the group of position j when that is offloaded.
+    auto join = [&](int j, int i) {
+      int r = j < 0 ? -1 : graph.find(j);
+      if (r >= 0 && codegen[r] >= 0) codegen[graph.unite(r, i)] = codegen[r];
+    };
     std::vector<int> parents;
     for (int i = 0; i < n; ++i) {
       auto* vb = bindings[i].as<VarBindingNode>();
@@ -106,17 +111,10 @@ class GroupsBuilder {
         codegen[graph.find(root)] = cg;
       } else if (auto* g = value.as<TupleGetItemNode>()) {
         int t = index_of(g->tuple);
-        if (t < 0 || !is_flat_tensor_tuple(g->tuple) || !only_get_item_users(t)) continue;
-        int r = graph.find(t);
-        if (codegen[r] < 0) continue;
-        int cg = codegen[r];
-        codegen[graph.unite(r, i)] = cg;
+        if (t >= 0 && is_flat_tensor_tuple(g->tuple) && only_get_item_users(t)) join(t, i);
       } else if (value.as<VarNode>()) {
         // An alias (`gv = lv`) is in its value's group, as TVM's memo gives it that group.
-        int j = index_of(value);
-        if (j < 0 || codegen[graph.find(j)] < 0) continue;
-        int cg = codegen[graph.find(j)];
-        codegen[graph.unite(graph.find(j), i)] = cg;
+        join(index_of(value), i);
       } else if (auto* tup = value.as<TupleNode>()) {
         if (!is_flat_tensor_tuple(value) || !only_get_item_users(i)) continue;
         int r = -1;
@@ -127,9 +125,7 @@ class GroupsBuilder {
           if (fr < 0 || (r >= 0 && fr != r)) same = false;
           r = fr;
         }
-        if (!same || r < 0 || codegen[r] < 0) continue;
-        int cg = codegen[r];
-        codegen[graph.unite(r, i)] = cg;
+        if (same) join(r, i);
       }
     }
     BlockGroups bg;
@@ -184,7 +180,10 @@ void collect_dataflow_vars(const FunctionNode& f, PtrMap<Expr>& plain) {
     }
 }
 
-Function without_dataflow(const Function& f, Substitutor& to_plain) {
+// `f` in one plain block with `to_plain` applied; `rewrite(value, out)`, when given, may give a
+// top-level value's replacement (after emitting bindings of its own into `out`).
+using ValueRewrite = std::function<Expr(const Expr&, std::vector<Binding>&)>;
+Function without_dataflow(const Function& f, Substitutor& to_plain, const ValueRewrite& rewrite) {
   auto* seq = f->body.as<SeqExprNode>();
   if (!seq) return f;
   std::vector<Binding> out;
@@ -192,26 +191,15 @@ Function without_dataflow(const Function& f, Substitutor& to_plain) {
     for (const auto& b : blk->bindings) {
       Var var = to_plain.visit_var_def(b->var);
       const Expr& value0 = binding_value(*b);
-      Expr value = value0.as<FunctionNode>()
-                       ? Expr(without_dataflow(value0.as_ref<FunctionNode>(), to_plain))
-                       : to_plain(value0);
-      if (auto* mc = b.as<MatchCastNode>())
-        out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
-      else out.push_back(make<VarBindingNode>(var, value));
+      Expr value = rewrite ? rewrite(value0, out) : Expr();
+      if (!value && value0.as<FunctionNode>())
+        value = without_dataflow(value0.as_ref<FunctionNode>(), to_plain, nullptr);
+      if (!value) value = to_plain(value0);
+      out.push_back(rebind(b, var, value));
     }
-  Expr nseq = make<SeqExprNode>(
-      std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, to_plain(seq->body));
-  nseq->struct_info_ = seq->struct_info_;
   auto* nf = copy_node(f);
-  nf->body = nseq;
+  nf->body = single_block_seq(std::move(out), false, to_plain(seq->body), seq->struct_info_);
   return Function(nf);
-}
-
-Function to_non_dataflow(const Function& f) {
-  PtrMap<Expr> plain(64);
-  collect_dataflow_vars(*f, plain);
-  Substitutor to_plain(std::move(plain));
-  return without_dataflow(f, to_plain);
 }
 
 // Inlines composite functions into a merged function as local functions bound to `gv`, `gv1`,
@@ -221,60 +209,31 @@ class CompositeInliner {
   explicit CompositeInliner(const IRModule& original) : original_(original) {}
 
   // `func` (a new group function) as the public function `global_symbol`: composites inlined,
-  // "Primitive" dropped.
+  // dataflow variables made plain (TVM's ToNonDataflow), "Primitive" dropped.
   Function run(const Function& func, const std::string& global_symbol) {
-    auto* seq = func->body.as<SeqExprNode>();
-    PARTITA_ICHECK(seq);
-    // Dataflow variables become ordinary ones (TVM's ToNonDataflow).
-    size_t n_bindings = 0;
-    for (const auto& blk : seq->blocks) n_bindings += blk->bindings.size();
-    PtrMap<Expr> plain(n_bindings);
-    for (const auto& blk : seq->blocks)
-      for (const auto& b : blk->bindings)
-        if (b->var.as<DataflowVarNode>())
-          plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
+    PtrMap<Expr> plain(64);
+    collect_dataflow_vars(*func, plain);
     Substitutor to_plain(std::move(plain));
     PtrMap<Var> local;  // composite function -> its local function var here
-    std::vector<Binding> out;
-    out.reserve(n_bindings + 8);
-    for (const auto& blk : seq->blocks) {
-      for (const auto& b0 : blk->bindings) {
-        Var var = b0->var;
-        var = to_plain.visit_var_def(var);
-        const Expr& value0 = binding_value(*b0);
-        Expr value;
-        if (auto* call = value0.as<CallNode>()) {
-          if (auto* gv = call->op.as<GlobalVarNode>()) {
-            if (const FunctionNode* f = composite_of(gv)) {
-              Var* lv = local.find(f);
-              if (!lv) {
-                Function inner = inline_copy(*f);
-                Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
-                out.push_back(make<VarBindingNode>(v, inner));
-                lv = local.emplace(f, v).first;
-              }
-              // One new call: the composite's local variable as the callee, arguments renamed.
-              auto* nc = copy_node(Ref<CallNode>(call));
-              nc->op = *lv;
-              for (auto& a : nc->args) a = to_plain(a);
-              value = Call(nc);
-            }
-          }
-        }
-        if (!value && value0.as<FunctionNode>())
-          value = to_non_dataflow(value0.as_ref<FunctionNode>());
-        if (!value) value = to_plain(value0);
-        if (auto* mc = b0.as<MatchCastNode>())
-          out.push_back(make<MatchCastNode>(var, value, mc->struct_info));
-        else out.push_back(make<VarBindingNode>(var, value));
+    auto inline_composite = [&](const Expr& value, std::vector<Binding>& out) -> Expr {
+      auto* call = value.as<CallNode>();
+      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+      const FunctionNode* f = gv ? composite_of(gv) : nullptr;
+      if (!f) return Expr();
+      Var* lv = local.find(f);
+      if (!lv) {
+        Function inner = inline_copy(*f);
+        Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
+        out.push_back(make<VarBindingNode>(v, inner));
+        lv = local.emplace(f, v).first;
       }
-    }
-    Expr body = to_plain(seq->body);
-    Expr nseq = make<SeqExprNode>(
-        std::vector<BindingBlock>{make<BindingBlockNode>(std::move(out), false)}, body);
-    nseq->struct_info_ = seq->struct_info_;
-    auto* nf = copy_node(func);
-    nf->body = nseq;
+      // One new call: the composite's local variable as the callee, arguments renamed.
+      auto* nc = copy_node(Ref<CallNode>(call));
+      nc->op = *lv;
+      for (auto& a : nc->args) a = to_plain(a);
+      return Call(nc);
+    };
+    auto* nf = copy_node(without_dataflow(func, to_plain, inline_composite));
     nf->attrs.erase("Primitive");
     nf->attrs["global_symbol"] = global_symbol;
     return Function(nf);
@@ -363,13 +322,9 @@ IRModule merge_composite_functions(IRModule mod) {
           auto it = renamed.find(gv->name_hint);
           if (it == renamed.end()) {
             result.remove(gv->name_hint);
-            std::string hint = gv->name_hint + "_" + *codegen;
-            std::string name = names.fresh(hint);
-            while (result.contains(name)) name = names.fresh(hint);
-            Function nf = inliner.run(Function(gf), name);
-            GlobalVar ngv = make<GlobalVarNode>(name);
-            ngv->struct_info_ = nf->struct_info_;
-            result.add(ngv, nf);
+            GlobalVar ngv = add_fresh_function(
+                result, names, gv->name_hint + "_" + *codegen,
+                [&](const std::string& name) { return inliner.run(Function(gf), name); });
             it = renamed.emplace(gv->name_hint, ngv).first;
           }
           *callee = it->second;
@@ -384,14 +339,7 @@ IRModule merge_composite_functions(IRModule mod) {
   }
   // TVM ends with DeadCodeElimination(mod, {"main"}): unreachable functions and, in every
   // function, the bindings nothing uses (a dead chain left on the host).
-  result = remove_unreachable_functions(std::move(result));
-  std::vector<std::pair<GlobalVar, Function>> pruned;
-  for (const auto& [gv, f] : result.functions())
-    if (const auto* fn = f.as<FunctionNode>())
-      if (Function nf = remove_all_unused(Function(fn), result); nf.get() != fn)
-        pruned.emplace_back(gv, nf);
-  for (auto& [gv, f] : pruned) result.update(gv, f);
-  return remove_unreachable_functions(std::move(result));
+  return dead_code_elimination(std::move(result));
 }
 
 Pass MergeCompositeFunctions() {

@@ -40,22 +40,6 @@ Function with_symbol(const Function& func, const std::string& name) {
   return detail::with_attrs(func, std::move(attrs));
 }
 
-// Rewrites references to duplicate globals into references to their canonical definition.
-class GlobalRedirector : public ExprMutator {
- public:
-  GlobalRedirector(IRModule mod, const std::unordered_map<std::string, std::string>& redirect)
-      : ExprMutator(mod), mod_(std::move(mod)), redirect_(redirect) {}
-  Expr visit_(const GlobalVarNode* op) override {
-    auto it = redirect_.find(op->name_hint);
-    if (it == redirect_.end()) return GlobalVar(op);
-    return mod_.get_global_var(it->second);
-  }
-
- private:
-  IRModule mod_;
-  const std::unordered_map<std::string, std::string>& redirect_;
-};
-
 }  // namespace
 
 IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCache> cache,
@@ -91,20 +75,21 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
     auto* fn = func.as<FunctionNode>();
     if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
     Function original(fn);
-    VarRemap remap;
+    // Local codegen functions become their globals; references to duplicate globals, their
+    // canonical definition.
+    PtrMap<Expr> remap;
     Function stripped = rewrite_bindings(original, [&](const Binding& b) -> Binding {
       auto* vb = b.as<VarBindingNode>();
       auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
       if (!local || !detail::has_codegen(*local, compiler_filter) || !free_vars(local).empty()) return b;
-      remap[vb->var] = place(local);
+      remap.emplace(vb->var.get(), place(local));
       return Binding();
     });
-    bool redirected = false;
-    for (const auto& g : all_global_vars(func)) redirected = redirected || redirect.count(g->name_hint);
-    if (stripped == original && !redirected) continue;
-    Expr updated = substitute_vars(stripped, remap);
-    if (!redirect.empty()) updated = GlobalRedirector(out, redirect).visit_expr(updated);
-    out.update(gv, updated);
+    for (const auto& g : all_global_vars(func))
+      if (auto it = redirect.find(g->name_hint); it != redirect.end())
+        remap.emplace(g.get(), out.get_global_var(it->second));
+    if (remap.empty()) continue;
+    out.update(gv, Substitutor(std::move(remap), out)(stripped));
   }
   return out;
 }

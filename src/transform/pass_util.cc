@@ -8,6 +8,30 @@
 
 namespace partita::transform::detail {
 
+Binding rebind(const Binding& like, const Var& var, const Expr& value) {
+  if (auto* mc = like.as<MatchCastNode>()) return make<MatchCastNode>(var, value, mc->struct_info);
+  return make<VarBindingNode>(var, value);
+}
+
+Expr single_block_seq(std::vector<Binding> bindings, bool is_dataflow, const Expr& body,
+                      StructInfo sinfo) {
+  Expr seq = make<SeqExprNode>(
+      std::vector<BindingBlock>{make<BindingBlockNode>(std::move(bindings), is_dataflow)}, body);
+  seq->struct_info_ = sinfo ? std::move(sinfo) : body->struct_info_;
+  return seq;
+}
+
+GlobalVar add_fresh_function(IRModule& mod, NameSupply& names, const std::string& hint,
+                             const std::function<Function(const std::string&)>& make_func) {
+  std::string name = names.fresh(hint);
+  while (mod.contains(name)) name = names.fresh(hint);
+  Function func = make_func(name);
+  GlobalVar gv = make<GlobalVarNode>(name);
+  gv->struct_info_ = func->struct_info_;
+  mod.add(gv, func);
+  return gv;
+}
+
 Function with_attrs(const Function& func, DictAttrs attrs) {
   if (attrs == func->attrs) return func;
   auto* out = copy_node(func);

@@ -10,6 +10,7 @@
 
 #include "partita/ir/functor.h"
 #include "partita/ir/module.h"
+#include "partita/ir/name_supply.h"
 
 namespace partita::transform::detail {
 
@@ -18,6 +19,19 @@ namespace partita::transform::detail {
 /// are new only where something changed.
 Function rewrite_bindings(const Function& func,
                           const std::function<Binding(const Binding&)>& rewrite);
+
+/// A binding of `var` to `value` of the kind of `like` (a match_cast keeps its struct info).
+Binding rebind(const Binding& like, const Var& var, const Expr& value);
+
+/// The SeqExpr of one block of `bindings` ending in `body`, with the struct info `sinfo` (the
+/// body's when null).
+Expr single_block_seq(std::vector<Binding> bindings, bool is_dataflow, const Expr& body,
+                      StructInfo sinfo = {});
+
+/// Adds `make_func(name)` to `mod` under the first name `names` gives for `hint` that `mod` does
+/// not hold.
+GlobalVar add_fresh_function(IRModule& mod, NameSupply& names, const std::string& hint,
+                             const std::function<Function(const std::string&)>& make_func);
 
 /// `func` with the attributes `attrs` (`func` itself when they are its own).
 Function with_attrs(const Function& func, DictAttrs attrs);
@@ -45,5 +59,9 @@ class UseCounter : public ExprVisitor {
 /// `mod` without the functions no root reaches through calls and references (TVM's
 /// RemoveUnusedFunctions): the roots are `entries` and every function with "global_symbol".
 IRModule remove_unreachable_functions(IRModule mod, const std::vector<std::string>& entries = {});
+
+/// DeadCodeElimination's work: unreachable functions, then in every function the unused pure
+/// bindings (remove_all_unused), then the functions that became unreachable.
+IRModule dead_code_elimination(IRModule mod, const std::vector<std::string>& entries = {});
 
 }  // namespace partita::transform::detail

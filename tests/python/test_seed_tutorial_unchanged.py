@@ -54,6 +54,39 @@ assert partita.relax.analysis.well_formed(mod2)
 mod2.show()
 '''
 
+# What path 1 and path 2 print: the multiply offloaded to cutlass, the composite a local
+# function of the Codegen function; the two differ in the names they give.
+_OFFLOADED = '''
+# from partita.script import ir as I
+# from partita.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def {fused}(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
+        R.func_attr({{"Codegen": "cutlass"}})
+        # from partita.script import relax as R
+
+        @R.function
+        def {local}(x_1: R.Tensor((10, 10), dtype="float32"), y_1: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
+            R.func_attr({{"Composite": "cutlass.multiply"}})
+            with R.dataflow():
+                {inner}: R.Tensor((10, 10), dtype="float32") = R.multiply(x_1, y_1)
+                R.output({inner})
+            return {inner}
+
+        {out}: R.Tensor((10, 10), dtype="float32") = {local}(x, y)
+        return {out}
+
+    @R.function
+    def main(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
+        cls = Module
+        with R.dataflow():
+            gv: R.Tensor((10, 10), dtype="float32") = cls.{fused}(x, y)
+            R.output(gv)
+        return gv
+'''
+
 EXPECTED_PRINTS = [
 '''
 # from partita.script import ir as I
@@ -68,66 +101,8 @@ class Module:
             R.output(gv)
         return gv
 ''',
-'''
-# from partita.script import ir as I
-# from partita.script import relax as R
-
-@I.ir_module
-class Module:
-    @R.function
-    def fused_relax_multiply_cutlass(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-        R.func_attr({"Codegen": "cutlass"})
-        # from partita.script import relax as R
-        
-        @R.function
-        def local_func(x_1: R.Tensor((10, 10), dtype="float32"), y_1: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-            R.func_attr({"Composite": "cutlass.multiply"})
-            with R.dataflow():
-                gv: R.Tensor((10, 10), dtype="float32") = R.multiply(x_1, y_1)
-                R.output(gv)
-            return gv
-
-        output: R.Tensor((10, 10), dtype="float32") = local_func(x, y)
-        return output
-
-    @R.function
-    def main(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-        cls = Module
-        with R.dataflow():
-            gv: R.Tensor((10, 10), dtype="float32") = cls.fused_relax_multiply_cutlass(x, y)
-            R.output(gv)
-        return gv
-''',
-'''
-# from partita.script import ir as I
-# from partita.script import relax as R
-
-@I.ir_module
-class Module:
-    @R.function
-    def fused_relax_multiply1_cutlass(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-        R.func_attr({"Codegen": "cutlass"})
-        # from partita.script import relax as R
-        
-        @R.function
-        def gv(x_1: R.Tensor((10, 10), dtype="float32"), y_1: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-            R.func_attr({"Composite": "cutlass.multiply"})
-            with R.dataflow():
-                gv_1: R.Tensor((10, 10), dtype="float32") = R.multiply(x_1, y_1)
-                R.output(gv_1)
-            return gv_1
-
-        gv_1: R.Tensor((10, 10), dtype="float32") = gv(x, y)
-        return gv_1
-
-    @R.function
-    def main(x: R.Tensor((10, 10), dtype="float32"), y: R.Tensor((10, 10), dtype="float32")) -> R.Tensor((10, 10), dtype="float32"):
-        cls = Module
-        with R.dataflow():
-            gv: R.Tensor((10, 10), dtype="float32") = cls.fused_relax_multiply1_cutlass(x, y)
-            R.output(gv)
-        return gv
-''',
+    _OFFLOADED.format(fused="fused_relax_multiply_cutlass", local="local_func", inner="gv", out="output"),
+    _OFFLOADED.format(fused="fused_relax_multiply1_cutlass", local="gv", inner="gv_1", out="gv_1"),
 ]
 
 

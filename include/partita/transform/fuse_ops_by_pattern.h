@@ -38,8 +38,6 @@ class BlockTable {
   using AllFn = std::function<void(const std::function<void(const K&, V&&)>& add)>;
 
   BlockTable() = default;
-  /// A table with all its entries.
-  explicit BlockTable(Map entries) : map_(std::move(entries)) {}
   /// A table of at most `capacity` entries, made on demand by `entry` (one) and `all` (every one).
   BlockTable(size_t capacity, EntryFn entry, AllFn all)
       : entry_(std::move(entry)), all_(std::move(all)) {

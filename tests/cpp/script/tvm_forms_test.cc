@@ -192,6 +192,32 @@ class Module:
 )");
 }
 
+// A Codegen function `name` holding a composite: the symbolic variables each function declares
+// (the outer n, the inner n_1), as Partita prints them.
+std::string scoped_symbolic_module(const std::string& name) {
+  return std::string(kHeader) + R"(@I.ir_module
+class Module:
+    @R.function
+    def )" + name + R"((x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        R.func_attr({"Codegen": "cutlass"})
+        # from partita.script import tir as T
+        # from partita.script import relax as R
+
+        @R.function
+        def gv(x_1: R.Tensor(("n_1", 4), dtype="float32")) -> R.Tensor(("n_1", 4), dtype="float32"):
+            n_1 = T.int64()
+            R.func_attr({"Composite": "cutlass.relu"})
+            with R.dataflow():
+                a: R.Tensor((n_1, 4), dtype="float32") = R.nn.relu(x_1)
+                R.output(a)
+            return a
+
+        y: R.Tensor((n, 4), dtype="float32") = gv(x)
+        return y
+)";
+}
+
 TEST(TvmForms, TypeVarDeclarationsOfTvm027) {
   // TVM 0.27 declares signature variables as `n = TypeVar("n")` before the function and writes
   // them bare in the signature; they parse as the v0.26 text's "n" strings do.
@@ -221,53 +247,13 @@ class Module:
         return y
 )");
   EXPECT_TRUE(well_formed(mod));
-  EXPECT_EQ(testing::normalized_lines(print_module(mod)), testing::normalized_lines(std::string(kHeader) + R"(@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
-        n = T.int64()
-        R.func_attr({"Codegen": "cutlass"})
-        # from partita.script import tir as T
-        # from partita.script import relax as R
-
-        @R.function
-        def gv(x_1: R.Tensor(("n_1", 4), dtype="float32")) -> R.Tensor(("n_1", 4), dtype="float32"):
-            n_1 = T.int64()
-            R.func_attr({"Composite": "cutlass.relu"})
-            with R.dataflow():
-                a: R.Tensor((n_1, 4), dtype="float32") = R.nn.relu(x_1)
-                R.output(a)
-            return a
-
-        y: R.Tensor((n, 4), dtype="float32") = gv(x)
-        return y
-)"));
+  EXPECT_EQ(testing::normalized_lines(print_module(mod)), testing::normalized_lines(scoped_symbolic_module("main")));
 }
 
 TEST(TvmForms, SymbolicVariablesAreScopedPerFunction) {
   // Each function declares the symbolic variables it introduces as its first statements, before
   // R.func_attr; the inner function's n_1 is its own, not the outer function's.
-  std::string text = std::string(kHeader) + R"(@I.ir_module
-class Module:
-    @R.function
-    def fused(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
-        n = T.int64()
-        R.func_attr({"Codegen": "cutlass"})
-        # from partita.script import tir as T
-        # from partita.script import relax as R
-
-        @R.function
-        def gv(x_1: R.Tensor(("n_1", 4), dtype="float32")) -> R.Tensor(("n_1", 4), dtype="float32"):
-            n_1 = T.int64()
-            R.func_attr({"Composite": "cutlass.relu"})
-            with R.dataflow():
-                a: R.Tensor((n_1, 4), dtype="float32") = R.nn.relu(x_1)
-                R.output(a)
-            return a
-
-        y: R.Tensor((n, 4), dtype="float32") = gv(x)
-        return y
-)";
+  std::string text = scoped_symbolic_module("fused");
   IRModule mod = expect_round_trip(text);
   EXPECT_TRUE(well_formed(mod));
   const FunctionNode* fused = function(mod, "fused");

@@ -11,6 +11,8 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
+using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
 
@@ -54,146 +56,70 @@ TEST(CanonicalizeBindings, SeedBuilderConformance) {
 }
 
 TEST(CanonicalizeBindings, ChainsOfVarBindings) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y: R.Tensor((4,), dtype="float32") = x
-        z: R.Tensor((4,), dtype="float32") = y
-        w: R.Tensor((4,), dtype="float32") = R.add(z, y)
-        return w
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        w: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        return w
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+y: R.Tensor((4,), dtype="float32") = x
+z: R.Tensor((4,), dtype="float32") = y
+w: R.Tensor((4,), dtype="float32") = R.add(z, y))", "w"),
+             plain_module(sig, R"(
+w: R.Tensor((4,), dtype="float32") = R.add(x, x))", "w"));
 }
 
 TEST(CanonicalizeBindings, TrivialBindingAsReturnValue) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        z: R.Tensor((4,), dtype="float32") = y
-        return z
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        return y
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+y: R.Tensor((4,), dtype="float32") = R.add(x, x)
+z: R.Tensor((4,), dtype="float32") = y)", "z"),
+             plain_module(sig, R"(
+y: R.Tensor((4,), dtype="float32") = R.add(x, x))", "y"));
 }
 
 TEST(CanonicalizeBindings, ConstantsArePropagated) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        c: R.Tensor((), dtype="float32") = R.const(1.0, "float32")
-        a: R.Tensor((4,), dtype="float32") = R.add(x, c)
-        return a
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        c: R.Tensor((), dtype="float32") = R.const(1.0, "float32")
-        a: R.Tensor((4,), dtype="float32") = R.add(x, R.const(1.0, "float32"))
-        return a
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+c: R.Tensor((), dtype="float32") = R.const(1.0, "float32")
+a: R.Tensor((4,), dtype="float32") = R.add(x, c))", "a"),
+             plain_module(sig, R"(
+c: R.Tensor((), dtype="float32") = R.const(1.0, "float32")
+a: R.Tensor((4,), dtype="float32") = R.add(x, R.const(1.0, "float32")))", "a"));
 }
 
 TEST(CanonicalizeBindings, TrivialMatchCastIsRemoved) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y: R.Tensor((4,), dtype="float32") = R.match_cast(x, R.Tensor((4,), dtype="float32"))
-        z: R.Tensor((4,), dtype="float32") = R.add(y, y)
-        return z
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        z: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        return z
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+y: R.Tensor((4,), dtype="float32") = R.match_cast(x, R.Tensor((4,), dtype="float32"))
+z: R.Tensor((4,), dtype="float32") = R.add(y, y))", "z"),
+             plain_module(sig, R"(
+z: R.Tensor((4,), dtype="float32") = R.add(x, x))", "z"));
 }
 
 TEST(CanonicalizeBindings, RefiningMatchCastIsKept) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1):
-        n = T.int64()
-        y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
-        z: R.Tensor((n,), dtype="float32") = R.add(y, y)
-        return z
-)";
+  const std::string text = plain_module(R"(main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1))", R"(
+n = T.int64()
+y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
+z: R.Tensor((n,), dtype="float32") = R.add(y, y))", "z");
   check_pass(CanonicalizeBindings(), text, text);
 }
 
 TEST(CanonicalizeBindings, SymbolicVarKnownFromMatchCast) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        n = T.int64()
-        y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
-        z: R.Tensor((n,), dtype="float32") = R.add(y, y)
-        return z
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        z: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        return z
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+n = T.int64()
+y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
+z: R.Tensor((n,), dtype="float32") = R.add(y, y))", "z"),
+             plain_module(sig, R"(
+z: R.Tensor((4,), dtype="float32") = R.add(x, x))", "z"));
 }
 
 TEST(CanonicalizeBindings, OutputOfDataflowVarChain) {
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
   // gv = lv1 where lv1 = lv: both trivial; the output takes the real value.
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            lv1: R.Tensor((4,), dtype="float32") = lv
-            gv: R.Tensor((4,), dtype="float32") = lv1
-            R.output(gv)
-        return gv
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            gv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            R.output(gv)
-        return gv
-)");
+  check_pass(CanonicalizeBindings(), dataflow_module(sig, R"(
+lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
+lv1: R.Tensor((4,), dtype="float32") = lv
+gv: R.Tensor((4,), dtype="float32") = lv1)", "gv"),
+             dataflow_module(sig, R"(
+gv: R.Tensor((4,), dtype="float32") = R.add(x, x))", "gv"));
 }
 
 TEST(CanonicalizeBindings, OutputVarUsedOnlyInsideBecomesDataflowVar) {
@@ -206,53 +132,28 @@ TEST(CanonicalizeBindings, OutputVarUsedOnlyInsideBecomesDataflowVar) {
   bb.end_dataflow();
   bb.emit_func_output(b);
   IRModule after = CanonicalizeBindings()(bb.get());
-  EXPECT_TRUE(modules_equal(after, parse(R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            a: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
-            R.output(b)
-        return b
-)")));
+  EXPECT_TRUE(modules_equal(after, parse(dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+a: R.Tensor((4,), dtype="float32") = R.add(x, x)
+b: R.Tensor((4,), dtype="float32") = R.multiply(a, a))", "b"))));
   auto f = after.lookup("main").as_ref<FunctionNode>();
   EXPECT_TRUE(f->body.as<SeqExprNode>()->blocks[0]->bindings[0]->var.as<DataflowVarNode>());
   EXPECT_TRUE(well_formed(after));
 }
 
 TEST(CanonicalizeBindings, ItemsOfKnownTuples) {
-  check_pass(CanonicalizeBindings(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
-        a: R.Tensor((4,), dtype="float32") = t[1]
-        b: R.Tensor((4,), dtype="float32") = R.add(a, x)
-        return b
-)",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
-        b: R.Tensor((4,), dtype="float32") = R.add(y, x)
-        return b
-)");
+  const std::string sig = R"(main(x: R.Tensor((4,), dtype="float32"), y: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))";
+  check_pass(CanonicalizeBindings(), plain_module(sig, R"(
+t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
+a: R.Tensor((4,), dtype="float32") = t[1]
+b: R.Tensor((4,), dtype="float32") = R.add(a, x))", "b"),
+             plain_module(sig, R"(
+t: R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4,), dtype="float32")) = (x, y)
+b: R.Tensor((4,), dtype="float32") = R.add(y, x))", "b"));
 }
 
 TEST(CanonicalizeBindings, UnchangedModuleKeepsFunctions) {
-  IRModule mod = parse(R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        y: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        return y
-)");
+  IRModule mod = parse(plain_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+y: R.Tensor((4,), dtype="float32") = R.add(x, x))", "y"));
   IRModule after = CanonicalizeBindings()(mod);
   EXPECT_TRUE(after.lookup("main") == mod.lookup("main"));
 }

@@ -8,31 +8,19 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
+using partita::testing::dataflow_module;
 
-const char* kThreeBindings = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        a: R.Tensor((4,), dtype="float32") = R.add(x, x)
-        b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
-        c: R.Tensor((4,), dtype="float32") = R.add(b, x)
-        return c
-)";
+const std::string kThreeBindings = plain_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+a: R.Tensor((4,), dtype="float32") = R.add(x, x)
+b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
+c: R.Tensor((4,), dtype="float32") = R.add(b, x))", "c");
 
 TEST(ConvertToDataflow, PureBindingsBecomeADataflowBlock) {
-  check_pass(ConvertToDataflow(), kThreeBindings, R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            a: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
-            c: R.Tensor((4,), dtype="float32") = R.add(b, x)
-            R.output(c)
-        return c
-)");
+  check_pass(ConvertToDataflow(), kThreeBindings, dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+a: R.Tensor((4,), dtype="float32") = R.add(x, x)
+b: R.Tensor((4,), dtype="float32") = R.multiply(a, a)
+c: R.Tensor((4,), dtype="float32") = R.add(b, x))", "c"));
 }
 
 TEST(ConvertToDataflow, RunsShorterThanMinSizeStay) {
@@ -52,18 +40,10 @@ class Module:
         c: R.Tensor((4,), dtype="float32") = R.add(gv, x)
         return c
 )",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            gv: R.Tensor((4,), dtype="float32") = R.multiply(lv, lv)
-            c: R.Tensor((4,), dtype="float32") = R.add(gv, x)
-            R.output(c)
-        return c
-)");
+             dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+lv: R.Tensor((4,), dtype="float32") = R.add(x, x)
+gv: R.Tensor((4,), dtype="float32") = R.multiply(lv, lv)
+c: R.Tensor((4,), dtype="float32") = R.add(gv, x))", "c"));
 }
 
 TEST(ConvertToDataflow, IfIsNotPutInADataflowBlock) {

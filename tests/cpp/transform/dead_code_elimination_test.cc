@@ -8,6 +8,8 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
+using partita::testing::dataflow_module;
 using partita::testing::parse;
 
 TEST(DeadCodeElimination, UnusedBindingsAndFunctions) {
@@ -59,16 +61,8 @@ class Module:
             R.output(gv, unused_out)
         return gv
 )",
-             R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
-        with R.dataflow():
-            gv: R.Tensor((4,), dtype="float32") = R.add(x, x)
-            R.output(gv)
-        return gv
-)");
+             dataflow_module(R"(main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"))", R"(
+gv: R.Tensor((4,), dtype="float32") = R.add(x, x))", "gv"));
 }
 
 TEST(DeadCodeElimination, EntryFunctionsKeepPrivateFunctions) {
@@ -91,15 +85,9 @@ class Module:
 }
 
 TEST(DeadCodeElimination, RefiningMatchCastIsKept) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1):
-        n = T.int64()
-        y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32"))
-        return x
-)";
+  const std::string text = plain_module(R"(main(x: R.Tensor(dtype="float32", ndim=1)) -> R.Tensor(dtype="float32", ndim=1))", R"(
+n = T.int64()
+y: R.Tensor((n,), dtype="float32") = R.match_cast(x, R.Tensor((n,), dtype="float32")))", "x");
   check_pass(DeadCodeElimination(), text, text);
 }
 

@@ -17,6 +17,8 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
+using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
 
@@ -68,28 +70,13 @@ std::vector<float> map(const std::vector<float>& a, const std::vector<float>& b,
 }
 
 TEST(FoldConstant, SingleOperator) {
+  const std::string sig = R"(main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"))";
   auto c0 = iota(6);
-  check_pass(FoldConstant(), std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
-            gv: R.Tensor((2, 3), dtype="float32") = R.multiply(x, lv)
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(2, 3)", c0)}),
-             std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((2, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
-        with R.dataflow():
-            gv: R.Tensor((2, 3), dtype="float32") = R.multiply(x, metadata["relax.expr.Constant"][0])
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(2, 3)", map(c0, c0, [](float a, float b) { return a + b; }))}));
+  check_pass(FoldConstant(), std::string(kHeader) + dataflow_module(sig, R"(
+lv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
+gv: R.Tensor((2, 3), dtype="float32") = R.multiply(x, lv))", "gv") + metadata({constant_line(0, "(2, 3)", c0)}),
+             std::string(kHeader) + dataflow_module(sig, R"(
+gv: R.Tensor((2, 3), dtype="float32") = R.multiply(x, metadata["relax.expr.Constant"][0]))", "gv") + metadata({constant_line(0, "(2, 3)", map(c0, c0, [](float a, float b) { return a + b; }))}));
 }
 
 TEST(FoldConstant, ChainOfOperatorsFoldsToTheReturnedConstant) {
@@ -97,18 +84,10 @@ TEST(FoldConstant, ChainOfOperatorsFoldsToTheReturnedConstant) {
   auto c0 = iota(4, 1), c1 = iota(4, 2, 0.5f);
   std::vector<float> want;
   for (size_t i = 0; i < 4; ++i) want.push_back(c0[i] * (c0[i] + c1[i]) - c1[i]);
-  check_pass(FoldConstant(), std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main() -> R.Tensor((2, 2), dtype="float32"):
-        with R.dataflow():
-            lv0: R.Tensor((2, 2), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][1])
-            lv1: R.Tensor((2, 2), dtype="float32") = R.multiply(metadata["relax.expr.Constant"][0], lv0)
-            gv: R.Tensor((2, 2), dtype="float32") = R.subtract(lv1, metadata["relax.expr.Constant"][1])
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(2, 2)", c0), constant_line(1, "(2, 2)", c1)}),
+  check_pass(FoldConstant(), std::string(kHeader) + dataflow_module(R"(main() -> R.Tensor((2, 2), dtype="float32"))", R"(
+lv0: R.Tensor((2, 2), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][1])
+lv1: R.Tensor((2, 2), dtype="float32") = R.multiply(metadata["relax.expr.Constant"][0], lv0)
+gv: R.Tensor((2, 2), dtype="float32") = R.subtract(lv1, metadata["relax.expr.Constant"][1]))", "gv") + metadata({constant_line(0, "(2, 2)", c0), constant_line(1, "(2, 2)", c1)}),
              std::string(kHeader) + R"(
 @I.ir_module
 class Module:
@@ -120,14 +99,8 @@ class Module:
 
 TEST(FoldConstant, OutsideDataflowBlocksNothingFolds) {
   // TVM's test_do_not_fold_ops_outside_dataflow.
-  std::string text = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main() -> R.Tensor((2, 3), dtype="float32"):
-        gv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
-        return gv
-)" + metadata({constant_line(0, "(2, 3)", iota(6))});
+  std::string text = std::string(kHeader) + plain_module(R"(main() -> R.Tensor((2, 3), dtype="float32"))", R"(
+gv: R.Tensor((2, 3), dtype="float32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0]))", "gv") + metadata({constant_line(0, "(2, 3)", iota(6))});
   check_pass(FoldConstant(), text, text);
 }
 
@@ -166,34 +139,19 @@ class Module:
 }
 
 TEST(FoldConstant, ViewsShapesAndIntegers) {
+  const std::string sig = R"(main(x: R.Tensor((3, 2), dtype="int32")) -> R.Tensor((3, 2), dtype="int32"))";
   // A reshape whose shape is bound to a variable (TVM inlines such shapes), a transpose, and
   // int32 arithmetic.
   std::vector<int32_t> ints{1, 2, 3, 4, 5, 6};
   std::vector<int32_t> transposed{2, 8, 4, 10, 6, 12};  // doubled as (2, 3), transposed to (3, 2)
-  check_pass(FoldConstant(), std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((3, 2), dtype="int32")) -> R.Tensor((3, 2), dtype="int32"):
-        with R.dataflow():
-            s: R.Shape([2, 3]) = R.shape([2, 3])
-            lv0: R.Tensor((6,), dtype="int32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
-            lv1: R.Tensor((2, 3), dtype="int32") = R.reshape(lv0, s)
-            lv2: R.Tensor((3, 2), dtype="int32") = R.permute_dims(lv1, axes=[1, 0])
-            gv: R.Tensor((3, 2), dtype="int32") = R.multiply(x, lv2)
-            R.output(gv)
-        return gv
-)" + metadata({constant_line<int32_t>(0, "(6,)", ints)}),
-             std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((3, 2), dtype="int32")) -> R.Tensor((3, 2), dtype="int32"):
-        with R.dataflow():
-            gv: R.Tensor((3, 2), dtype="int32") = R.multiply(x, metadata["relax.expr.Constant"][0])
-            R.output(gv)
-        return gv
-)" + metadata({constant_line<int32_t>(0, "(3, 2)", transposed)}));
+  check_pass(FoldConstant(), std::string(kHeader) + dataflow_module(sig, R"(
+s: R.Shape([2, 3]) = R.shape([2, 3])
+lv0: R.Tensor((6,), dtype="int32") = R.add(metadata["relax.expr.Constant"][0], metadata["relax.expr.Constant"][0])
+lv1: R.Tensor((2, 3), dtype="int32") = R.reshape(lv0, s)
+lv2: R.Tensor((3, 2), dtype="int32") = R.permute_dims(lv1, axes=[1, 0])
+gv: R.Tensor((3, 2), dtype="int32") = R.multiply(x, lv2))", "gv") + metadata({constant_line<int32_t>(0, "(6,)", ints)}),
+             std::string(kHeader) + dataflow_module(sig, R"(
+gv: R.Tensor((3, 2), dtype="int32") = R.multiply(x, metadata["relax.expr.Constant"][0]))", "gv") + metadata({constant_line<int32_t>(0, "(3, 2)", transposed)}));
 }
 
 TEST(FoldConstant, TupleResultsAndRefusedOperandsStay) {
@@ -275,6 +233,7 @@ const char* kBnTuple =
     "R.Tensor((2,), dtype=\"float32\"))";
 
 TEST(FoldBatchnormToConv2D, IntoThePrecedingConvolutionWithItsBias) {
+  const std::string sig = R"(main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 2, 4, 4), dtype="float32"))";
   // W (2, 1, 3, 3) depthwise (groups 2), bias (1, 2, 1, 1).
   auto w = iota(18, -4, 0.5f);
   std::vector<float> bias{0.25f, -1};
@@ -283,32 +242,16 @@ TEST(FoldBatchnormToConv2D, IntoThePrecedingConvolutionWithItsBias) {
   for (int o = 0; o < 2; ++o)
     for (int k = 0; k < 9; ++k) w2.push_back(w[size_t(o * 9 + k)] * s[size_t(o)]);
   std::vector<float> b2{bias[0] * s[0] + t[0], bias[1] * s[1] + t[1]};
-  std::string before = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 2, 4, 4), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=2, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
-            lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1])
-            lv2: )" + std::string(kBnTuple) + " = " + batch_norm_of("lv1", 2) + R"(
-            lv3: R.Tensor((1, 2, 4, 4), dtype="float32") = lv2[0]
-            gv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.relu(lv3)
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(2, 1, 3, 3)", w), constant_line(1, "(1, 2, 1, 1)", bias), bn_metadata_lines(2)});
-  std::string expected = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 2, 4, 4), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=2, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
-            lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1])
-            gv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.relu(lv1)
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(2, 1, 3, 3)", w2), constant_line(1, "(1, 2, 1, 1)", b2)});
+  std::string before = std::string(kHeader) + dataflow_module(sig, R"(
+lv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=2, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
+lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1])
+lv2: )" + std::string(kBnTuple) + " = " + batch_norm_of("lv1", 2) + R"(
+lv3: R.Tensor((1, 2, 4, 4), dtype="float32") = lv2[0]
+gv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.relu(lv3))", "gv") + metadata({constant_line(0, "(2, 1, 3, 3)", w), constant_line(1, "(1, 2, 1, 1)", bias), bn_metadata_lines(2)});
+  std::string expected = std::string(kHeader) + dataflow_module(sig, R"(
+lv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[1, 1, 1, 1], dilation=[1, 1], groups=2, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
+lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1])
+gv: R.Tensor((1, 2, 4, 4), dtype="float32") = R.nn.relu(lv1))", "gv") + metadata({constant_line(0, "(2, 1, 3, 3)", w2), constant_line(1, "(1, 2, 1, 1)", b2)});
   check_pass(FoldForInference(), before, expected);
   // Without FoldConstant the new weight and bias are arithmetic on constants, and no
   // batch_norm is left.
@@ -320,6 +263,7 @@ class Module:
 }
 
 TEST(FoldBatchnormToConv2D, IntoTheFollowingUnpaddedConvolution) {
+  const std::string sig = R"(main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"))";
   // bn(x) -> conv2d(W (3, 2, 1, 1)): W' = W * s[i], bias = sum_i W * t[i].
   auto w = iota(6, -1, 0.5f);
   auto s = bn_scale(), t = bn_shift();
@@ -332,29 +276,13 @@ TEST(FoldBatchnormToConv2D, IntoTheFollowingUnpaddedConvolution) {
     }
     b2.push_back(acc);
   }
-  std::string before = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
-        with R.dataflow():
-            lv: )" + std::string(kBnTuple) + " = " + batch_norm_of("x", 1) + R"(
-            lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = lv[0]
-            gv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.conv2d(lv1, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(3, 2, 1, 1)", w), bn_metadata_lines(1)});
-  std::string expected = std::string(kHeader) + R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 2, 4, 4), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
-        with R.dataflow():
-            lv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
-            gv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1])
-            R.output(gv)
-        return gv
-)" + metadata({constant_line(0, "(3, 2, 1, 1)", w2), constant_line(1, "(1, 3, 1, 1)", b2)});
+  std::string before = std::string(kHeader) + dataflow_module(sig, R"(
+lv: )" + std::string(kBnTuple) + " = " + batch_norm_of("x", 1) + R"(
+lv1: R.Tensor((1, 2, 4, 4), dtype="float32") = lv[0]
+gv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.conv2d(lv1, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void"))", "gv") + metadata({constant_line(0, "(3, 2, 1, 1)", w), bn_metadata_lines(1)});
+  std::string expected = std::string(kHeader) + dataflow_module(sig, R"(
+lv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.nn.conv2d(x, metadata["relax.expr.Constant"][0], strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1], groups=1, data_layout="NCHW", kernel_layout="OIHW", out_layout="NCHW", out_dtype="void")
+gv: R.Tensor((1, 3, 4, 4), dtype="float32") = R.add(lv, metadata["relax.expr.Constant"][1]))", "gv") + metadata({constant_line(0, "(3, 2, 1, 1)", w2), constant_line(1, "(1, 3, 1, 1)", b2)});
   check_pass(FoldForInference(), before, expected);
 }
 

@@ -9,23 +9,16 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::dataflow_module;
 using partita::testing::parse;
 
 Pass fuse() { return FuseOpsByKind(); }
 
 TEST(FuseOpsByKind, ElementwiseChainIsOneFunction) {
-  check_pass(fuse(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32"), y: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        with R.dataflow():
-            lv = R.add(x, y)
-            lv1 = R.exp(lv)
-            gv = R.multiply(lv1, x)
-            R.output(gv)
-        return gv
-)",
+  check_pass(fuse(), dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32"), y: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+lv = R.add(x, y)
+lv1 = R.exp(lv)
+gv = R.multiply(lv1, x))", "gv"),
              R"(
 @I.ir_module
 class Module:
@@ -52,19 +45,11 @@ class Module:
 // The reduction takes its elementwise producer (used by it alone) and its epilogue; the second
 // reduction is another anchor, so it starts another function.
 TEST(FuseOpsByKind, ReductionTakesPrologueAndEpilogue) {
-  check_pass(fuse(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((), dtype="float32"):
-        with R.dataflow():
-            lv = R.multiply(x, x)
-            lv1 = R.mean(lv, axis=[1], keepdims=True)
-            lv2 = R.rsqrt(lv1)
-            gv = R.sum(lv2)
-            R.output(gv)
-        return gv
-)",
+  check_pass(fuse(), dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((), dtype="float32"))", R"(
+lv = R.multiply(x, x)
+lv1 = R.mean(lv, axis=[1], keepdims=True)
+lv2 = R.rsqrt(lv1)
+gv = R.sum(lv2))", "gv"),
              R"(
 @I.ir_module
 class Module:
@@ -100,18 +85,10 @@ class Module:
 // A producer read elsewhere too would become an output of the anchored function; it is left
 // in its own function, which the reduction reads.
 TEST(FuseOpsByKind, SharedProducerIsNotAPrologue) {
-  check_pass(fuse(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4, 8), dtype="float32")):
-        with R.dataflow():
-            lv = R.exp(x)
-            lv1 = R.sum(lv, axis=[1])
-            gv = (lv1, lv)
-            R.output(gv)
-        return gv
-)",
+  check_pass(fuse(), dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tuple(R.Tensor((4,), dtype="float32"), R.Tensor((4, 8), dtype="float32")))", R"(
+lv = R.exp(x)
+lv1 = R.sum(lv, axis=[1])
+gv = (lv1, lv))", "gv"),
              R"(
 @I.ir_module
 class Module:
@@ -146,21 +123,13 @@ class Module:
 // matmul takes a transposed operand (prologue) and bias + relu (epilogue); the permute after it
 // is not elementwise, so it starts the next function, which the softmax cannot join.
 TEST(FuseOpsByKind, MatmulEpilogueAndInjectiveAfterIt) {
-  check_pass(fuse(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((6, 8), dtype="float32"), b: R.Tensor((6,), dtype="float32")) -> R.Tensor((6, 4), dtype="float32"):
-        with R.dataflow():
-            lv = R.permute_dims(w, axes=[1, 0])
-            lv1 = R.matmul(x, lv)
-            lv2 = R.add(lv1, b)
-            lv3 = R.nn.relu(lv2)
-            lv4 = R.permute_dims(lv3, axes=[1, 0])
-            gv = R.nn.softmax(lv4, axis=-1)
-            R.output(gv)
-        return gv
-)",
+  check_pass(fuse(), dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((6, 8), dtype="float32"), b: R.Tensor((6,), dtype="float32")) -> R.Tensor((6, 4), dtype="float32"))", R"(
+lv = R.permute_dims(w, axes=[1, 0])
+lv1 = R.matmul(x, lv)
+lv2 = R.add(lv1, b)
+lv3 = R.nn.relu(lv2)
+lv4 = R.permute_dims(lv3, axes=[1, 0])
+gv = R.nn.softmax(lv4, axis=-1))", "gv"),
              R"(
 @I.ir_module
 class Module:
@@ -198,39 +167,23 @@ class Module:
 // An epilogue may not broadcast the anchor's value: the add of a reduced value to the full tensor
 // is not fused into the reduction, and the exp joins the add.
 TEST(FuseOpsByKind, BroadcastOfTheAnchorIsNotAnEpilogue) {
-  IRModule out = fuse()(parse(R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        with R.dataflow():
-            lv = R.max(x, axis=[1], keepdims=True)
-            lv1 = R.subtract(x, lv)
-            gv = R.exp(lv1)
-            R.output(gv)
-        return gv
-)"));
+  IRModule out = fuse()(parse(dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+lv = R.max(x, axis=[1], keepdims=True)
+lv1 = R.subtract(x, lv)
+gv = R.exp(lv1))", "gv")));
   EXPECT_TRUE(out.contains("fused_relax_max"));
   EXPECT_TRUE(out.contains("fused_relax_subtract_relax_exp"));
   EXPECT_TRUE(well_formed(out));
 }
 
 TEST(FuseOpsByKind, SplitFieldsConcatAndViews) {
-  check_pass(fuse(), R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((6, 4), dtype="float32")) -> R.Tensor((24,), dtype="float32"):
-        with R.dataflow():
-            lv = R.split(x, indices_or_sections=2, axis=0)
-            lv1 = lv[0]
-            lv2 = lv[1]
-            lv3 = R.negative(lv2)
-            lv4 = R.concat((lv3, lv1), axis=0)
-            gv = R.reshape(lv4, R.shape([24]))
-            R.output(gv)
-        return gv
-)",
+  check_pass(fuse(), dataflow_module(R"(main(x: R.Tensor((6, 4), dtype="float32")) -> R.Tensor((24,), dtype="float32"))", R"(
+lv = R.split(x, indices_or_sections=2, axis=0)
+lv1 = lv[0]
+lv2 = lv[1]
+lv3 = R.negative(lv2)
+lv4 = R.concat((lv3, lv1), axis=0)
+gv = R.reshape(lv4, R.shape([24])))", "gv"),
              R"(
 @I.ir_module
 class Module:
@@ -322,18 +275,10 @@ class Module:
 }
 
 TEST(FuseOpsByKind, ViewsAloneAndRefusedCallsStay) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        with R.dataflow():
-            lv = R.reshape(x, R.shape([8, 4]))
-            lv1 = R.reshape(lv, R.shape([4, 8]))
-            gv = R.exp(lv1)
-            R.output(gv)
-        return gv
-)";
+  const std::string text = dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+lv = R.reshape(x, R.shape([8, 4]))
+lv1 = R.reshape(lv, R.shape([4, 8]))
+gv = R.exp(lv1))", "gv");
   // Refusing exp leaves only views: nothing is grouped.
   FuseOpsByKindOptions options;
   options.accepts = [](const CallNode& call) { return call.op.as<OpNode>()->name != "relax.exp"; };
@@ -346,21 +291,13 @@ class Module:
 // The code generator's check and kinds: a refused call stays; an opaque one is a group of its
 // own; a kind refined to broadcast joins an epilogue.
 TEST(FuseOpsByKind, ChecksAndKindsOfTheCodeGenerator) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((1, 3, 4, 4), dtype="float32"), w: R.Tensor((3, 3, 1, 1), dtype="float32"), g: R.Tensor((3,), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"):
-        with R.dataflow():
-            lv = R.nn.conv2d(x, w)
-            lv1 = R.nn.batch_norm(lv, g, g, g, g, axis=1, training=False)
-            lv2 = lv1[0]
-            lv3 = R.nn.dropout(lv2, rate=0.5)
-            lv4 = lv3[0]
-            gv = R.exp(lv4)
-            R.output(gv)
-        return gv
-)";
+  const std::string text = dataflow_module(R"(main(x: R.Tensor((1, 3, 4, 4), dtype="float32"), w: R.Tensor((3, 3, 1, 1), dtype="float32"), g: R.Tensor((3,), dtype="float32")) -> R.Tensor((1, 3, 4, 4), dtype="float32"))", R"(
+lv = R.nn.conv2d(x, w)
+lv1 = R.nn.batch_norm(lv, g, g, g, g, axis=1, training=False)
+lv2 = lv1[0]
+lv3 = R.nn.dropout(lv2, rate=0.5)
+lv4 = lv3[0]
+gv = R.exp(lv4))", "gv");
   auto calls_in_main = [](const IRModule& m) {
     std::vector<std::string> callees;
     for (const auto& b : m.lookup("main").as<FunctionNode>()->body.as<SeqExprNode>()->blocks[0]->bindings)

@@ -6,23 +6,17 @@ namespace partita::transform {
 namespace {
 
 using partita::testing::check_pass;
+using partita::testing::plain_module;
+using partita::testing::dataflow_module;
 using partita::testing::modules_equal;
 using partita::testing::parse;
 
-const char* kBefore = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32"), b: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        with R.dataflow():
-            lv0: R.Tensor((4, 8), dtype="float32") = R.matmul(x, w)
-            lv1: R.Tensor((4, 8), dtype="float32") = R.add(lv0, b)
-            lv2: R.Tensor((4, 8), dtype="float32") = R.nn.relu(lv1)
-            lv3: R.Tensor((4, 8), dtype="float32") = R.exp(lv2)
-            gv: R.Tensor((4, 8), dtype="float32") = R.nn.softmax(lv3, axis=-1)
-            R.output(gv)
-        return gv
-)";
+const std::string kBefore = dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32"), b: R.Tensor((8,), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+lv0: R.Tensor((4, 8), dtype="float32") = R.matmul(x, w)
+lv1: R.Tensor((4, 8), dtype="float32") = R.add(lv0, b)
+lv2: R.Tensor((4, 8), dtype="float32") = R.nn.relu(lv1)
+lv3: R.Tensor((4, 8), dtype="float32") = R.exp(lv2)
+gv: R.Tensor((4, 8), dtype="float32") = R.nn.softmax(lv3, axis=-1))", "gv");
 
 // The matmul takes its element-wise epilogue; softmax, a second anchor, is a group of its own,
 // and a group of one call stays a call (TVM's FuseOps).
@@ -64,32 +58,18 @@ TEST(FuseOps, OptLevelZeroFusesNothing) {
 
 // Opaque calls (dropout) are never grouped; the lone exp and add around it stay calls.
 TEST(FuseOps, OpaqueAndLoneCallsStay) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        with R.dataflow():
-            a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
-            b: R.Tensor((4, 8), dtype="float32") = R.nn.dropout(a, rate=0.5)
-            c: R.Tensor((4, 8), dtype="float32") = R.add(b, b)
-            R.output(c)
-        return c
-)";
+  const std::string text = dataflow_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
+b: R.Tensor((4, 8), dtype="float32") = R.nn.dropout(a, rate=0.5)
+c: R.Tensor((4, 8), dtype="float32") = R.add(b, b))", "c");
   check_pass(FuseOps(), text, text);
 }
 
 // Outside dataflow blocks nothing is grouped, as in TVM.
 TEST(FuseOps, OnlyDataflowBlocks) {
-  const char* text = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
-        a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
-        b: R.Tensor((4, 8), dtype="float32") = R.add(a, x)
-        return b
-)";
+  const std::string text = plain_module(R"(main(x: R.Tensor((4, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"))", R"(
+a: R.Tensor((4, 8), dtype="float32") = R.exp(x)
+b: R.Tensor((4, 8), dtype="float32") = R.add(a, x))", "b");
   check_pass(FuseOps(), text, text);
 }
 

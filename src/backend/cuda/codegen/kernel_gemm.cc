@@ -33,6 +33,7 @@ std::string gemm_accumulator(DataType in) {
 // (r, c) is global (row0 + r, col0 + c), zero outside rows x cols; `store` writes it to shared
 // memory (transposed or rounded as the kernel needs).
 struct TileLoad {
+  TileLoad(int rows_, int cols_, int threads_) : rows(rows_), cols(cols_), threads(threads_) {}
   int rows = 0, cols = 0, threads = 0;
   std::string thread = "threadIdx.x";  // the thread's index among `threads`
   std::string row0, col0, row_limit, col_limit, value_type;
@@ -76,6 +77,48 @@ struct GemmSpec {
 
 namespace {
 
+// The loops of every GEMM kernel: batches `b` over blockIdx.z, row tiles `m0` of `tile_m` over
+// blockIdx.y (both grid-strided), and the block's column tile `n0`; the kernel closes both loops.
+struct TileLoops {
+  std::string b, m0, n0;
+};
+TileLoops open_tile_loops(CodeWriter& w, const GemmSpec& g, const std::string& B,
+                          const std::string& M, int tile_m, int tile_n) {
+  const std::string TM = std::to_string(tile_m);
+  TileLoops t{w.fresh("b"), "", ""};
+  w.open("for (pt_idx " + t.b + " = blockIdx.z; " + t.b + " < " + B + "; " + t.b +
+         " += gridDim.z)");
+  if (g.at_batch) g.at_batch(t.b);
+  t.m0 = w.fresh("m");
+  w.open("for (pt_idx " + t.m0 + " = (pt_idx)blockIdx.y * " + TM + "; " + t.m0 + " < " + M + "; " +
+         t.m0 + " += (pt_idx)gridDim.y * " + TM + ")");
+  t.n0 = w.fresh("n");
+  w.line("const pt_idx " + t.n0 + " = (pt_idx)blockIdx.x * " + std::to_string(tile_n) + ";");
+  return t;
+}
+
+// The 4 x 4 register block of the FFMA kernels: `type acc[4][4]` zeroed, and one k step of it
+// (ra[i] = `a_i`, rb[j] = `b_j`, acc += ra * rb).
+void emit_zero_acc(CodeWriter& w, const std::string& type) {
+  w.line(type + " acc[4][4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
+}
+void emit_fma_step(CodeWriter& w, const std::string& type, const std::string& a_i,
+                   const std::string& b_j) {
+  w.line(type + " ra[4], rb[4];");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i) ra[i] = " + a_i + ";");
+  w.line("#pragma unroll");
+  w.line("for (int j = 0; j < 4; ++j) rb[j] = " + b_j + ";");
+  w.line("#pragma unroll");
+  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("#pragma unroll");
+  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
+}
+
 // Tensor cores: 128 x 128 tiles, 32-deep slices, 8 warps of 64 x 32 (4 x 2 fragments). Operand
 // loads are the same inline evaluations as the FFMA kernel, rounded to the 16-bit type in shared
 // memory; the accumulators go through a per-warp 16 x 16 staging tile to the epilogue.
@@ -91,13 +134,7 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
   w.line("__shared__ __align__(32) " + H + " Bs[32][128 + 8];");
   w.line("__shared__ __align__(32) float Cs[8][16 * 16];");
   w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / 4, wn = warp % 4;");
-  std::string b = w.fresh("b");
-  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
-  if (g.at_batch) g.at_batch(b);
-  std::string m0 = w.fresh("m");
-  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * 128; " + m0 + " < " + M + "; " + m0 + " += (pt_idx)gridDim.y * 128)");
-  std::string n0 = w.fresh("n");
-  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * 128;");
+  auto [b, m0, n0] = open_tile_loops(w, g, B, M, kMmaTileM, kMmaTileN);
   w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];");
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < 4; ++i)");
@@ -197,18 +234,8 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.line("float (*Bs)[16][32] = reinterpret_cast<float (*)[16][32]>(smem + " + G + " * 16 * 33);");
   w.line("float (*Red)[32 * 32] = reinterpret_cast<float (*)[32 * 32]>(smem);");
   w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
-  std::string b = w.fresh("b");
-  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
-  if (g.at_batch) g.at_batch(b);
-  std::string m0 = w.fresh("m");
-  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * 32; " + m0 + " < " + M + "; " + m0 + " += (pt_idx)gridDim.y * 32)");
-  std::string n0 = w.fresh("n");
-  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * 32;");
-  w.line("float acc[4][4];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
-  w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
+  auto [b, m0, n0] = open_tile_loops(w, g, B, M, kSplitTile, kSplitTile);
+  emit_zero_acc(w, "float");
   // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
   // block's barriers are uniform.
   std::string t = w.fresh("t"), k0 = w.fresh("k");
@@ -233,15 +260,7 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int kk = 0; kk < 16; ++kk)");
-  w.line("float ra[4], rb[4];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i) ra[i] = As[grp][kk][ty + 8 * i];");
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < 4; ++j) rb[j] = Bs[grp][kk][tx + 8 * j];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
-  w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
+  emit_fma_step(w, "float", "As[grp][kk][ty + 8 * i]", "Bs[grp][kk][tx + 8 * j]");
   w.close();
   w.line("__syncthreads();");
   w.close();
@@ -285,19 +304,8 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("__shared__ " + g.acc + " As[" + TK + "][" + TM + " + 1];");
   w.line("__shared__ " + g.acc + " Bs[" + TK + "][" + TN + "];");
   w.line("const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;");
-  std::string b = w.fresh("b");
-  w.open("for (pt_idx " + b + " = blockIdx.z; " + b + " < " + B + "; " + b + " += gridDim.z)");
-  if (g.at_batch) g.at_batch(b);
-  std::string m0 = w.fresh("m");
-  w.open("for (pt_idx " + m0 + " = (pt_idx)blockIdx.y * " + TM + "; " + m0 + " < " + M + "; " + m0 +
-         " += (pt_idx)gridDim.y * " + TM + ")");
-  std::string n0 = w.fresh("n");
-  w.line("const pt_idx " + n0 + " = (pt_idx)blockIdx.x * " + TN + ";");
-  w.line(g.acc + " acc[4][4];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
-  w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
+  auto [b, m0, n0] = open_tile_loops(w, g, B, M, kTileM, kTileN);
+  emit_zero_acc(w, g.acc);
   std::string k0 = w.fresh("k");
   w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += " + TK + ")");
   // A tile: TM x TK, consecutive threads along k (stored transposed); B tile: TK x TN,
@@ -319,15 +327,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
-  w.line(g.acc + " ra[4], rb[4];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i) ra[i] = As[kk][ty + 16 * i];");
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < 4; ++j) rb[j] = Bs[kk][tx + 16 * j];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
-  w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
+  emit_fma_step(w, g.acc, "As[kk][ty + 16 * i]", "Bs[kk][tx + 16 * j]");
   w.close();
   w.line("__syncthreads();");
   w.close();

@@ -9,13 +9,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <span>
 
 #include "../module_format.h"
 #include "dispatch.h"
 #include "partita/runtime/kernel.h"
-#include "partita/runtime/module.h"
+#include "partita/runtime/json_graph_module.h"
 #include "partita/support/error.h"
 
 namespace partita::backend::example_npu {
@@ -36,21 +35,12 @@ struct Node {
   Dispatch dispatch;
 };
 
-struct Function {
-  std::string symbol;
-  std::vector<std::vector<int64_t>> shapes;  // by value id
-  std::vector<int> inputs;
-  std::vector<std::pair<int, std::string>> constants;  // value id, name in the constant table
+struct Function : runtime::JsonGraphFunction {
   std::vector<Node> nodes;
   std::vector<int> outputs;
 };
 
-[[noreturn]] void fail(const std::string& symbol, const std::string& what) {
-  throw_error("ValueError", "example_npu module, function '" + symbol + "': " + what);
-}
-
-runtime::KernelAttrValue parse_attr(const std::string& symbol, const std::string& key,
-                                    const json& j) {
+runtime::KernelAttrValue parse_attr(const Function& f, const std::string& key, const json& j) {
   const std::string kind = j.at(0).get<std::string>();
   const json& v = j.at(1);
   if (kind == "none") return std::monostate{};
@@ -63,54 +53,39 @@ runtime::KernelAttrValue parse_attr(const std::string& symbol, const std::string
     const std::string s = v.get<std::string>();
     if (s.empty()) return DataType();
     if (!DataType::is_valid(s))
-      fail(symbol, "attribute " + key + " names an unknown dtype '" + s + "'");
+      f.fail("attribute " + key + " names an unknown dtype '" + s + "'");
     return DataType::parse(s);
   }
-  fail(symbol, "attribute " + key + " has an unknown kind '" + kind + "'");
+  f.fail("attribute " + key + " has an unknown kind '" + kind + "'");
 }
 
 Function parse_function(const json& j) {
   Function f;
-  f.symbol = j.at("symbol").get<std::string>();
-  for (const auto& v : j.at("values")) f.shapes.push_back(v.get<std::vector<int64_t>>());
-  auto id = [&](const json& v) {
-    int x = v.get<int>();
-    if (x < 0 || size_t(x) >= f.shapes.size())
-      fail(f.symbol, "value id " + std::to_string(x) + " is out of range");
-    return x;
-  };
-  auto ids = [&](const json& list) {
-    std::vector<int> out;
-    for (const auto& v : list) out.push_back(id(v));
-    return out;
-  };
-  f.inputs = ids(j.at("inputs"));
-  for (const auto& c : j.at("constants"))
-    f.constants.push_back({id(c.at("value")), c.at("name").get<std::string>()});
+  f.read_common(j, kModuleFormat.type_key);
   for (const auto& n : j.at("nodes")) {
     Node node;
     node.name = n.at("name").get<std::string>();
     if (n.at("op_type").get<std::string>() != "kernel")
-      fail(f.symbol, "node " + node.name + " is not a kernel");
-    node.inputs = ids(n.at("inputs"));
-    node.outputs = ids(n.at("outputs"));
-    if (node.outputs.empty()) fail(f.symbol, "node " + node.name + " has no output");
+      f.fail("node " + node.name + " is not a kernel");
+    node.inputs = f.ids(n.at("inputs"));
+    node.outputs = f.ids(n.at("outputs"));
+    if (node.outputs.empty()) f.fail("node " + node.name + " has no output");
     for (const auto& o : n.at("ops")) {
       Op op;
       op.name = o.at("op").get<std::string>();
       if (!runtime::find_kernel(op.name))
-        fail(f.symbol, "operator " + op.name + " has no host kernel");
+        f.fail("operator " + op.name + " has no host kernel");
       for (const auto& [key, value] : o.at("attrs").items())
-        op.attrs.values[key] = parse_attr(f.symbol, key, value);
-      op.inputs = ids(o.at("inputs"));
-      op.outputs = ids(o.at("outputs"));
+        op.attrs.values[key] = parse_attr(f, key, value);
+      op.inputs = f.ids(o.at("inputs"));
+      op.outputs = f.ids(o.at("outputs"));
       node.ops.push_back(std::move(op));
     }
     node.dispatch = plan_dispatch(node.name, f.shapes[size_t(node.outputs[0])]);
     f.nodes.push_back(std::move(node));
   }
-  f.outputs = ids(j.at("outputs"));
-  if (f.outputs.empty()) fail(f.symbol, "it has no output");
+  f.outputs = f.ids(j.at("outputs"));
+  if (f.outputs.empty()) f.fail("it has no output");
   return f;
 }
 
@@ -127,35 +102,14 @@ bool logging_enabled() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
-class ExampleNpuModule : public runtime::RuntimeModule {
+class ExampleNpuModule : public runtime::JsonGraphModule<Function> {
  public:
-  explicit ExampleNpuModule(std::string graph) : graph_(std::move(graph)) {
-    try {
-      const json graph = json::parse(graph_);
-      for (const auto& f : graph.at("functions")) functions_.push_back(parse_function(f));
-    } catch (const json::exception& e) {
-      throw_error("ValueError", std::string("example_npu module: malformed graph: ") + e.what());
-    }
-  }
+  explicit ExampleNpuModule(std::string graph)
+      : JsonGraphModule(kModuleFormat, std::move(graph), parse_function) {}
 
-  std::string type_key() const override { return kModuleFormat.type_key; }
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> out;
-    for (const auto& f : functions_) out.push_back(f.symbol);
-    return out;
-  }
-  std::vector<std::string> const_names() const override {
-    std::vector<std::string> out;
-    for (const auto& f : functions_)
-      for (const auto& c : f.constants) out.push_back(c.second);
-    return out;
-  }
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard<std::mutex> lock(mutex_);  // VMs sharing the module may each give them
     constants_ = constants;
-  }
-  void save_to_binary(std::string& out) const override {
-    out += runtime::write_module_sections(kModuleFormat, {graph_});
   }
   /// The JSON graph, or with format "dispatch" the dispatch decisions of every function.
   std::string get_source(const std::string& format) const override {
@@ -165,17 +119,11 @@ class ExampleNpuModule : public runtime::RuntimeModule {
     return s;
   }
 
-  runtime::PackedFunc get_function(const std::string& symbol) override {
-    for (const Function& f : functions_)
-      if (f.symbol == symbol)
-        return [this, &f](std::span<const Tensor> in, std::span<Tensor> out) { run(f, in, out); };
-    return {};
-  }
 
  private:
-  void run(const Function& f, std::span<const Tensor> in, std::span<Tensor> out) const {
+  void run(const Function& f, std::span<const Tensor> in, std::span<Tensor> out) const override {
     if (in.size() != f.inputs.size() || out.size() != f.outputs.size())
-      fail(f.symbol, "expected " + std::to_string(f.inputs.size()) + " inputs and " +
+      f.fail("expected " + std::to_string(f.inputs.size()) + " inputs and " +
                          std::to_string(f.outputs.size()) + " outputs, got " +
                          std::to_string(in.size()) + " and " + std::to_string(out.size()));
     if (logging_enabled()) std::fprintf(stderr, "%s", dispatch_log(f).c_str());
@@ -183,7 +131,7 @@ class ExampleNpuModule : public runtime::RuntimeModule {
     auto check = [&](int id, const Tensor& t, const std::string& what) {
       if (t.dtype() != DataType::Float(32) || t.shape() != f.shapes[size_t(id)] ||
           !t.device().is_cpu())
-        fail(f.symbol, what + " is not a float32 host tensor of the compiled shape");
+        f.fail(what + " is not a float32 host tensor of the compiled shape");
     };
     for (size_t i = 0; i < in.size(); ++i) {
       check(f.inputs[i], in[i], "argument " + std::to_string(i));
@@ -193,7 +141,7 @@ class ExampleNpuModule : public runtime::RuntimeModule {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const auto& [id, name] : f.constants) {
         auto it = constants_.find(name);
-        if (it == constants_.end()) fail(f.symbol, "constant '" + name + "' was not provided");
+        if (it == constants_.end()) f.fail("constant '" + name + "' was not provided");
         check(id, it->second, "constant '" + name + "'");
         values[size_t(id)] = it->second;
       }
@@ -208,7 +156,7 @@ class ExampleNpuModule : public runtime::RuntimeModule {
         std::vector<Tensor> ins, outs;
         for (int id : op.inputs) {
           if (!values[size_t(id)].defined())
-            fail(f.symbol, node.name + ": an operand is used before it is computed");
+            f.fail(node.name + ": an operand is used before it is computed");
           ins.push_back(values[size_t(id)]);
         }
         for (int id : op.outputs) {
@@ -221,13 +169,11 @@ class ExampleNpuModule : public runtime::RuntimeModule {
     // An output that is an input, a constant or another output's value is copied.
     for (size_t i = 0; i < out.size(); ++i) {
       const Tensor& v = values[size_t(f.outputs[i])];
-      if (!v.defined()) fail(f.symbol, "output " + std::to_string(i) + " is never computed");
+      if (!v.defined()) f.fail("output " + std::to_string(i) + " is never computed");
       if (!v.same_buffer(out[i])) std::memcpy(out[i].data(), v.data(), v.nbytes());
     }
   }
 
-  std::string graph_;
-  std::vector<Function> functions_;
   mutable std::mutex mutex_;
   std::map<std::string, Tensor> constants_;
 };

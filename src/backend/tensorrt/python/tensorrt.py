@@ -23,10 +23,16 @@ from ..pattern_registry import get_patterns_with_prefix, register_patterns
 _KNOWN_OPS = set(_ffi.list_ops())
 
 
-def _op_pattern(composite_name, op_name, num_args):
-    """A pattern matching a single op called with ``num_args`` wildcard arguments."""
-    args = [wildcard() for _ in range(num_args)]
-    return (composite_name, is_op(op_name)(*args), {})
+def _op_patterns(num_args, names):
+    """``tensorrt.<name>`` patterns of ``relax.<op>`` called with ``num_args`` wildcard arguments,
+    for each entry ``name`` (``op`` the same) or ``(name, op)`` whose operator Partita defines."""
+    patterns = []
+    for entry in names:
+        name, op = entry if isinstance(entry, tuple) else (entry, entry)
+        if "relax." + op in _KNOWN_OPS:
+            args = [wildcard() for _ in range(num_args)]
+            patterns.append(("tensorrt." + name, is_op("relax." + op)(*args), {}))
+    return patterns
 
 
 def _resize2d_check(context: PatternCheckContext) -> bool:
@@ -73,78 +79,30 @@ def _resize2d_pattern():
 
 
 def _tensorrt_patterns():
-    table = []
-    # Activations and unary elementwise ops (single tensor argument).
-    for composite, op in [
-        ("tensorrt.nn.relu", "relax.nn.relu"),
-        ("tensorrt.sigmoid", "relax.sigmoid"),
-        ("tensorrt.nn.silu", "relax.nn.silu"),
-        ("tensorrt.tanh", "relax.tanh"),
-        ("tensorrt.exp", "relax.exp"),
-        ("tensorrt.log", "relax.log"),
-        ("tensorrt.sqrt", "relax.sqrt"),
-        ("tensorrt.abs", "relax.abs"),
-        ("tensorrt.negative", "relax.negative"),
-        ("tensorrt.sin", "relax.sin"),
-        ("tensorrt.cos", "relax.cos"),
-        ("tensorrt.atan", "relax.atan"),
-        ("tensorrt.ceil", "relax.ceil"),
-        ("tensorrt.floor", "relax.floor"),
-        ("tensorrt.erf", "relax.erf"),
-        ("tensorrt.nn.softmax", "relax.nn.softmax"),
-        ("tensorrt.nn.batch_flatten", "relax.nn.batch_flatten"),
-        ("tensorrt.expand_dims", "relax.expand_dims"),
-        ("tensorrt.squeeze", "relax.squeeze"),
-        ("tensorrt.transpose", "relax.permute_dims"),
-        ("tensorrt.layout_transform", "relax.layout_transform"),
-        ("tensorrt.nn.max_pool2d", "relax.nn.max_pool2d"),
-        ("tensorrt.nn.avg_pool2d", "relax.nn.avg_pool2d"),
-        ("tensorrt.nn.max_pool3d", "relax.nn.max_pool3d"),
-        ("tensorrt.nn.avg_pool3d", "relax.nn.avg_pool3d"),
-        ("tensorrt.nn.adaptive_avg_pool2d", "relax.nn.adaptive_avg_pool2d"),
-        ("tensorrt.sum", "relax.sum"),
-        ("tensorrt.prod", "relax.prod"),
-        ("tensorrt.max", "relax.max"),
-        ("tensorrt.min", "relax.min"),
-        ("tensorrt.mean", "relax.mean"),
-        ("tensorrt.concatenate", "relax.concat"),
-        ("tensorrt.split", "relax.split"),
-    ]:
-        table.append((composite, op, 1))
+    # Activations, unary elementwise ops, pools, reductions, concat and split (one argument).
+    patterns = _op_patterns(1, [
+        "nn.relu", "sigmoid", "nn.silu", "tanh", "exp", "log", "sqrt", "abs", "negative", "sin",
+        "cos", "atan", "ceil", "floor", "erf", "nn.softmax", "nn.batch_flatten", "expand_dims",
+        "squeeze", ("transpose", "permute_dims"), "layout_transform", "nn.max_pool2d",
+        "nn.avg_pool2d", "nn.max_pool3d", "nn.avg_pool3d", "nn.adaptive_avg_pool2d", "sum",
+        "prod", "max", "min", "mean", ("concatenate", "concat"), "split",
+    ])
     # Binary elementwise ops (two tensor arguments).
-    for composite, op in [
-        ("tensorrt.add", "relax.add"),
-        ("tensorrt.subtract", "relax.subtract"),
-        ("tensorrt.multiply", "relax.multiply"),
-        ("tensorrt.divide", "relax.divide"),
-        ("tensorrt.power", "relax.power"),
-        ("tensorrt.maximum", "relax.maximum"),
-        ("tensorrt.minimum", "relax.minimum"),
-    ]:
-        table.append((composite, op, 2))
-    patterns = [_op_pattern(c, op, n) for c, op, n in table if op in _KNOWN_OPS]
+    patterns += _op_patterns(
+        2, ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum"]
+    )
     # image.resize2d (data + target-size shape argument).
     if "relax.image.resize2d" in _KNOWN_OPS:
         patterns.append(_resize2d_pattern())
-    table = []
-    # Convolutions and matmul (data + weight).
-    for composite, op in [
-        ("tensorrt.nn.conv1d", "relax.nn.conv1d"),
-        ("tensorrt.nn.conv2d", "relax.nn.conv2d"),
-        ("tensorrt.nn.conv3d", "relax.nn.conv3d"),
-        ("tensorrt.nn.conv2d_transpose", "relax.nn.conv2d_transpose"),
-        ("tensorrt.nn.conv3d_transpose", "relax.nn.conv3d_transpose"),
-        ("tensorrt.nn.batch_matmul", "relax.matmul"),
-        ("tensorrt.reshape", "relax.reshape"),
-    ]:
-        table.append((composite, op, 2))
+    # Convolutions and matmul (data + weight), reshape (data + shape).
+    patterns += _op_patterns(2, [
+        "nn.conv1d", "nn.conv2d", "nn.conv3d", "nn.conv2d_transpose", "nn.conv3d_transpose",
+        ("nn.batch_matmul", "matmul"), "reshape",
+    ])
     # layer_norm (data, gamma, beta) and clip (data, min, max).
-    table.append(("tensorrt.nn.layer_norm", "relax.nn.layer_norm", 3))
-    table.append(("tensorrt.clip", "relax.clip", 3))
+    patterns += _op_patterns(3, ["nn.layer_norm", "clip"])
     # strided_slice is called either with or without the optional strides argument.
-    table.append(("tensorrt.strided_slice", "relax.strided_slice", 5))
-    table.append(("tensorrt.strided_slice", "relax.strided_slice", 4))
-    patterns += [_op_pattern(c, op, n) for c, op, n in table if op in _KNOWN_OPS]
+    patterns += _op_patterns(5, ["strided_slice"]) + _op_patterns(4, ["strided_slice"])
     return patterns
 
 

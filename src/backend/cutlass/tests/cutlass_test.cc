@@ -252,6 +252,7 @@ TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
 TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   using backend::cutlass::GemmClass;
   using backend::cutlass::GemmEpilogue;
+  using backend::cutlass::GemmConfig;
   EXPECT_EQ(GemmEpilogue{}.id(), "plain");
   EXPECT_EQ((GemmEpilogue{true, 2, 0, 0}.id()), "bias_gelu");
   EXPECT_EQ((GemmEpilogue{true, 1, 2, 1}.id()), "bias_relu_add_postrelu");
@@ -275,10 +276,22 @@ TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   // A costly activation adds a ping-pong candidate (its epilogue overlaps the other warp
   // group's product).
   auto relu_cands = backend::cutlass::candidate_configs(relu, 90), gelu_cands = backend::cutlass::candidate_configs(gelu, 90);
-  EXPECT_EQ(relu_cands.size(), 2u);
-  ASSERT_EQ(gelu_cands.size(), 3u);
+  ASSERT_EQ(relu_cands.size(), 3u);
+  ASSERT_EQ(gelu_cands.size(), 4u);
   EXPECT_EQ(gelu_cands[0].id(), k.id()) << "the default first";
   EXPECT_EQ(gelu_cands[2].id(), "128x128x64_1x1_pp");
+  // Every class also tries stream-K (few tiles: batch-1 rows, a classifier at M = 1): the
+  // cooperative kernel with CUTLASS's stream-K scheduler, a config of its own.
+  EXPECT_EQ(relu_cands[2].id(), "128x128x64_1x1_sk");
+  EXPECT_EQ(gelu_cands[3].id(), "128x128x64_1x1_sk");
+  EXPECT_TRUE(relu_cands[2].stream_k);
+  EXPECT_EQ(GemmConfig::parse("128x128x64_1x1_sk").id(), "128x128x64_1x1_sk");
+  EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_streamk"), Error);
+  std::string sk = backend::cutlass::gemm_unit_source(relu, relu_cands[2]);
+  EXPECT_NE(sk.find("CollectiveEpilogue, cutlass::gemm::StreamKScheduler>;"), std::string::npos);
+  EXPECT_NE(sk.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
+  EXPECT_EQ(a.find("StreamKScheduler"), std::string::npos) << "the persistent scheduler otherwise";
+  EXPECT_NE(a.find("CollectiveMainloop, CollectiveEpilogue>;\nusing Gemm ="), std::string::npos);
   GemmClass bad{f16, f16, false, {false, 9, 0, 0}};
   EXPECT_THROW(backend::cutlass::gemm_unit_source(bad, k), Error);
 }
@@ -420,6 +433,16 @@ TEST(CutlassCompile, OneModuleCompilesAndASecondBuildRunsNoNvcc) {
   auto loaded = runtime::load_module(file.string());
   std::filesystem::remove(file);
   EXPECT_TRUE(loaded);
+  // A VM asks whether a module's calls can be captured into a CUDA Graph when it is made,
+  // before any call: the answer must already be yes (the plug-in loads its code at the first
+  // call, which the VM runs uncaptured).
+  bool found = false;
+  for (const auto& mod : loaded->external_modules)
+    if (mod->type_key() == "cutlass") {
+      found = true;
+      EXPECT_TRUE(mod->supports_graph_capture());
+    }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -169,14 +169,20 @@ class CutlassModule : public runtime::RuntimeModule {
     auto& views = per_function[fi];
     if (views.size() == functions_[fi].constants.size()) return views;
     auto& dc = device_constants_[id];
+    std::vector<PartitaTensorC> made;
     for (const auto& name : functions_[fi].constants) {
       auto it = dc.find(name);
       if (it == dc.end()) {
-        const Tensor& t = host_constants_.at(name);
+        auto host = host_constants_.find(name);
+        if (host == host_constants_.end())
+          throw_error("KeyError", "cutlass function '" + functions_[fi].symbol + "': constant '" + name +
+                                      "' was not provided (init_constants)");
+        const Tensor& t = host->second;
         it = dc.emplace(name, on_gpu(t) && t.device().id == id ? t : t.to(Device::cuda(id))).first;
       }
-      views.push_back(to_c(it->second));
+      made.push_back(to_c(it->second));
     }
+    views = std::move(made);
     return views;
   }
 

@@ -20,8 +20,12 @@ import json
 
 
 def read_tsv(path):
-    with open(path) as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+    try:
+        with open(path) as f:
+            return list(csv.DictReader(f, delimiter="\t"))
+    except OSError as e:
+        print(f"(no table: {e})")
+        return []
 
 
 def graph_ms(fn, reps=20):

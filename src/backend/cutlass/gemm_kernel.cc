@@ -88,15 +88,20 @@ std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm) {
   // epilogue: 128x256 and a 2x1 cluster within a few % of the default; 64x128 ping-pong slower
   // except at M = 256.)
   out.push_back({128, 192, tk, 1, 1, false});
+  // 128x96: whole waves where 128x192 leaves a partial one (ViT-B's 6304 x 768 rows: 200 tiles
+  // of 128x192 = 1.5 waves, 400 of 128x96 = 3.03).
+  out.push_back({128, 96, tk, 1, 1, false});
   // A costly activation (erf / tanh / exp per element: ~25 instructions) is worth hiding: the
   // ping-pong schedule runs one warp group's epilogue while the other multiplies (the
   // cooperative one runs them in turn: +11 us on 4096 x 3072 with gelu, against +1 with relu).
   auto heavy = [](int a) { return a == 2 || a == 3 || a == 4; };
   if (heavy(c.epilogue.act) || heavy(c.epilogue.post_act)) out.push_back({128, 128, tk, 1, 1, true});
-  // Stream-K for problems of few tiles (batch-1 BERT / ViT rows, a classifier at M = 1 .. 32:
-  // 6-18 tiles of 128x128 on 132 SMs) and partial last waves: CUTLASS's heuristic splits K
-  // over the idle SMs (a workspace holds the partial sums) and runs whole waves data-parallel.
-  out.push_back({128, 128, tk, 1, 1, false, true});
+  // Problems of few rows (batch-1 BERT / ViT: 128 / 197 rows, a classifier at M = 1 .. 32) have
+  // 6-18 tiles of 128x128 for 132 SMs, each a long K loop on one SM: 64x64 ping-pong tiles are
+  // 2-4 times as many, each a quarter of the work (measured 2026-12-01: 128x128 at 0.39-0.60 of
+  // cuBLASLt there). Stream-K (GemmConfig::stream_k, CUTLASS's heuristic decomposition) was
+  // measured too and was slower than the 128x128 kernel on every shape, so it is no candidate.
+  out.push_back({64, 64, tk, 1, 1, true});
   return out;
 }
 

@@ -41,14 +41,39 @@ inline const std::vector<BenchShape>& bench_shapes() {
   return s;
 }
 
-/// The kernel class of a shape's module: fp16, the weight (K, N), bias, its epilogue.
-inline backend::cutlass::GemmClass bench_class(const BenchShape& s) {
-  backend::cutlass::GemmClass c{DataType::Float(16), DataType::Float(16), false, {}};
-  c.epilogue.bias = true;
-  c.epilogue.act = std::string(s.act) == "R.nn.gelu" ? 2 : std::string(s.act) == "R.nn.relu" ? 1 : 0;
-  c.epilogue.residual_mode = s.residual ? 2 : 0;
-  c.epilogue.post_act = s.residual && std::string(s.name).find("relu") != std::string::npos ? 1 : 0;
-  return c;
+inline bool bench_post_relu(const BenchShape& s) {
+  return s.residual && std::string(s.name).find("relu") != std::string::npos;
+}
+
+/// The benchmark's module: one function per shape, `s<i>`, computing matmul + bias [+ act]
+/// [+ residual [+ relu]]; the residual is a parameter only where it is used.
+inline std::string bench_module_text() {
+  std::string t = "@I.ir_module\nclass Module:\n";
+  for (size_t i = 0; i < bench_shapes().size(); ++i) {
+    const BenchShape& s = bench_shapes()[i];
+    std::string M = std::to_string(s.m), N = std::to_string(s.n), K = std::to_string(s.k);
+    auto ty = [](const std::string& shape) { return "R.Tensor((" + shape + "), dtype=\"float16\")"; };
+    std::string out = ty(M + ", " + N);
+    t += "    @R.function\n    def s" + std::to_string(i) + "(x: " + ty(M + ", " + K) + ", w: " + ty(K + ", " + N) +
+         ", b: " + ty(N + ",") + (s.residual ? ", r: " + out : "") + ") -> " + out + ":\n        with R.dataflow():\n";
+    t += "            m: " + out + " = R.matmul(x, w, out_dtype=\"void\")\n";
+    t += "            a: " + out + " = R.add(m, b)\n";
+    std::string last = "a";
+    if (*s.act) {
+      t += "            h: " + out + " = " + s.act + "(a)\n";
+      last = "h";
+    }
+    if (s.residual) {
+      t += "            o: " + out + " = R.add(" + last + ", r)\n";
+      last = "o";
+      if (bench_post_relu(s)) {
+        t += "            p: " + out + " = R.nn.relu(o)\n";
+        last = "p";
+      }
+    }
+    t += "            R.output(" + last + ")\n        return " + last + "\n";
+  }
+  return t;
 }
 
 }  // namespace partita::cutlass_test

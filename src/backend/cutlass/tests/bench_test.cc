@@ -8,6 +8,7 @@
 // cuBLASLt and PyTorch sides (PARTITA_CUTLASS_BENCH_SHAPES=<file>; no GPU needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,61 +23,34 @@
 namespace partita {
 namespace {
 
-using cutlass_test::bench_class;
 using Shape = cutlass_test::BenchShape;
 const std::vector<Shape>& shapes() { return cutlass_test::bench_shapes(); }
 
-bool post_relu(const Shape& s) { return s.residual && std::string(s.name).find("relu") != std::string::npos; }
-
-// One function per shape, `s<i>`, computing matmul + bias [+ act] [+ residual [+ relu]]; the
-// residual is a parameter only where it is used.
-std::string module_text() {
-  std::string t = "@I.ir_module\nclass Module:\n";
-  for (size_t i = 0; i < shapes().size(); ++i) {
-    const Shape& s = shapes()[i];
-    std::string M = std::to_string(s.m), N = std::to_string(s.n), K = std::to_string(s.k);
-    auto ty = [](const std::string& shape) { return "R.Tensor((" + shape + "), dtype=\"float16\")"; };
-    std::string out = ty(M + ", " + N);
-    t += "    @R.function\n    def s" + std::to_string(i) + "(x: " + ty(M + ", " + K) + ", w: " + ty(K + ", " + N) +
-         ", b: " + ty(N + ",") + (s.residual ? ", r: " + out : "") + ") -> " + out + ":\n        with R.dataflow():\n";
-    t += "            m: " + out + " = R.matmul(x, w, out_dtype=\"void\")\n";
-    t += "            a: " + out + " = R.add(m, b)\n";
-    std::string last = "a";
-    if (*s.act) {
-      t += "            h: " + out + " = " + s.act + "(a)\n";
-      last = "h";
-    }
-    if (s.residual) {
-      t += "            o: " + out + " = R.add(" + last + ", r)\n";
-      last = "o";
-      if (post_relu(s)) {
-        t += "            p: " + out + " = R.nn.relu(o)\n";
-        last = "p";
-      }
-    }
-    t += "            R.output(" + last + ")\n        return " + last + "\n";
+// The GEMM workload of each shape as the build sees it (its class from the codegen: e.g. a
+// residual added before any activation is "addpre"), matched by M, N and K (unique here).
+std::vector<backend::cutlass::GemmWorkload> shape_workloads(const IRModule& parted, const codegen::Target& target) {
+  auto generated = cutlass_test::generate_module(parted, target).workloads;
+  std::vector<backend::cutlass::GemmWorkload> out;
+  for (const Shape& s : shapes()) {
+    auto it = std::find_if(generated.begin(), generated.end(),
+                           [&](const auto& w) { return w.m == s.m && w.n == s.n && w.k == s.k; });
+    if (it == generated.end()) throw_error("ValueError", std::string("bench: no GEMM of shape ") + s.name);
+    out.push_back(*it);
   }
-  return t;
-}
-
-backend::cutlass::GemmWorkload workload(const Shape& s) {
-  backend::cutlass::GemmWorkload w;
-  w.cls = bench_class(s);
-  w.m = s.m;
-  w.n = s.n;
-  w.k = s.k;
-  return w;
+  return out;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Milliseconds per call of `reps` calls after `warmups`, host clock, one synchronization.
+// Milliseconds per call of `reps` calls after `warmups` and at least 20 ms of calls (the SM
+// clock idles at 345 MHz after the build's nvcc), host clock, one synchronization.
 template <class F>
 double time_calls(F call, int warmups, int reps) {
   auto* api = runtime::device_api(Device::cuda(0));
   for (int i = 0; i < warmups; ++i) call();
+  for (auto w0 = std::chrono::steady_clock::now(); seconds_since(w0) < 0.02;) call();
   api->sync_stream(0, runtime::current_stream(Device::cuda(0)));
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < reps; ++i) call();
@@ -92,7 +66,7 @@ TEST(CutlassBench, ShapesFile) {
   for (const Shape& s : shapes()) {
     std::string act = std::string(s.act) == "R.nn.gelu" ? "gelu" : std::string(s.act) == "R.nn.relu" ? "relu" : "none";
     out << s.name << "\t" << s.m << "\t" << s.n << "\t" << s.k << "\t" << act << "\t" << int(s.residual) << "\t"
-        << int(post_relu(s)) << "\n";
+        << int(cutlass_test::bench_post_relu(s)) << "\n";
   }
   ASSERT_TRUE(out.good());
 }
@@ -110,8 +84,8 @@ TEST(CutlassBench, GemmsWithEpilogues) {
   auto nvcc = backend::cutlass::nvcc_options(target);
 
   // 1. Every candidate of every workload, one profiler run per class.
-  std::vector<backend::cutlass::GemmWorkload> ws;
-  for (const Shape& s : shapes()) ws.push_back(workload(s));
+  IRModule p = transform::partition_for("cutlass", script::parse_module(cutlass_test::bench_module_text()), false);
+  std::vector<backend::cutlass::GemmWorkload> ws = shape_workloads(p, target);
   backend::cutlass::ProfileOptions po;
   po.cache_file = profile_file.string();
   backend::cutlass::ProfileReport report;
@@ -126,7 +100,6 @@ TEST(CutlassBench, GemmsWithEpilogues) {
   backend::cutlass::ProfileCache cache(profile_file.string());
 
   // 2. All shapes as one module (one glue unit), built from the profile cache, then rebuilt.
-  IRModule p = transform::partition_for("cutlass", script::parse_module(module_text()), false);
   t0 = std::chrono::steady_clock::now();
   auto exec = codegen::build(p, codegen::BuildOptions({target}, false));
   double build_s = seconds_since(t0);

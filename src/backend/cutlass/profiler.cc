@@ -19,7 +19,10 @@ namespace fs = std::filesystem;
 namespace {
 
 // The profiler program: fills the operands with random values once per workload, then for each
-// candidate runs it once (checking it can), warms up, and times it two ways on its own stream:
+// candidate runs it once — checking it can, and that its result is the default candidate's (the
+// configuration the GPU tests check against the host; a candidate that differs by more than
+// the dtype's tolerance, or leaves an element unwritten, is refused with an "F" line, so a
+// faster kernel is never a wrong one) —, warms up, and times it two ways on its own stream:
 // a CUDA graph of a burst of calls (the kernels alone, as the VM replays a model: "R" lines,
 // what the choice uses) and the same burst through the host path (the unit's per-call argument
 // and descriptor setup and launch, back to back: "B" lines; slower than "R" where that host work
@@ -31,6 +34,7 @@ constexpr const char* kProfilerMain = R"PT(
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 template <class T>
@@ -48,6 +52,21 @@ void* pt_random(size_t n, unsigned seed, float scale) {
   if (cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T)) != cudaSuccess) return nullptr;
   pt_fill<T><<<1024, 256>>>(static_cast<T*>(p), n, seed, scale);
   return p;
+}
+
+// out[0] = max |d - ref| (a NaN counts as the largest float), out[1] = max |ref|, as the bits of
+// non-negative floats (which order as unsigned integers).
+template <class T>
+__global__ void pt_compare(const T* d, const T* ref, size_t n, unsigned* out) {
+  float md = 0.f, mr = 0.f;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    float a = float(d[i]), b = float(ref[i]);
+    float e = fabsf(a - b);
+    md = fmaxf(md, e <= 3.0e38f ? e : 3.0e38f);
+    mr = fmaxf(mr, fabsf(b) <= 3.0e38f ? fabsf(b) : 3.0e38f);
+  }
+  atomicMax(&out[0], __float_as_uint(md));
+  atomicMax(&out[1], __float_as_uint(mr));
 }
 
 // The median of 5 samples, each the mean of one burst of `reps` calls between two events.
@@ -91,7 +110,13 @@ int main(int argc, char** argv) {
     void* bv = pt_random<PT_OUT_T>(size_t(n), 3, 1.f);
     void* c = PT_HAS_C ? pt_random<PT_OUT_T>(size_t(batch * m * n), 4, 1.f) : nullptr;
     void* d = nullptr;
-    cudaMalloc(&d, size_t(batch * m * n) * sizeof(PT_OUT_T));
+    void* ref = nullptr;
+    size_t d_bytes = size_t(batch * m * n) * sizeof(PT_OUT_T);
+    cudaMalloc(&d, d_bytes);
+    cudaMalloc(&ref, d_bytes);
+    unsigned* cmp = nullptr;
+    cudaMalloc(&cmp, 2 * sizeof(unsigned));
+    bool have_ref = false;
     cudaDeviceSynchronize();
     for (int ci = 0; ci < int(sizeof(kCandidates) / sizeof(kCandidates[0])); ++ci) {
       PtGemmArgs g = {};
@@ -106,10 +131,32 @@ int main(int argc, char** argv) {
       g.workspace_size = kCandidates[ci].ws(&g);
       if (g.workspace_size) cudaMalloc(&g.workspace, g.workspace_size);
       char err[256] = {0};
+      cudaMemsetAsync(d, 0xff, d_bytes, s);  // NaN (or -1): every element must be written
       if (kCandidates[ci].run(&g, err, sizeof err) != 0 || cudaStreamSynchronize(s) != cudaSuccess) {
         std::printf("F %d %d %s %s\n", w, ci, err, cudaGetErrorString(cudaGetLastError()));
         if (g.workspace) cudaFree(g.workspace);
         continue;
+      }
+      if (ci == 0) {
+        have_ref = cudaMemcpyAsync(ref, d, d_bytes, cudaMemcpyDeviceToDevice, s) == cudaSuccess;
+      } else {
+        unsigned bits[2] = {0xffffffffu, 0u};
+        if (have_ref) {
+          cudaMemsetAsync(cmp, 0, 2 * sizeof(unsigned), s);
+          pt_compare<PT_OUT_T><<<264, 256, 0, s>>>(static_cast<const PT_OUT_T*>(d), static_cast<const PT_OUT_T*>(ref),
+                                                   size_t(batch * m * n), cmp);
+          cudaMemcpyAsync(bits, cmp, sizeof bits, cudaMemcpyDeviceToHost, s);
+          cudaStreamSynchronize(s);
+        }
+        float md, mr;
+        std::memcpy(&md, &bits[0], sizeof md);
+        std::memcpy(&mr, &bits[1], sizeof mr);
+        if (!have_ref || !(md <= PT_CHECK_RTOL * mr)) {
+          std::printf("F %d %d its result differs from the default kernel's (max |diff| %g, max %g)\n", w, ci,
+                      double(md), double(mr));
+          if (g.workspace) cudaFree(g.workspace);
+          continue;
+        }
       }
       for (int i = 0; i < 3; ++i) kCandidates[ci].run(&g, err, sizeof err);
       // Enough repetitions for ~4 ms a burst, between 5 and 200.
@@ -150,7 +197,7 @@ int main(int argc, char** argv) {
       }
       if (g.workspace) cudaFree(g.workspace);
     }
-    cudaFree(a); cudaFree(b); cudaFree(bv); if (c) cudaFree(c); cudaFree(d);
+    cudaFree(a); cudaFree(b); cudaFree(bv); if (c) cudaFree(c); cudaFree(d); cudaFree(ref); cudaFree(cmp);
     ++w;
   }
   std::fclose(f);
@@ -229,6 +276,10 @@ std::string profiler_source(const GemmClass& cls, const std::vector<GemmConfig>&
   s += std::string("#define PT_IN_IS_INT ") + (cls.in == DataType::Int(8) ? "1" : "0") + "\n";
   s += std::string("#define PT_B_K_MAJOR ") + (cls.b_k_major ? "1" : "0") + "\n";
   s += std::string("#define PT_HAS_C ") + (cls.has_c() ? "1" : "0") + "\n";
+  // How far a candidate's result may be from the default's, relative to the largest value: the
+  // tilings sum K in other orders (fp32 accumulators), then round to the result's dtype.
+  s += std::string("#define PT_CHECK_RTOL ") +
+       (cls.out == DataType::Int(32) ? "0.f" : cls.out == DataType::Float(32) ? "1e-3f" : "2e-2f") + "\n";
   s += kProfilerMain;
   return s;
 }

@@ -41,7 +41,7 @@ inline constexpr const char* kGemmUnitIncludes = R"PT(
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 )PT";
 
-inline constexpr const char* kGemmUnitBody = R"PT(
+inline constexpr const char* kGemmUnitBodyHead = R"PT(
 // Everything of the kernel has internal linkage: several units are linked into one module, and
 // their same-named types (Gemm, Kernel, ...) and helpers must not meet.
 namespace {
@@ -153,8 +153,11 @@ using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder
     cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
         sizeof(typename CollectiveEpilogue::SharedStorage))>,
     PT_KERNEL_SCHEDULE>::CollectiveOp;
-using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, CollectiveEpilogue>;
-using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+)PT";
+
+// The kernel type (gemm_kernel.cc writes it between the two halves: its tile scheduler is part of
+// the configuration), then the rest of the unit.
+inline constexpr const char* kGemmUnitBodyTail = R"PT(using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
 typename Gemm::Arguments make_arguments(const PtGemmArgs& g) {
   using StrideA = typename Gemm::GemmKernel::StrideA;

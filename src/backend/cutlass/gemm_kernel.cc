@@ -50,7 +50,7 @@ std::string GemmClass::id() const {
 
 std::string GemmConfig::id() const {
   return std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k) + "_" +
-         std::to_string(cluster_m) + "x" + std::to_string(cluster_n) + (pingpong ? "_pp" : "_coop");
+         std::to_string(cluster_m) + "x" + std::to_string(cluster_n) + (pingpong ? "_pp" : stream_k ? "_sk" : "_coop");
 }
 
 GemmConfig GemmConfig::parse(const std::string& id) {
@@ -58,9 +58,10 @@ GemmConfig GemmConfig::parse(const std::string& id) {
   char sched[8] = {0};
   if (std::sscanf(id.c_str(), "%dx%dx%d_%dx%d_%7s", &k.tile_m, &k.tile_n, &k.tile_k, &k.cluster_m, &k.cluster_n,
                   sched) != 6 ||
-      (std::string(sched) != "pp" && std::string(sched) != "coop"))
-    throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration (MxNxK_CMxCN_coop|pp)");
+      (std::string(sched) != "pp" && std::string(sched) != "coop" && std::string(sched) != "sk"))
+    throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration (MxNxK_CMxCN_coop|pp|sk)");
   k.pingpong = std::string(sched) == "pp";
+  k.stream_k = std::string(sched) == "sk";
   if (id != k.id()) throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration");
   return k;
 }
@@ -87,11 +88,20 @@ std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm) {
   // epilogue: 128x256 and a 2x1 cluster within a few % of the default; 64x128 ping-pong slower
   // except at M = 256.)
   out.push_back({128, 192, tk, 1, 1, false});
+  // 128x96: whole waves where 128x192 leaves a partial one (ViT-B's 6304 x 768 rows: 200 tiles
+  // of 128x192 = 1.5 waves, 400 of 128x96 = 3.03).
+  out.push_back({128, 96, tk, 1, 1, false});
   // A costly activation (erf / tanh / exp per element: ~25 instructions) is worth hiding: the
   // ping-pong schedule runs one warp group's epilogue while the other multiplies (the
   // cooperative one runs them in turn: +11 us on 4096 x 3072 with gelu, against +1 with relu).
   auto heavy = [](int a) { return a == 2 || a == 3 || a == 4; };
   if (heavy(c.epilogue.act) || heavy(c.epilogue.post_act)) out.push_back({128, 128, tk, 1, 1, true});
+  // Problems of few rows (batch-1 BERT / ViT: 128 / 197 rows, a classifier at M = 1 .. 32) have
+  // 6-18 tiles of 128x128 for 132 SMs, each a long K loop on one SM: 64x64 ping-pong tiles are
+  // 2-4 times as many, each a quarter of the work (measured 2026-12-01: 128x128 at 0.39-0.60 of
+  // cuBLASLt there). Stream-K (GemmConfig::stream_k, CUTLASS's heuristic decomposition) was
+  // measured too and was slower than the 128x128 kernel on every shape, so it is no candidate.
+  out.push_back({64, 64, tk, 1, 1, true});
   return out;
 }
 
@@ -123,7 +133,11 @@ std::string gemm_unit_source(const GemmClass& c, const GemmConfig& k) {
   s += "#define PT_ACT " + std::to_string(c.epilogue.act) + "\n";
   s += "#define PT_C_MODE " + std::to_string(c.epilogue.residual_mode) + "\n";
   s += "#define PT_POST_ACT " + std::to_string(c.epilogue.post_act) + "\n";
-  s += kGemmUnitBody;
+  s += kGemmUnitBodyHead;
+  s += std::string("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, "
+                   "CollectiveEpilogue") +
+       (k.stream_k ? ", cutlass::gemm::StreamKScheduler" : "") + ">;\n";
+  s += kGemmUnitBodyTail;
   return s;
 }
 

@@ -39,8 +39,11 @@ struct GemmClass {
 struct GemmConfig {
   int tile_m = 128, tile_n = 128, tile_k = 64;
   int cluster_m = 1, cluster_n = 1;
-  bool pingpong = false;                           // KernelTmaWarpSpecializedPingpong, else ...Cooperative
-  std::string id() const;                          // e.g. "128x128x64_1x1_coop"
+  bool pingpong = false;  // KernelTmaWarpSpecializedPingpong, else ...Cooperative
+  /// Cooperative with CUTLASS's stream-K tile scheduler (heuristic decomposition: few output
+  /// tiles are split along K over all SMs, many run data-parallel), else the persistent one.
+  bool stream_k = false;
+  std::string id() const;                          // e.g. "128x128x64_1x1_coop", "..._sk" (stream-K)
   static GemmConfig parse(const std::string& id);  // throws Error("ValueError")
 };
 

@@ -56,16 +56,18 @@ std::vector<GemmConfig> choose_gemm_configs(const std::vector<GemmWorkload>& wor
 
 /// The profiler program's source for a class and its candidates (what choose_gemm_configs
 /// compiles). Its arguments: a file of workloads, one per line "m n k batch bias act res post";
-/// it prints "R <workload> <candidate> <ms>", "F <workload> <candidate> <why>", or NODEVICE.
+/// it prints "R <workload> <candidate> <ms>" (a CUDA graph of calls), "B ..." (the same calls
+/// through the host path), "F <workload> <candidate> <why>", or NODEVICE.
 std::string profiler_source(const GemmClass& cls, const std::vector<GemmConfig>& candidates);
 
 /// Runs the profiler executable `exe` on `workloads`; returns per workload the milliseconds of
-/// each candidate (negative: it failed), or nullopt when there is no GPU. Throws
+/// each candidate (negative: it failed) timed as a CUDA graph (the kernel alone), or nullopt
+/// when there is no GPU; `host_path_ms` receives the same calls' time back to back through the
+/// unit's host path (argument / descriptor setup and launch per call). Throws
 /// Error("RuntimeError") when the program fails.
-std::optional<std::vector<std::vector<double>>> run_profiler(const std::string& exe,
-                                                             const std::vector<GemmWorkload>& workloads,
-                                                             size_t num_candidates, int timeout_s,
-                                                             std::string* output = nullptr);
+std::optional<std::vector<std::vector<double>>> run_profiler(
+    const std::string& exe, const std::vector<GemmWorkload>& workloads, size_t num_candidates, int timeout_s,
+    std::string* output = nullptr, std::vector<std::vector<double>>* host_path_ms = nullptr);
 
 /// True when this machine has an NVIDIA GPU device node (no CUDA call from the compiler).
 bool gpu_present();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "../module_format.h"
 #include "partita/runtime/c_abi.h"
@@ -34,23 +35,42 @@ PartitaTensorC to_c(const Tensor& t) {
   return c;
 }
 
-// The allocator handed to generated code: the device API of the call's GPU.
+// Temporaries of generated code (GEMM workspaces, im2col columns, merged partitions'
+// intermediates), kept by the module per (device, stream, function) as one buffer per
+// allocation of a call, in call order, grown when a call needs more. Steady-state calls then
+// allocate nothing, and a run captured into a CUDA Graph keeps valid temporaries for as long as
+// the module lives: a buffer that had to grow is retired, not freed, since a graph may still
+// write it. Calls on one stream are ordered, so reusing its buffers from call to call is safe;
+// another stream has its own.
+struct TempSlots {
+  std::vector<Tensor> buffers;
+};
 struct AllocContext {
-  runtime::DeviceAPI* api;
-  int id;
+  TempSlots* slots;
+  std::vector<Tensor>* retired;
+  Device device;
+  size_t next = 0;
 };
 void* alloc_cb(void* ctx, size_t bytes) {
   auto* c = static_cast<AllocContext*>(ctx);
   try {
-    return c->api->alloc(c->id, bytes);
+    size_t i = c->next++;
+    auto& bufs = c->slots->buffers;
+    if (i < bufs.size() && bufs[i].nbytes() >= bytes) return bufs[i].data();
+    Tensor t = Tensor::empty({int64_t(std::max<size_t>(bytes, 1))}, DataType::UInt(8), c->device);
+    if (i < bufs.size()) {
+      c->retired->push_back(std::move(bufs[i]));
+      bufs[i] = std::move(t);
+    } else {
+      bufs.resize(i + 1);
+      bufs[i] = std::move(t);
+    }
+    return bufs[i].data();
   } catch (...) {
     return nullptr;
   }
 }
-void release_cb(void* ctx, void* ptr) {
-  auto* c = static_cast<AllocContext*>(ctx);
-  c->api->free(c->id, ptr);
-}
+void release_cb(void*, void*) {}  // the module keeps its temporaries (above)
 
 class CutlassModule : public runtime::RuntimeModule {
  public:
@@ -64,12 +84,11 @@ class CutlassModule : public runtime::RuntimeModule {
 
   std::string type_key() const override { return kModuleFormat.type_key; }
   DeviceKind device_kind() const override { return DeviceKind::kCUDA; }
-  // Its functions only enqueue work on the current stream (and allocate through the runtime);
-  // once the code is loaded and the constants uploaded, a run can be captured.
-  bool supports_graph_capture() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return handle_ != nullptr;
-  }
+  // Its functions only enqueue work on the current stream, with temporaries the module keeps.
+  // The first call loads the code and uploads the constants (host synchronizations); the VM
+  // asks this when it is made and captures only a signature's second call, so that call has
+  // happened by then (were a first call captured, the capture fails and the VM runs it plainly).
+  bool supports_graph_capture() const override { return true; }
   std::vector<std::string> function_names() const override {
     std::vector<std::string> names;
     for (const auto& f : functions_) names.push_back(f.symbol);
@@ -89,6 +108,8 @@ class CutlassModule : public runtime::RuntimeModule {
       if (it == constants.end()) throw_error("KeyError", "cutlass module: constant '" + name + "' was not provided");
       host_constants_[name] = it->second;
     }
+    device_constants_.clear();  // uploaded again at the next call
+    constant_views_.clear();
   }
   void save_to_binary(std::string& out) const override {
     out += runtime::write_module_sections(kModuleFormat, {source_, so_, write_function_table(functions_)});
@@ -100,7 +121,7 @@ class CutlassModule : public runtime::RuntimeModule {
     auto it = index_.find(symbol);
     if (it == index_.end()) return nullptr;
     size_t i = it->second;
-    return [this, i](std::span<const Tensor> in, std::span<Tensor> out) { call(functions_[i], in, out); };
+    return [this, i](std::span<const Tensor> in, std::span<Tensor> out) { call(i, in, out); };
   }
 
  private:
@@ -128,27 +149,45 @@ class CutlassModule : public runtime::RuntimeModule {
                                               "library must be on the loader's path): ") +
                                       (e ? e : "?"));
     }
+    std::vector<PtFunctionAbi> entries;
     for (const auto& f : functions_) {
       void* sym = dlsym(h, f.symbol.c_str());
       if (!sym) {
         dlclose(h);
         throw_error("ValueError", "cutlass module: its compiled code lacks the function '" + f.symbol + "'");
       }
-      entries_[f.symbol] = reinterpret_cast<PtFunctionAbi>(sym);
+      entries.push_back(reinterpret_cast<PtFunctionAbi>(sym));
     }
+    entries_ = std::move(entries);
     handle_ = h;
   }
 
-  // The constants on device `id`, uploaded once.
-  const std::map<std::string, Tensor>& device_constants(int id) {
+  // The constants of function `fi` on device `id` as the call passes them, uploaded once.
+  const std::vector<PartitaTensorC>& device_constants(size_t fi, int id) {
+    auto& per_function = constant_views_[id];
+    if (per_function.empty()) per_function.resize(functions_.size());
+    auto& views = per_function[fi];
+    if (views.size() == functions_[fi].constants.size()) return views;
     auto& dc = device_constants_[id];
-    if (dc.size() != host_constants_.size())
-      for (const auto& [name, t] : host_constants_)
-        if (!dc.count(name)) dc[name] = on_gpu(t) && t.device().id == id ? t : t.to(Device::cuda(id));
-    return dc;
+    std::vector<PartitaTensorC> made;
+    for (const auto& name : functions_[fi].constants) {
+      auto it = dc.find(name);
+      if (it == dc.end()) {
+        auto host = host_constants_.find(name);
+        if (host == host_constants_.end())
+          throw_error("KeyError", "cutlass function '" + functions_[fi].symbol + "': constant '" + name +
+                                      "' was not provided (init_constants)");
+        const Tensor& t = host->second;
+        it = dc.emplace(name, on_gpu(t) && t.device().id == id ? t : t.to(Device::cuda(id))).first;
+      }
+      made.push_back(to_c(it->second));
+    }
+    views = std::move(made);
+    return views;
   }
 
-  void call(const CutlassFunction& f, std::span<const Tensor> in, std::span<Tensor> out) {
+  void call(size_t fi, std::span<const Tensor> in, std::span<Tensor> out) {
+    const CutlassFunction& f = functions_[fi];
     if (in.size() != size_t(f.num_params))
       throw_error("ValueError", "cutlass function '" + f.symbol + "': expected " + std::to_string(f.num_params) +
                                     " inputs, got " + std::to_string(in.size()));
@@ -158,13 +197,14 @@ class CutlassModule : public runtime::RuntimeModule {
       if (on_gpu(t)) device = Device::cuda(t.device().id);
     for (const Tensor& t : out)
       if (on_gpu(t)) device = Device::cuda(t.device().id);
-    runtime::DeviceAPI* api = runtime::device_api(device);
     std::lock_guard<std::mutex> lock(mutex_);
     ensure_loaded();
-    const auto& consts = device_constants(device.id);
+    const auto& consts = device_constants(fi, device.id);
     // Host tensors (a direct call) are staged through device memory.
     std::vector<Tensor> staged_in, staged_out;
     std::vector<PartitaTensorC> cin, cout;
+    cin.reserve(in.size() + consts.size());
+    cout.reserve(out.size());
     for (const Tensor& t : in) {
       if (on_gpu(t)) {
         cin.push_back(to_c(t));
@@ -173,7 +213,7 @@ class CutlassModule : public runtime::RuntimeModule {
         cin.push_back(to_c(staged_in.back()));
       }
     }
-    for (const auto& c : f.constants) cin.push_back(to_c(consts.at(c)));
+    cin.insert(cin.end(), consts.begin(), consts.end());
     std::vector<size_t> copy_back;
     staged_out.reserve(out.size());
     for (size_t k = 0; k < out.size(); ++k) {
@@ -185,19 +225,20 @@ class CutlassModule : public runtime::RuntimeModule {
         copy_back.push_back(k);
       }
     }
-    AllocContext ctx{api, device.id};
+    runtime::StreamHandle stream = runtime::current_stream(device);
+    AllocContext ctx{&temps_[{device.id, stream, fi}], &retired_temps_, device};
     char error[1024] = {0};
     PtCallAbi c{cin.data(),
                 int32_t(cin.size()),
                 cout.data(),
                 int32_t(cout.size()),
-                runtime::current_stream(device),
+                stream,
                 alloc_cb,
                 release_cb,
                 &ctx,
                 error,
                 sizeof error};
-    int32_t rc = entries_.at(f.symbol)(&c);
+    int32_t rc = entries_[fi](&c);
     if (rc != 0) throw_error("RuntimeError", "cutlass function '" + f.symbol + "' failed: " + error);
     for (size_t j = 0; j < copy_back.size(); ++j) out[copy_back[j]].copy_from(staged_out[j]);
   }
@@ -207,9 +248,12 @@ class CutlassModule : public runtime::RuntimeModule {
   std::map<std::string, size_t> index_;
   mutable std::mutex mutex_;
   void* handle_ = nullptr;
-  std::map<std::string, PtFunctionAbi> entries_;
+  std::vector<PtFunctionAbi> entries_;  // per function, once loaded
   std::map<std::string, Tensor> host_constants_;
   std::map<int, std::map<std::string, Tensor>> device_constants_;
+  std::map<int, std::vector<std::vector<PartitaTensorC>>> constant_views_;  // device -> function -> views
+  std::map<std::tuple<int, runtime::StreamHandle, size_t>, TempSlots> temps_;
+  std::vector<Tensor> retired_temps_;
 };
 
 runtime::ModulePtr load_cutlass(std::string_view bytes) {

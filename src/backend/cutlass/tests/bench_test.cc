@@ -1,12 +1,19 @@
 // The CUTLASS side of benchmarks/gpu/bench_cutlass.py (opt-in: PARTITA_CUTLASS_BENCH=1 on a
 // GPU; PARTITA_CUTLASS_BENCH_OUT=<file> receives the table). For the GEMMs with epilogues of
-// BERT-base and the zoo's ResNet-50 at batch 32 (fp16): the profiler's time of every candidate
-// kernel (the default is the first), then the whole Partita module — partitioned, built with
-// the profile cache, run by the VM on cuda:0 — and the time of a cached rebuild.
+// bench_shapes.h (fp16): the profiler's time of every candidate kernel (a CUDA graph of calls:
+// the kernel alone; and the same calls through the unit's host path), then all of them as one
+// Partita module — partitioned, built with the profile cache, run by the VM on cuda:0 with CUDA
+// Graphs (its default) and without (every call through the VM, the plug-in and the unit's host
+// path) — and the time of a cached rebuild. CutlassBench.ShapesFile writes the shapes for the
+// cuBLASLt and PyTorch sides (PARTITA_CUTLASS_BENCH_SHAPES=<file>; no GPU needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "../cutlass_codegen.h"
 #include "../profiler.h"
@@ -16,34 +23,52 @@
 namespace partita {
 namespace {
 
-using cutlass_test::bench_class;
 using Shape = cutlass_test::BenchShape;
 const std::vector<Shape>& shapes() { return cutlass_test::bench_shapes(); }
 
-std::string module_text(const Shape& s) {
-  std::string M = std::to_string(s.m), N = std::to_string(s.n), K = std::to_string(s.k);
-  std::string t = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((" + M + ", " + K +
-                  "), dtype=\"float16\"), w: R.Tensor((" + K + ", " + N + "), dtype=\"float16\"), b: R.Tensor((" + N +
-                  ",), dtype=\"float16\"), r: R.Tensor((" + M + ", " + N + "), dtype=\"float16\")) -> R.Tensor((" + M +
-                  ", " + N + "), dtype=\"float16\"):\n        with R.dataflow():\n";
-  std::string ty = "R.Tensor((" + M + ", " + N + "), dtype=\"float16\")";
-  t += "            m: " + ty + " = R.matmul(x, w, out_dtype=\"void\")\n";
-  t += "            a: " + ty + " = R.add(m, b)\n";
-  std::string last = "a";
-  if (*s.act) {
-    t += "            h: " + ty + " = " + s.act + "(a)\n";
-    last = "h";
+// The GEMM workload of each shape as the build sees it (its class from the codegen: e.g. a
+// residual added before any activation is "addpre"), matched by M, N and K (unique here).
+std::vector<backend::cutlass::GemmWorkload> shape_workloads(const IRModule& parted, const codegen::Target& target) {
+  auto generated = cutlass_test::generate_module(parted, target).workloads;
+  std::vector<backend::cutlass::GemmWorkload> out;
+  for (const Shape& s : shapes()) {
+    auto it = std::find_if(generated.begin(), generated.end(),
+                           [&](const auto& w) { return w.m == s.m && w.n == s.n && w.k == s.k; });
+    if (it == generated.end()) throw_error("ValueError", std::string("bench: no GEMM of shape ") + s.name);
+    out.push_back(*it);
   }
-  if (s.residual) {
-    t += "            o: " + ty + " = R.add(" + last + ", r)\n";
-    last = "o";
-    if (std::string(s.name).find("relu") != std::string::npos) {
-      t += "            p: " + ty + " = R.nn.relu(o)\n";
-      last = "p";
-    }
+  return out;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Milliseconds per call of `reps` calls after `warmups` and at least 20 ms of calls (the SM
+// clock idles at 345 MHz after the build's nvcc), host clock, one synchronization.
+template <class F>
+double time_calls(F call, int warmups, int reps) {
+  auto* api = runtime::device_api(Device::cuda(0));
+  for (int i = 0; i < warmups; ++i) call();
+  for (auto w0 = std::chrono::steady_clock::now(); seconds_since(w0) < 0.02;) call();
+  api->sync_stream(0, runtime::current_stream(Device::cuda(0)));
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) call();
+  api->sync_stream(0, runtime::current_stream(Device::cuda(0)));
+  return seconds_since(t0) * 1e3 / reps;
+}
+
+TEST(CutlassBench, ShapesFile) {
+  const char* path = std::getenv("PARTITA_CUTLASS_BENCH_SHAPES");
+  if (!path) GTEST_SKIP() << "set PARTITA_CUTLASS_BENCH_SHAPES=<file> to write the benchmark's shapes";
+  std::ofstream out(path);
+  out << "shape\tM\tN\tK\tact\tresidual\tpost_relu\n";
+  for (const Shape& s : shapes()) {
+    std::string act = std::string(s.act) == "R.nn.gelu" ? "gelu" : std::string(s.act) == "R.nn.relu" ? "relu" : "none";
+    out << s.name << "\t" << s.m << "\t" << s.n << "\t" << s.k << "\t" << act << "\t" << int(s.residual) << "\t"
+        << int(cutlass_test::bench_post_relu(s)) << "\n";
   }
-  t += "            R.output(" + last + ")\n        return " + last + "\n";
-  return t;
+  ASSERT_TRUE(out.good());
 }
 
 TEST(CutlassBench, GemmsWithEpilogues) {
@@ -52,61 +77,73 @@ TEST(CutlassBench, GemmsWithEpilogues) {
   PARTITA_REQUIRE_CUTLASS_GPU();
   const char* out_path = std::getenv("PARTITA_CUTLASS_BENCH_OUT");
   std::ofstream out(out_path ? out_path : "/dev/stdout");
-  auto target = cutlass_test::test_target({{"profile", true}});
+  // A fresh profile cache: every workload is measured in this run.
+  auto profile_file = std::filesystem::temp_directory_path() / "partita_cutlass_bench_profile.tsv";
+  std::filesystem::remove(profile_file);
+  auto target = cutlass_test::test_target({{"profile", true}, {"profile_cache", profile_file.string()}});
   auto nvcc = backend::cutlass::nvcc_options(target);
-  out << "shape\tM\tN\tK\tTFLOP\tdefault_ms\tbest_ms\tbest_config\tmodule_ms\tbuild_s\tcached_rebuild_s\tcandidates\n";
-  for (const Shape& s : shapes()) {
-    IRModule m = script::parse_module(module_text(s));
-    IRModule p = transform::partition_for("cutlass", m, false);
-    // The profiler, through the build (its cache is the target's): times every candidate.
-    auto t0 = std::chrono::steady_clock::now();
-    auto exec = codegen::build(p, codegen::BuildOptions({target}, false));
-    double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    t0 = std::chrono::steady_clock::now();
-    auto exec2 = codegen::build(p, codegen::BuildOptions({target}, false));
-    double rebuild_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // The candidates' times again, for the table (the cache keeps only the best).
-    backend::cutlass::GemmWorkload w;
-    w.cls = bench_class(s);
-    w.m = s.m;
-    w.n = s.n;
-    w.k = s.k;
-    auto cands = backend::cutlass::candidate_configs(w.cls, 90);
-    std::vector<std::pair<std::string, std::string>> units;
-    for (const auto& c : cands)
-      units.emplace_back(backend::cutlass::gemm_symbol(w.cls, c), backend::cutlass::gemm_unit_source(w.cls, c));
-    units.emplace_back("profiler", backend::cutlass::profiler_source(w.cls, cands));
-    std::string exe = backend::cutlass::link(backend::cutlass::compile_objects(units, nvcc), false, nvcc);
-    auto ms = backend::cutlass::run_profiler(exe, {w}, cands.size(), 120);
-    ASSERT_TRUE(ms);
-    double best = 1e30;
-    std::string best_id, all;
-    for (size_t c = 0; c < cands.size(); ++c) {
-      double t = (*ms)[0][c];
-      all += (c ? "," : "") + cands[c].id() + "=" + std::to_string(t);
-      if (t > 0 && t < best) best = t, best_id = cands[c].id();
-    }
-    // The module on the VM: inputs on the GPU, warm-up (CUDA Graph capture), then 50 calls.
+
+  // 1. Every candidate of every workload, one profiler run per class.
+  IRModule p = transform::partition_for("cutlass", script::parse_module(cutlass_test::bench_module_text()), false);
+  std::vector<backend::cutlass::GemmWorkload> ws = shape_workloads(p, target);
+  backend::cutlass::ProfileOptions po;
+  po.cache_file = profile_file.string();
+  backend::cutlass::ProfileReport report;
+  auto t0 = std::chrono::steady_clock::now();
+  auto chosen = backend::cutlass::choose_gemm_configs(ws, nvcc, po, &report);
+  double profile_s = seconds_since(t0);
+  std::cerr << "[bench] profiled " << report.measured << " workloads in " << profile_s << " s\n" << report.log;
+  std::map<std::string, std::string> candidates;  // workload key -> "cfg=graph_ms/host_ms ..."
+  std::istringstream log(report.log);
+  for (std::string line; std::getline(log, line);)
+    if (size_t colon = line.find(": "); colon != std::string::npos) candidates[line.substr(0, colon)] = line.substr(colon + 2);
+  backend::cutlass::ProfileCache cache(profile_file.string());
+
+  // 2. All shapes as one module (one glue unit), built from the profile cache, then rebuilt.
+  t0 = std::chrono::steady_clock::now();
+  auto exec = codegen::build(p, codegen::BuildOptions({target}, false));
+  double build_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  auto exec2 = codegen::build(p, codegen::BuildOptions({target}, false));
+  double rebuild_s = seconds_since(t0);
+  std::cerr << "[bench] module built in " << build_s << " s, rebuilt in " << rebuild_s << " s\n";
+  EXPECT_LT(rebuild_s, 2.0) << "a cached rebuild ran nvcc or the profiler";
+
+  // 3. Each function on the VM: with CUDA Graphs (captured at the second call), and without.
+  runtime::VirtualMachine vm(exec, Device::cuda(0)), plain(exec, Device::cuda(0));
+  plain.set_graph_capture(false);
+  out << "shape\tM\tN\tK\tTFLOP\tbest_ms\tbest_config\tbest_host_path_ms\tmodule_graph_ms\tmodule_plain_ms\t"
+         "profile_s\tbuild_s\tcached_rebuild_s\tcandidates\n";
+  for (size_t i = 0; i < shapes().size(); ++i) {
+    const Shape& s = shapes()[i];
+    std::string fn = "s" + std::to_string(i);
     std::vector<Tensor> in = {cutlass_test::random_input({s.m, s.k}, DataType::Float(16), 1).to(Device::cuda(0)),
                               cutlass_test::random_input({s.k, s.n}, DataType::Float(16), 2).to(Device::cuda(0)),
-                              cutlass_test::random_input({s.n}, DataType::Float(16), 3).to(Device::cuda(0)),
-                              cutlass_test::random_input({s.m, s.n}, DataType::Float(16), 4).to(Device::cuda(0))};
-    runtime::VirtualMachine vm(exec2, Device::cuda(0));
-    for (int i = 0; i < 5; ++i) vm.invoke("main", in);
-    auto* api = runtime::device_api(Device::cuda(0));
-    api->sync_stream(0, runtime::current_stream(Device::cuda(0)));
-    const int reps = 50;
-    t0 = std::chrono::steady_clock::now();
+                              cutlass_test::random_input({s.n}, DataType::Float(16), 3).to(Device::cuda(0))};
+    if (s.residual) in.push_back(cutlass_test::random_input({s.m, s.n}, DataType::Float(16), 4).to(Device::cuda(0)));
     std::vector<Tensor> res;
-    for (int i = 0; i < reps; ++i) res = vm.invoke("main", in);
-    Tensor host = res.at(0).to(Device::cpu());  // waits for the work
-    double module_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+    double graph_ms = time_calls([&] { res = vm.invoke(fn, in); }, 5, 50);
+    double plain_ms = time_calls([&] { res = plain.invoke(fn, in); }, 5, 50);
+    std::string key = ws[i].key(nvcc.sm);
+    auto best = cache.lookup(key);
+    // The chosen kernel's graph and host-path times from the candidates' line.
+    double best_ms = -1, best_host_ms = -1;
+    std::string cands = candidates.count(key) ? candidates[key] : "";
+    if (best) {
+      size_t at = cands.find(best->id() + "=");
+      if (at != std::string::npos) std::sscanf(cands.c_str() + at + best->id().size() + 1, "%lf/%lf", &best_ms, &best_host_ms);
+    }
     double tflop = 2.0 * double(s.m) * double(s.n) * double(s.k) * 1e-12;
-    out << s.name << "\t" << s.m << "\t" << s.n << "\t" << s.k << "\t" << tflop << "\t" << (*ms)[0][0] << "\t" << best
-        << "\t" << best_id << "\t" << module_ms << "\t" << build_s << "\t" << rebuild_s << "\t" << all << "\n";
+    out << s.name << "\t" << s.m << "\t" << s.n << "\t" << s.k << "\t" << tflop << "\t" << best_ms << "\t"
+        << (best ? best->id() : "default") << "\t" << best_host_ms << "\t" << graph_ms << "\t" << plain_ms << "\t"
+        << profile_s << "\t" << build_s << "\t" << rebuild_s << "\t" << cands << "\n";
     out.flush();
-    EXPECT_LT(rebuild_s, 2.0) << "a cached rebuild ran nvcc or the profiler";
+    EXPECT_EQ(chosen[i].id(), best ? best->id() : chosen[i].id());
   }
+  const auto& g = vm.graph_stats();
+  std::cerr << "[bench] graphs: " << g.captures << " captured, " << g.launches << " launches, " << g.fallbacks
+            << " fallbacks\n";
+  EXPECT_EQ(g.captures, int64_t(shapes().size())) << "every function's run was captured";
 }
 
 }  // namespace

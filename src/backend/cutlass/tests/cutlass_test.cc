@@ -252,6 +252,7 @@ TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
 TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   using backend::cutlass::GemmClass;
   using backend::cutlass::GemmEpilogue;
+  using backend::cutlass::GemmConfig;
   EXPECT_EQ(GemmEpilogue{}.id(), "plain");
   EXPECT_EQ((GemmEpilogue{true, 2, 0, 0}.id()), "bias_gelu");
   EXPECT_EQ((GemmEpilogue{true, 1, 2, 1}.id()), "bias_relu_add_postrelu");
@@ -275,10 +276,24 @@ TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   // A costly activation adds a ping-pong candidate (its epilogue overlaps the other warp
   // group's product).
   auto relu_cands = backend::cutlass::candidate_configs(relu, 90), gelu_cands = backend::cutlass::candidate_configs(gelu, 90);
-  EXPECT_EQ(relu_cands.size(), 2u);
-  ASSERT_EQ(gelu_cands.size(), 3u);
+  ASSERT_EQ(relu_cands.size(), 4u);
+  ASSERT_EQ(gelu_cands.size(), 5u);
   EXPECT_EQ(gelu_cands[0].id(), k.id()) << "the default first";
-  EXPECT_EQ(gelu_cands[2].id(), "128x128x64_1x1_pp");
+  EXPECT_EQ(gelu_cands[3].id(), "128x128x64_1x1_pp");
+  // Every class also tries 64x64 ping-pong tiles (few rows: batch-1 BERT / ViT, a classifier).
+  EXPECT_EQ(relu_cands[3].id(), "64x64x64_1x1_pp");
+  EXPECT_EQ(gelu_cands[4].id(), "64x64x64_1x1_pp");
+  // Stream-K is a configuration of its own (the cooperative kernel with CUTLASS's stream-K
+  // scheduler; a profile cache line may name it), measured slower, so no candidate.
+  auto sk_config = GemmConfig::parse("128x128x64_1x1_sk");
+  EXPECT_TRUE(sk_config.stream_k);
+  EXPECT_EQ(sk_config.id(), "128x128x64_1x1_sk");
+  EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_streamk"), Error);
+  std::string sk = backend::cutlass::gemm_unit_source(relu, sk_config);
+  EXPECT_NE(sk.find("CollectiveEpilogue, cutlass::gemm::StreamKScheduler>;"), std::string::npos);
+  EXPECT_NE(sk.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
+  EXPECT_EQ(a.find("StreamKScheduler"), std::string::npos) << "the persistent scheduler otherwise";
+  EXPECT_NE(a.find("CollectiveMainloop, CollectiveEpilogue>;\nusing Gemm ="), std::string::npos);
   GemmClass bad{f16, f16, false, {false, 9, 0, 0}};
   EXPECT_THROW(backend::cutlass::gemm_unit_source(bad, k), Error);
 }
@@ -397,6 +412,55 @@ TEST(CutlassProfiler, CacheKeysTheWholeWorkloadAndPersists) {
 
 // ---- one small module through nvcc (CI: about a minute for its one GEMM unit) ----
 
+// The profiler program's report, read back: "R" (graph) and "B" (host path) times per workload
+// and candidate; a refused candidate ("F": it cannot run, or its result is not the default
+// kernel's) has none, so it is never chosen. A stand-in program prints the lines.
+TEST(CutlassProfiler, ReportLinesAreReadBackAndRefusedCandidatesHaveNoTime) {
+  namespace fs = std::filesystem;
+  fs::path exe = fs::temp_directory_path() / ("partita_fake_profiler_" + std::to_string(getpid()) + ".sh");
+  {
+    std::ofstream f(exe);
+    f << "#!/bin/sh\n"
+         "test -s \"$1\" || exit 9\n"
+         "echo 'R 0 0 0.030000'\necho 'B 0 0 0.031000'\n"
+         "echo 'F 0 1 its result differs from the default kernel'\n"
+         "echo 'R 1 1 0.007000'\necho 'B 1 1 0.012000'\necho 'R 9 0 1.0'\n";
+  }
+  fs::permissions(exe, fs::perms::owner_all);
+  backend::cutlass::GemmWorkload w;
+  w.cls = {DataType::Float(16), DataType::Float(16), false, {true, 0, 0, 0}};
+  w.m = 4096;
+  w.n = 768;
+  w.k = 768;
+  auto w1 = w;
+  w1.m = 128;
+  std::vector<std::vector<double>> host;
+  auto ms = backend::cutlass::run_profiler(exe.string(), {w, w1}, 2, 10, nullptr, &host);
+  ASSERT_TRUE(ms);
+  EXPECT_EQ((*ms)[0], (std::vector<double>{0.03, -1.0}));
+  EXPECT_EQ((*ms)[1], (std::vector<double>{-1.0, 0.007}));
+  EXPECT_EQ(host[0], (std::vector<double>{0.031, -1.0}));
+  EXPECT_EQ(host[1][1], 0.012);
+  {
+    std::ofstream f(exe);
+    f << "#!/bin/sh\necho NODEVICE\n";
+  }
+  EXPECT_FALSE(backend::cutlass::run_profiler(exe.string(), {w}, 2, 10));
+  {
+    std::ofstream f(exe);
+    f << "#!/bin/sh\necho 'R 0 0 0.1'\nexit 3\n";
+  }
+  EXPECT_THROW(backend::cutlass::run_profiler(exe.string(), {w}, 2, 10), Error);
+  fs::remove(exe);
+  // The program checks every candidate's result against the default's, within the dtype's
+  // tolerance (exact for int32).
+  auto text = backend::cutlass::profiler_source(w.cls, backend::cutlass::candidate_configs(w.cls, 90));
+  EXPECT_NE(text.find("#define PT_CHECK_RTOL 2e-2f"), std::string::npos);
+  backend::cutlass::GemmClass i8{DataType::Int(8), DataType::Int(32), true, {}};
+  EXPECT_NE(backend::cutlass::profiler_source(i8, {backend::cutlass::default_config(i8, 90)}).find("PT_CHECK_RTOL 0.f"),
+            std::string::npos);
+}
+
 TEST(CutlassCompile, OneModuleCompilesAndASecondBuildRunsNoNvcc) {
   if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
   IRModule p = transform::partition_for(
@@ -420,6 +484,16 @@ TEST(CutlassCompile, OneModuleCompilesAndASecondBuildRunsNoNvcc) {
   auto loaded = runtime::load_module(file.string());
   std::filesystem::remove(file);
   EXPECT_TRUE(loaded);
+  // A VM asks whether a module's calls can be captured into a CUDA Graph when it is made,
+  // before any call: the answer must already be yes (the plug-in loads its code at the first
+  // call, which the VM runs uncaptured).
+  bool found = false;
+  for (const auto& mod : loaded->external_modules)
+    if (mod->type_key() == "cutlass") {
+      found = true;
+      EXPECT_TRUE(mod->supports_graph_capture());
+    }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -147,10 +147,9 @@ inline std::vector<Tensor> run_on_gpu(const IRModule& mod, const std::vector<Ten
   return out;
 }
 
-/// Compiles the glue translation unit a build of `parted` makes (same functions in the same
-/// order as RunCodegen hands them, default kernels), and none of its GEMM units: how the GPU
-/// tests' modules are precompiled here while the GPU machine compiles the units in parallel.
-inline void compile_glue_only(const IRModule& parted, const codegen::Target& target) {
+/// The code a build of `parted` generates (same functions in the same order as RunCodegen hands
+/// them), its GEMMs not yet bound to kernels: its workloads are the build's own.
+inline backend::cutlass::GeneratedModule generate_module(const IRModule& parted, const codegen::Target& target) {
   std::vector<codegen::CodegenFunction> fs;
   for (const auto& [gv, f] : parted.functions()) {
     auto* fn = f.as<FunctionNode>();
@@ -158,7 +157,14 @@ inline void compile_glue_only(const IRModule& parted, const codegen::Target& tar
       fs.push_back({fn->attr_string("global_symbol").value_or(gv->name_hint), Function(fn)});
   }
   codegen::ConstantNamer namer(parted->const_name_to_constant);
-  auto m = backend::cutlass::generate(fs, target, namer);
+  return backend::cutlass::generate(fs, target, namer);
+}
+
+/// Compiles the glue translation unit a build of `parted` makes (default kernels), and none of
+/// its GEMM units: how the GPU tests' modules are precompiled here while the GPU machine
+/// compiles the units in parallel.
+inline void compile_glue_only(const IRModule& parted, const codegen::Target& target) {
+  auto m = generate_module(parted, target);
   std::vector<backend::cutlass::GemmConfig> configs;
   for (const auto& w : m.workloads) configs.push_back(backend::cutlass::default_config(w.cls, 90));
   backend::cutlass::bind_kernels(m, configs);

@@ -1,6 +1,7 @@
 // The cutlass backend on a GPU: the seed tutorial through both composite paths, every pattern
-// family (fp16, bf16, TF32, int8) against a float32 host reference, a differential test over
-// 216 random graphs, the profiler measuring and caching. Without a GPU these tests skip; with
+// family (fp16, bf16, TF32, int8) against a float32 host reference, CUDA Graph replays of a
+// module, a differential test over 216 random graphs, the profiler measuring and caching.
+// Without a GPU these tests skip; with
 // PARTITA_TEST_CUTLASS_PRECOMPILE=1 they still build every module, filling the object cache
 // that the GPU machine is handed (so it runs no nvcc).
 #include <gtest/gtest.h>
@@ -188,6 +189,37 @@ TEST(CutlassGpu, EveryFamilyAgainstTheHost) {
         }
       }
     }
+  }
+}
+
+// The VM captures a cutlass module's run into a CUDA Graph (at a signature's second call) and
+// replays it: each replay reads that call's inputs and writes correct results, so the
+// temporaries the graph recorded (im2col columns, merged partitions' intermediates, GEMM
+// workspaces) are still the module's and nothing else's.
+TEST(CutlassGpu, GraphReplaysReadNewInputsAndKeepTheirTemporaries) {
+  REQUIRE_GPU_OR_PRECOMPILE();
+  DataType dt = DataType::Float(16);
+  IRModule m = script::parse_module(fill(kFamilies, {{"dt", dt.str()}}));
+  for (bool merge : {false, true}) {
+    auto exec = build_for_gpu(transform::partition_for("cutlass", m, merge));
+    if (precompile_only()) continue;
+    runtime::VirtualMachine vm(exec, Device::cuda(0));
+    for (uint32_t call = 0; call < 4; ++call) {
+      auto inputs = family_inputs(dt, 37, 100 + call);
+      std::vector<Tensor> on_gpu;
+      for (const auto& t : inputs) on_gpu.push_back(t.to(Device::cuda(0)));
+      auto got = vm.invoke("main", on_gpu);
+      auto want = f32_reference(kFamilies, {{"dt", "float32"}}, inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) {
+        std::string why = cutlass_test::compare(got[k].to(Device::cpu()), want[k], cutlass_test::tolerance(dt));
+        EXPECT_EQ(why, "") << (merge ? "merged" : "annotated") << " call " << call << " output " << k;
+      }
+    }
+    const auto& g = vm.graph_stats();
+    EXPECT_EQ(g.captures, 1) << (merge ? "merged" : "annotated");
+    EXPECT_EQ(g.fallbacks, 0);
+    EXPECT_EQ(g.launches, 3) << "calls 2-4 through the graph";
   }
 }
 

@@ -2,13 +2,18 @@
 # Bundles the cutlass backend's GPU run into $1 (default /work/main/.gpu_cutlass): the test
 # program, our libraries, the object cache the precompile filled, the sources of the GEMM units
 # still to compile there, the CUTLASS headers (a compressed copy, for those and for a kernel the
-# profiler picks that is not cached), the torch side of the benchmark and run_gpu.sh.
+# profiler picks that is not cached), the benchmark's shapes, its cuBLASLt side (built here with
+# tests/lt_bench/build.sh) and PyTorch side, and run_gpu.sh.
 set -eu
 SRC=$(cd "$(dirname "$0")/../../../.." && pwd)
 DEST=${1:-/work/main/.gpu_cutlass}
 BUILD=${2:-$SRC/build}
 rm -rf "$DEST" && mkdir -p "$DEST"/{bin,lib}
 cp "$BUILD"/test_backend_cutlass "$DEST/bin/"
+[ -x "$BUILD/lt_bench/lt_bench" ] || bash "$SRC/src/backend/cutlass/tests/lt_bench/build.sh" "$BUILD/lt_bench"
+cp "$BUILD/lt_bench/lt_bench" "$DEST/bin/"
+PARTITA_CUTLASS_BENCH_SHAPES="$DEST/shapes.tsv" "$BUILD"/test_backend_cutlass --gtest_filter=CutlassBench.ShapesFile \
+  > /dev/null
 cp "$BUILD"/libpartita.so "$BUILD"/libpartita_runtime.so "$BUILD"/libpartita_runtime_cuda.so \
    "$BUILD"/libpartita_runtime_cutlass.so "$DEST/lib/"
 # The ONNX importer (and its libraries) when it was built: the tests do not need it.

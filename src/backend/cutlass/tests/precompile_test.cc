@@ -28,13 +28,14 @@ TEST(CutlassPrecompile, KernelUnitsOfTheGpuTestsAndTheBenchmark) {
   std::vector<std::pair<std::string, std::string>> units;
   if (only != "bench") units = cutlass_test::pending_units();
   if (only != "tests") {
-    // The benchmark's classes and the profiler test's (f16, bias + gelu: the FFN1 class).
+    // The benchmark's classes (as its module's build sees them) and the profiler test's (f16,
+    // bias + gelu: the FFN1 class, also the benchmark's).
+    IRModule bench = transform::partition_for("cutlass", script::parse_module(cutlass_test::bench_module_text()), false);
     std::vector<GemmClass> profiled;
-    for (const auto& s : cutlass_test::bench_shapes()) {
-      GemmClass c = cutlass_test::bench_class(s);
+    for (const auto& w : cutlass_test::generate_module(bench, cutlass_test::test_target()).workloads) {
       bool seen = false;
-      for (const auto& p : profiled) seen = seen || p.id() == c.id();
-      if (!seen) profiled.push_back(c);
+      for (const auto& p : profiled) seen = seen || p.id() == w.cls.id();
+      if (!seen) profiled.push_back(w.cls);
     }
     for (const auto& c : profiled) {
       auto cands = backend::cutlass::candidate_configs(c, 90);

@@ -1,10 +1,10 @@
 #!/bin/bash
 # The cutlass backend's GPU run, on the GPU machine from the bundle pack_gpu.sh made: the GEMM
 # units not in the bundle's cache are compiled on the machine's cores (niced, in the background)
-# while the GPU runs the epilogue micro-benchmark (when bundled) and PyTorch's side of the
-# benchmark; then all of test_backend_cutlass (its GPU tests too) and the benchmark's C++ side.
-# Logs and tables go to $OUT. PART=tests or PART=bench runs one half; default both.
-# COMPILE_S bounds the compile (what it finished stays cached; the tests compile the rest).
+# while the GPU runs the cuBLASLt and PyTorch sides of the benchmark; then the benchmark's C++
+# side (CutlassBench.GemmsWithEpilogues) and all of test_backend_cutlass (its GPU tests too).
+# Logs and tables go to $OUT, in one archive. PART=tests or PART=bench runs one half; default
+# both. COMPILE_S / BENCH_S / TESTS_S bound the three steps.
 set -uo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -14,7 +14,10 @@ export PYTHONUNBUFFERED=1
 tar -C /tmp/cutlass_src -xJf cutlass_headers.tar.xz
 # The target's cutlass_dir default is this machine's path: point the tests at the copy.
 export PARTITA_TEST_CUTLASS_CACHE=$PWD/cache PARTITA_TEST_CUTLASS_DIR=/tmp/cutlass_src
-nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$OUT/precompile.log"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/precompile.log"
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,utilization.gpu --format=csv,noheader -lms 500 \
+  > "$OUT/clocks.csv" 2>&1 &
+smi=$!
 PART=${PART:-all}
 t0=$(date +%s)
 only=""
@@ -25,24 +28,27 @@ only=""
  echo "units: rc $? after $(( $(date +%s) - t0 )) s" >> "$OUT/precompile.log") &
 compile_pid=$!
 if [ "$PART" != tests ]; then
-  [ -x epilogue_bench/epilogue_bench ] && SASS=0 OUT=$OUT bash epilogue_bench/run.sh > "$OUT/epilogue_bench.log" 2>&1
-  grep -E "cublasLt +[0-9]|ct_relu|ct_gelu|rt_bn\(relu" "$OUT/epilogue_bench.log"
-  python3 bench_cutlass.py --measure --torch-json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
+  ./bin/lt_bench shapes.tsv > "$OUT/lt.tsv" 2> "$OUT/lt.log"
+  echo "cuBLASLt: rc $? after $(( $(date +%s) - t0 )) s"
+  python3 bench_cutlass.py --shapes shapes.tsv --measure --torch-json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
+  echo "torch: rc $? after $(( $(date +%s) - t0 )) s"
 fi
 wait $compile_pid
 grep -E "cutlass precompile|units:|error" "$OUT/precompile.log" | head -5
+if [ "$PART" != tests ]; then
+  PARTITA_CUTLASS_BENCH=1 PARTITA_CUTLASS_BENCH_OUT=$OUT/cutlass.tsv timeout "${BENCH_S:-120}" \
+    ./bin/test_backend_cutlass --gtest_filter=CutlassBench.GemmsWithEpilogues > "$OUT/bench_cpp.log" 2>&1
+  echo "bench: rc $? after $(( $(date +%s) - t0 )) s"
+  grep -E "^\[bench\]|Failure|FAILED|OK" "$OUT/bench_cpp.log" | head -8
+  python3 bench_cutlass.py --shapes shapes.tsv --torch-json "$OUT/torch.json" --cutlass "$OUT/cutlass.tsv" \
+    --lt "$OUT/lt.tsv" --out "$OUT/table.md" 2>&1 | tee "$OUT/bench.log"
+fi
 if [ "$PART" != bench ]; then
   timeout "${TESTS_S:-120}" ./bin/test_backend_cutlass --gtest_filter=-CutlassBench.*:CutlassPrecompile.* 2>&1 \
     | tee "$OUT/tests.log" | grep -E "FAILED|PASSED|cutlass differential|Failure|error" | head -30
   echo "tests: $(( $(date +%s) - t0 )) s"
 fi
-[ "$PART" = tests ] && exit 0
-PARTITA_CUTLASS_BENCH=1 PARTITA_CUTLASS_BENCH_OUT=$OUT/cutlass.tsv timeout "${BENCH_S:-120}" ./bin/test_backend_cutlass \
-  --gtest_filter=CutlassBench.* > "$OUT/bench_cpp.log" 2>&1
-tail -3 "$OUT/bench_cpp.log"
-python3 bench_cutlass.py --cutlass "$OUT/cutlass.tsv" --torch-json "$OUT/torch.json" --out "$OUT/table.md" 2>&1 \
-  | tee "$OUT/bench.log"
-cp cache/gemm_profile.tsv "$OUT/" 2>/dev/null || true
+kill $smi 2>/dev/null
 echo "total: $(( $(date +%s) - t0 )) s"
 # $OUT brings back at most 8 files: everything in one archive.
 tar -C "$OUT" -cJf /tmp/cutlass_gpu_run.tar.xz . && find "$OUT" -mindepth 1 -delete && mv /tmp/cutlass_gpu_run.tar.xz "$OUT/"

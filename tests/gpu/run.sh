@@ -3,6 +3,8 @@
 # (benchmarks and throughput tests left out). Logs go to $OUT/logs; a summary is printed.
 set -u
 cd "$(dirname "$0")"
+# benchmarks/gpu/pack_all.sh ships the kernel cache compressed.
+[ -d cache ] || [ ! -f cache.tar.xz ] || tar xJf cache.tar.xz
 # The device tool runs this in a copy of the checkout: the tree (models/) is the parent folder.
 export LD_LIBRARY_PATH=$PWD/lib:/usr/local/cuda/lib64 PARTITA_TEST_CUDA_CACHE=$PWD/cache PARTITA_TEST_SOURCE_DIR=$(cd .. && pwd)
 OUT=${OUT:-/tmp/out}

@@ -21,6 +21,7 @@
 #include "module_format.h"
 #include "partita/codegen/partition_walker.h"
 #include "partita/ir/functor.h"
+#include "partita/support/temp_dir.h"
 
 namespace partita::backend::ccompiler {
 
@@ -400,16 +401,8 @@ std::string generate_source(const std::vector<CodegenFunction>& functions, codeg
 
 std::string compile_shared_object(const std::string& source, const codegen::Target& target) {
   namespace fs = std::filesystem;
-  std::string tmpl = (fs::temp_directory_path() / "partita_ccompiler_XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) throw_error("IOError", "ccompiler: cannot create a temporary directory");
-  fs::path dir(tmpl);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  TempDir temp("partita_ccompiler_", "ccompiler");
+  const fs::path& dir = temp.path();
   fs::path src = dir / "module.c", so = dir / "module.so", log = dir / "compile.log";
   {
     std::ofstream out(src, std::ios::binary);

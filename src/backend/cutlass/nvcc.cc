@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "partita/support/error.h"
+#include "partita/support/temp_dir.h"
 
 namespace partita::backend::cutlass {
 
@@ -102,11 +103,7 @@ std::string resolve_cache_dir(const NvccOptions& o) {
   if (o.cache_dir == "none") {
     static std::once_flag once;
     static std::string tmp;
-    std::call_once(once, [] {
-      std::string t = (fs::temp_directory_path() / "partita_cutlass_XXXXXX").string();
-      if (!mkdtemp(t.data())) throw_error("IOError", "cutlass: cannot create a temporary directory");
-      tmp = t;
-    });
+    std::call_once(once, [] { tmp = make_temp_dir("partita_cutlass_", "cutlass").string(); });
     dir = tmp;
   } else if (!o.cache_dir.empty()) {
     dir = o.cache_dir;
@@ -155,16 +152,8 @@ std::vector<std::string> compile_objects(const std::vector<std::pair<std::string
     if (needs_cutlass && !fs::is_directory(d))
       throw_error("CompileError", "cutlass: the CUTLASS headers are not at " + d +
                                       " (run scripts/fetch_cuda_headers.sh, or set the target's cutlass_dir)");
-  std::string tmpl = (fs::temp_directory_path() / "partita_nvcc_XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) throw_error("IOError", "cutlass: cannot create a temporary directory");
-  fs::path work(tmpl);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{work};
+  TempDir temp("partita_nvcc_", "cutlass");
+  const fs::path& work = temp.path();
   for (size_t i = 0; i < jobs.size(); ++i) {
     Job& j = jobs[i];
     fs::path src = work / (std::to_string(i) + ".cu"), obj = work / (std::to_string(i) + ".o");

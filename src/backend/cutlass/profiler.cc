@@ -11,6 +11,7 @@
 
 #include "device_code.h"
 #include "partita/support/error.h"
+#include "partita/support/temp_dir.h"
 
 namespace partita::backend::cutlass {
 
@@ -289,16 +290,8 @@ std::optional<std::vector<std::vector<double>>> run_profiler(const std::string& 
                                                              size_t num_candidates, int timeout_s,
                                                              std::string* output,
                                                              std::vector<std::vector<double>>* host_path_ms) {
-  std::string tmpl = (fs::temp_directory_path() / "partita_profile_XXXXXX").string();
-  if (!mkdtemp(tmpl.data())) throw_error("IOError", "cutlass: cannot create a temporary directory");
-  fs::path dir(tmpl);
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  TempDir temp("partita_profile_", "cutlass");
+  const fs::path& dir = temp.path();
   {
     std::ofstream w(dir / "workloads.txt");
     for (const auto& x : workloads)

@@ -174,7 +174,20 @@ class Parser {
   void set_sinfo(const Expr& e, const Token& at) {
     if (!e->struct_info_.defined()) e->struct_info_ = deduce(e, at);
   }
+  // A Python keyword cannot name anything in TVMScript (the printed text would not parse back).
+  static bool is_python_keyword(std::string_view n) {
+    static const std::unordered_set<std::string_view> kw = {
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+        "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+        "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
+        "yield"};
+    return kw.count(n) > 0;
+  }
+  void check_not_keyword(const std::string& name, const Token& at, const char* what) {
+    if (is_python_keyword(name)) fail_at(at, "'" + name + "' is a Python keyword and cannot name " + what);
+  }
   Var make_var(const std::string& name, const StructInfo& s, bool dataflow) {
+    check_not_keyword(name, peek(), "a variable");
     if (dataflow) return make<DataflowVarNode>(name, s);
     return make<VarNode>(name, s);
   }
@@ -402,7 +415,9 @@ Function Parser::parse_function_def(const std::string* expected_name, bool top_l
                                     std::string* out_name) {
   const Token& def_tok = peek();
   expect_keyword("def");
+  const Token& name_tok = peek();
   std::string name = expect_name("the function name");
+  check_not_keyword(name, name_tok, "a function");
   if (expected_name && name != *expected_name) fail_at(def_tok, "function name mismatch");
   *out_name = name;
   // Annotations name this function's symbolic variables: a nested function's `n_1` is not the
@@ -567,6 +582,7 @@ void Parser::parse_block_stmts(std::vector<BindingBlock>* blocks, std::vector<Bi
       if (is_name(v, "T") && is_punct(peek(3), ".") && peek(4).kind == Tok::Name && is_punct(peek(5), "(") &&
           is_punct(peek(6), ")")) {
         std::string name(t.text);
+        check_not_keyword(name, t, "a symbolic variable");
         DataType dt = dtype_from(std::string(peek(4).text), peek(4));
         if (!dt.is_int()) fail_at(peek(4), "symbolic variables must have an integer dtype");
         pos_ += 7;
@@ -1177,6 +1193,7 @@ PrimExpr Parser::parse_prim_atom() {
                      "' in the return annotation is not defined by any parameter's annotation");
     if (in_signature_) {
       // A symbolic variable introduced by the signature; it belongs to the function's scope.
+      check_not_keyword(name, t, "a symbolic variable");
       PrimVar nv = make<PrimVarNode>(name);
       scopes_.back().tir[name] = nv;
       return nv;

@@ -184,5 +184,31 @@ class Module:
   EXPECT_THROW(parse_module(fuzzed), Error);
 }
 
+// A Python keyword as a name (`R.Tensor((1, if, 1, 1))`): the parser took it for a symbolic
+// variable and the printed `if = T.int64()` did not parse back; a keyword now names nothing
+// (found by fuzz_parser: corpus/parser/regression-keyword-as-symbolic-var.txt).
+TEST(ParserFuzzRegressions, APythonKeywordNamesNothing) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"def f(x: R.Tensor((1, if), \"float32\")):\n        return x", "symbolic variable"},
+      {"def f(x: R.Tensor((1, n), \"float32\")):\n        lambda = R.nn.relu(x)\n        return x", "variable"},
+      {"def f(for: R.Tensor((1,), \"float32\")):\n        return for", "variable"},
+      {"def while(x: R.Tensor((1,), \"float32\")):\n        return x", "function"},
+  };
+  for (const auto& [def, what] : cases) {
+    const std::string text = "@I.ir_module\nclass Module:\n    @R.function\n    " + def + "\n";
+    SCOPED_TRACE(text);
+    try {
+      parse_module(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find("is a Python keyword and cannot name a " + what), std::string::npos) << e.message();
+    }
+  }
+  const std::string fuzzed = testing::read_file(std::string(PARTITA_SOURCE_DIR) +
+                                                "/tests/fuzz/corpus/parser/regression-keyword-as-symbolic-var.txt");
+  ASSERT_FALSE(fuzzed.empty());
+  EXPECT_THROW(parse_module(fuzzed), Error);
+}
+
 }  // namespace
 }  // namespace partita::script

@@ -104,6 +104,7 @@ struct CollageAlternatives {
 
 struct CollageResult {
   IRModule mod;
+  IRModule input;                // the module placed (constants folded): the tables' binding names
   std::vector<CollagePartitionInfo> partitions;
   std::vector<CollageAlternatives> alternatives;  // one per operator call
   double call_overhead_us = 0;   // an empty call of the VM: part of the predicted end-to-end time

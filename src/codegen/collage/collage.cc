@@ -319,6 +319,7 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
   result.chosen = placements[chosen].name;
   describe(blocks, per_block, placements[chosen].covers, result);
   for (size_t b = 0; b < blocks.size(); ++b) result_alternatives(blocks[b], per_block[b], result);
+  result.input = mod;
   result.mod = std::move(placements[chosen].mod);
   return result;
 }

@@ -141,6 +141,13 @@ std::string cost_key(const IRModule& mod, const std::string& backend, const std:
 // restricted partitioning offloads the a's only, so the h's stay on the host whoever matches
 // them). A matmul first (what every CPU backend with patterns takes), then elementwise.
 constexpr int kProbeCopies = 8;
+
+// The matches of `c` (its roots in an extracted module) as what partitioning may take.
+std::shared_ptr<AllowedMatches> allowed_roots(const Candidate& c, const std::vector<const VarNode*>& roots) {
+  auto allowed = std::make_shared<AllowedMatches>();
+  for (size_t k = 0; k < c.matches.size(); ++k) (*allowed)[c.matches[k].first].insert(roots[k]);
+  return allowed;
+}
 const char* const kProbeOps[] = {"R.matmul(%s, w)", "R.nn.relu(%s)", "R.add(%s, %s)"};
 
 std::string probe_text(const std::string& op) {
@@ -171,7 +178,10 @@ struct CostModel::Impl {
   bool overhead_known = false;
 
   // Median microseconds of running `exec`'s main on `inputs`.
-  double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs) {
+  // `fastest`: the fastest run instead (the boundary probe compares calls of different lengths,
+  // and on a loaded machine only the fastest runs of each are free of preemption).
+  double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs,
+              bool fastest = false, int repeats = 0) {
     Device device = options.device;
     runtime::VirtualMachine vm(exec, device);
     std::vector<Tensor> placed;
@@ -180,13 +190,14 @@ struct CostModel::Impl {
     runtime::synchronize(device);
     std::vector<double> us;
     auto start = Clock::now();
-    for (int i = 0; i < std::max(1, options.repeats); ++i) {
+    for (int i = 0; i < std::max(1, repeats > 0 ? repeats : options.repeats); ++i) {
       auto t0 = Clock::now();
       vm.invoke("main", placed);
       runtime::synchronize(device);  // a device's work may still be queued when invoke returns
       us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (Clock::now() - start > std::chrono::milliseconds(300)) break;
     }
+    if (fastest) return *std::min_element(us.begin(), us.end());
     std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
     return us[us.size() / 2];
   }
@@ -271,25 +282,34 @@ double CostModel::boundary_us(const std::string& backend) {
       taken.insert(root);
     }
     if (int(taken.size()) != kProbeCopies || alone.nodes.empty()) continue;
-    std::string key = "boundary " + std::to_string(runtime::fnv1a64(cost_key(chain, backend, impl_->context)));
+    std::string key = "boundary, fastest runs " + std::to_string(runtime::fnv1a64(cost_key(chain, backend, impl_->context)));
     auto hit = impl_->costs.find(key);
     if (hit != impl_->costs.end() && hit->is_number()) return out = hit->get<double>();
     Candidate host;
     host.backend = "host";
     host.nodes = {1};  // h0
-    size_t measured = measured_, cached = cached_;  // the probe's parts are not the model's candidates
-    cost(g, alone, false);
-    cost(g, host, false);
-    measured_ = measured;
-    cached_ = cached;
-    if (!std::isfinite(alone.cost_us)) continue;
     try {
+      // The chain, one offloaded a, one host h and an empty call, each timed by its fastest run.
+      std::vector<const VarNode*> roots;
+      std::vector<Var> params, host_params, empty_params;
+      IRModule one = extract(g, alone, roots, params);
+      one = partition_restricted(one, {backend}, allowed_roots(alone, roots));
+      roots.clear();
+      IRModule h = extract(g, host, roots, host_params);
       IRModule placed = partition_restricted(chain, {backend}, allowed);
-      auto exec = build(placed, BuildOptions(impl_->options.targets, /*fallback=*/false));
-      std::vector<Var> params;
-      for (const Var& p : chain.lookup("main").as<FunctionNode>()->params) params.push_back(p);
-      double whole = impl_->time(exec, make_inputs(params, 1)) - impl_->overhead();
-      out = std::max(0.0, (whole - kProbeCopies * (alone.cost_us + host.cost_us)) / kProbeCopies);
+      BuildOptions bo(impl_->options.targets, /*fallback=*/false);
+      std::vector<Var> chain_params;
+      for (const Var& p : chain.lookup("main").as<FunctionNode>()->params) chain_params.push_back(p);
+      Var x = make<VarNode>("x", make<TensorStructInfoNode>(std::vector<PrimExpr>{make<IntImmNode>(16)}, DataType::Float(32)));
+      BlockBuilder bb;
+      bb.begin_function("main", {x});
+      bb.emit_func_output(x);
+      constexpr int kRuns = 40;
+      double empty = impl_->time(build(bb.get(), bo), make_inputs({x}, 1), true, kRuns);
+      double whole = impl_->time(build(placed, bo), make_inputs(chain_params, 1), true, kRuns) - empty;
+      double part = impl_->time(build(one, bo), make_inputs(params, 1), true, kRuns) - empty;
+      double rest = impl_->time(build(h, bo), make_inputs(host_params, 1), true, kRuns) - empty;
+      out = std::max(0.0, (whole - kProbeCopies * (part + rest)) / kProbeCopies);
     } catch (const Error& e) {
       if (impl_->options.verbose)
         std::fprintf(stderr, "collage: the boundary probe of %s failed: %s\n", backend.c_str(), e.what());

@@ -95,6 +95,7 @@ void bind_collage(py::module_& m) {
       .def_readwrite("max_merge", &codegen::CollageOptions::max_merge)
       .def_readwrite("device", &codegen::CollageOptions::device)
       .def_readwrite("validate", &codegen::CollageOptions::validate)
+      .def_readwrite("refit", &codegen::CollageOptions::refit)
       .def_readwrite("verbose", &codegen::CollageOptions::verbose);
   m.def("CollagePartition", &codegen::CollagePartition);
   m.def("collage_partition", [](const IRModule& mod, const codegen::CollageOptions& o) {
@@ -122,6 +123,7 @@ void bind_collage(py::module_& m) {
     stats["boundary_us"] = r.boundary_us;
     stats["chosen"] = r.chosen;
     stats["validate_s"] = r.validate_s;
+    stats["refit_boundary_us"] = r.refit_boundary_us;
     py::list placements;
     for (const auto& p : r.placements) {
       py::dict d;

@@ -65,6 +65,10 @@ struct CollageOptions {
   /// Timed runs of each placement per round of validation, and the rounds (interleaved).
   int validate_runs = 5;
   int validate_rounds = 5;
+  /// After validation: fit the extra cost of a partition in this model from the placements run
+  /// (least squares over their partition counts), search again with it, and run the new
+  /// placement against the fastest (CollageResult::refit_boundary_us).
+  bool refit = true;
   /// Prints one line per measured candidate to stderr.
   bool verbose = false;
 };
@@ -75,6 +79,7 @@ struct CollagePlacement {
   std::string name;
   double predicted_us = 0;   // the cost model's sum over its partitions, boundaries and a call
   double measured_us = 0;    // median end-to-end time of one call on this machine (0: not run)
+  double boundary_us = 0;    // of the prediction: entering its backend partitions
   size_t partitions = 0;     // backend partitions
   bool cached = false;       // the measurement came from the cost cache
 };
@@ -114,6 +119,9 @@ struct CollageResult {
   std::vector<CollagePlacement> placements;   // validation: the search's and the fixed ones
   std::string chosen = "collage";             // the placement returned (a name in `placements`)
   double validate_s = 0;                      // seconds of building and running placements
+  /// Validation's fit of what a backend partition costs in this model beyond its parts and the
+  /// boundary probe (0: none); with `refit`, the search ran again with it ("collage-refit").
+  double refit_boundary_us = 0;
   size_t candidates = 0;         // distinct candidates
   size_t measured = 0;           // measured in this call
   size_t cached = 0;             // found in the cost cache

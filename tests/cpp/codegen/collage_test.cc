@@ -351,6 +351,7 @@ TEST(Collage, PlacesARealBlockOnDnnlAndTheHostByMeasurement) {
   o.backends = {"dnnl"};
   o.cost_cache = cache;
   o.repeats = 3;
+  o.refit = false;  // tested below
   CollageResult first = collage_partition(mod, o);
   EXPECT_TRUE(well_formed(first.mod));
   EXPECT_GT(first.measured, 0u);
@@ -406,8 +407,10 @@ TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
   o.repeats = 3;
   o.validate_runs = 2;
   o.validate_rounds = 2;
+  o.refit = false;  // the choice among the placements as cached, nothing run again
   collage_partition(mod, o);
   std::set<std::string> choices;
+  std::map<std::string, double> last_times;  // the cached end-to-end times of the last round
   for (double slow_first : {1.0, -1.0}) {
     nlohmann::json costs;
     std::ifstream(cache) >> costs;
@@ -424,12 +427,32 @@ TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
     EXPECT_TRUE(r.chosen_placement()->cached);
     // The module returned is the chosen placement's: dnnl alone is what partition_for makes.
     IRModule dnnl_alone = transform::partition_for("dnnl", transform::FoldForInference()(mod), true);
+    for (const CollagePlacement& p : r.placements) last_times[p.name] = p.measured_us;
     if (r.chosen == "dnnl") {
       EXPECT_TRUE(structural_equal(r.mod, dnnl_alone));
     }
     choices.insert(r.chosen);
   }
   EXPECT_EQ(choices, (std::set<std::string>{"collage", "dnnl"}));  // each time the faster one
+  // The refit: the cached times (500 and 1500 us) are far above the predictions, so a backend
+  // partition is fitted to cost more; the fit is the least-squares one over the placements run.
+  o.refit = true;
+  CollageResult fit = collage_partition(mod, o);
+  ASSERT_GE(fit.placements.size(), 2u);
+  double num = 0, den = 0;
+  for (size_t k = 0; k < 2; ++k) {
+    const CollagePlacement& p = fit.placements[k];
+    num += double(p.partitions) * (last_times.at(p.name) - p.predicted_us);
+    den += double(p.partitions) * double(p.partitions);
+  }
+  EXPECT_NEAR(fit.refit_boundary_us, num / den, 1e-6);
+  EXPECT_GT(fit.refit_boundary_us, 0.0);
+  if (fit.placements.size() == 3) {  // the search with the fitted cost found a new placement: run too
+    EXPECT_EQ(fit.placements[2].name, "collage-refit");
+    EXPECT_TRUE(std::isfinite(fit.placements[2].measured_us) && fit.placements[2].measured_us > 0);
+    // A dearer partition never makes the cheapest cover use more of them.
+    EXPECT_LE(fit.placements[2].partitions, fit.placements[0].partitions);
+  }
   // Without validation: the search's placement, not run.
   o.validate = false;
   CollageResult r = collage_partition(mod, o);

@@ -30,5 +30,6 @@ def collage_partition(mod, targets, cost_cache=None, budget_s=120.0, max_merge=4
     partition is a dict (function, backend, vars, patterns, cost_us, measured) and stats holds
     predicted_us, candidates, measured, cached, measure_s, search_s, boundary_us (per backend),
     chosen (the placement returned), placements (validation: name, predicted_us, measured_us,
-    partitions, cached), validate_s, and printable ``summary`` and ``alternatives`` tables."""
+    partitions, cached), validate_s, refit_boundary_us (what a partition costs in this model
+    beyond its parts, fitted from the placements run), and printable ``summary`` and ``alternatives`` tables."""
     return _ffi.collage_partition(mod, _options(targets, cost_cache, budget_s, max_merge, verbose, device, validate))

@@ -122,6 +122,10 @@ struct CollageResult {
   /// Validation's fit of what a backend partition costs in this model beyond its parts and the
   /// boundary probe (0: none); with `refit`, the search ran again with it ("collage-refit").
   double refit_boundary_us = 0;
+  /// The placement "collage-refit" was run against (the fastest before it; "" if it was not
+  /// run) and that placement's time in the same rounds.
+  std::string refit_against;
+  double refit_against_us = 0;
   size_t candidates = 0;         // distinct candidates
   size_t measured = 0;           // measured in this call
   size_t cached = 0;             // found in the cost cache

@@ -349,7 +349,7 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
         refit.mod = placed_module(mod, options.backends, blocks, per_block, refit.covers);
         CollagePlacement entry = entry_of(refit);
         std::vector<double> pair = costs.time_placements({placements[chosen].mod, refit.mod}, options.validate_runs,
-                                                         options.validate_rounds, all_cached);
+                                                         options.validate_rounds, all_cached, "refit pair");
         entry.measured_us = pair[1];
         entry.cached = all_cached;
         result.refit_against_us = pair[0];  // the fastest so far, in the same minutes as the new one

@@ -111,7 +111,10 @@ class CostModel {
   /// Median end-to-end microseconds of one call of each module's main (random inputs), built
   /// with the targets and run in `rounds` interleaved rounds of `runs` calls; infinity for one
   /// that fails to build or run. From the cache when every one is there (`all_cached` says so).
-  std::vector<double> time_placements(const std::vector<IRModule>& mods, int runs, int rounds, bool& all_cached);
+  /// `tag` prefixes the cache keys: a comparison run apart keeps its own times, so that a warm
+  /// placement reads each comparison as it was made and repeats its decisions.
+  std::vector<double> time_placements(const std::vector<IRModule>& mods, int runs, int rounds, bool& all_cached,
+                                      const std::string& tag = "placement");
 
  private:
   struct Impl;

@@ -324,12 +324,12 @@ double CostModel::boundary_us(const std::string& backend) {
 }
 
 std::vector<double> CostModel::time_placements(const std::vector<IRModule>& mods, int runs, int rounds,
-                                               bool& all_cached) {
+                                               bool& all_cached, const std::string& tag) {
   std::vector<std::string> keys;
   std::vector<double> out;
   all_cached = true;
   for (const IRModule& m : mods) {
-    keys.push_back("placement " + std::to_string(runtime::fnv1a64(cost_key(m, "placement", impl_->context))));
+    keys.push_back(tag + " " + std::to_string(runtime::fnv1a64(cost_key(m, "placement", impl_->context))));
     auto hit = impl_->costs.find(keys.back());
     all_cached = all_cached && hit != impl_->costs.end();
     out.push_back(hit == impl_->costs.end() || !hit->is_number() ? kInfinite : hit->get<double>());

@@ -453,6 +453,12 @@ TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
     // A dearer partition never makes the cheapest cover use more of them.
     EXPECT_LE(fit.placements[2].partitions, fit.placements[0].partitions);
   }
+  // Warm, the decisions repeat from the cache (the refit's comparison keeps its own times).
+  CollageResult again = collage_partition(mod, o);
+  EXPECT_EQ(again.chosen, fit.chosen);
+  EXPECT_TRUE(structural_equal(again.mod, fit.mod));
+  EXPECT_EQ(again.measured, 0u);
+  for (const CollagePlacement& p : again.placements) EXPECT_TRUE(p.cached) << p.name;
   // Without validation: the search's placement, not run.
   o.validate = false;
   CollageResult r = collage_partition(mod, o);

@@ -213,8 +213,10 @@ std::string placement_dot(const codegen::CollageResult& placed) {
     std::snprintf(buf, sizeof buf, "\nhost: %.1f us", a.host_us);
     n.tooltip = a.var + " = " + a.op + ": placed on " + a.chosen + buf;
     for (const auto& o : a.backends) {
+      // A match of several bindings costs them all: say how many.
       std::snprintf(buf, sizeof buf, ", %s %.1f", o.backend.c_str(), o.cost_us);
       n.label += buf;
+      if (o.bindings > 1) n.label += " (" + std::to_string(o.bindings) + " ops)";
       std::snprintf(buf, sizeof buf, "\n%s: %s %.1f us (a match of %zu bindings)", o.backend.c_str(), o.pattern.c_str(),
                     o.cost_us, o.bindings);
       n.tooltip += buf;

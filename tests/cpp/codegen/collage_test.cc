@@ -418,12 +418,13 @@ TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
     for (auto& [key, value] : costs.items())
       if (key.rfind("placement ", 0) == 0) keys.push_back(key);
     ASSERT_EQ(keys.size(), 2u);  // the search's and dnnl alone's
-    costs[keys[0]] = 1000.0 + slow_first * 500;
-    costs[keys[1]] = 1000.0 - slow_first * 500;
+    // Seconds: far above any candidate's measured cost, even on a loaded machine.
+    costs[keys[0]] = 1e7 + slow_first * 5e6;
+    costs[keys[1]] = 1e7 - slow_first * 5e6;
     std::ofstream(cache) << costs.dump();
     CollageResult r = collage_partition(mod, o);
     ASSERT_NE(r.chosen_placement(), nullptr);
-    EXPECT_DOUBLE_EQ(r.chosen_placement()->measured_us, 500.0);
+    EXPECT_DOUBLE_EQ(r.chosen_placement()->measured_us, 5e6);
     EXPECT_TRUE(r.chosen_placement()->cached);
     // The module returned is the chosen placement's: dnnl alone is what partition_for makes.
     IRModule dnnl_alone = transform::partition_for("dnnl", transform::FoldForInference()(mod), true);
@@ -434,7 +435,7 @@ TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
     choices.insert(r.chosen);
   }
   EXPECT_EQ(choices, (std::set<std::string>{"collage", "dnnl"}));  // each time the faster one
-  // The refit: the cached times (500 and 1500 us) are far above the predictions, so a backend
+  // The refit: the cached times (5 and 15 s) are far above the predictions, so a backend
   // partition is fitted to cost more; the fit is the least-squares one over the placements run.
   o.refit = true;
   CollageResult fit = collage_partition(mod, o);

@@ -10,8 +10,11 @@ and its predicted time against the measured one.
 
     /usr/bin/python3 benchmarks/collage.py [--models resnet18,mobilenet_v3_small] [--rounds 5]
 
-Models come from benchmarks/models/cache (benchmarks/models/export.py makes them). The cost
-cache is benchmarks/models/cache/collage_costs (removed first with --cold).
+Models come from benchmarks/models/cache (benchmarks/models/export.py makes them; --models-dir
+reads them from elsewhere). The cost cache is <models dir>/collage_costs (--cost-dir; removed
+first with --cold). Collage's own validation (the search's placement against every fixed
+configuration, end to end, in the compile) is part of its placement time; what it chose and
+measured is printed next to the separate interleaved runs.
 """
 import argparse
 import os
@@ -48,10 +51,18 @@ def compile_all(partita, model, workdir, env):
         if cfg == AUTO:
             m = re.search(r"predicted (\S+) us", out)
             info["predicted_ms"] = float(m.group(1)) / 1000 if m else float("nan")
+            m = re.search(r"validation \((\S+) s.*\): chosen (\S+), measured (\S+) us", out)
+            info["chosen"], info["validated_ms"] = (m.group(2), float(m.group(3)) / 1000) if m else ("?", float("nan"))
+            m = re.search(r"\((\S+) of operators, (\S+) of entering", out)
+            info["boundary_ms"] = float(m.group(2)) / 1000 if m else float("nan")
             info["cold_s"] = seconds
             t0 = time.perf_counter()
-            cli(partita, "compile", model, "--backends", cfg, "-o", art, env=env)
+            out = cli(partita, "compile", model, "--backends", cfg, "-o", art, env=env)
             info["warm_s"] = time.perf_counter() - t0
+            m = re.search(r"validation \((\S+) s.*\): chosen (\S+), measured (\S+) us", out)
+            if m and m.group(2) != info["chosen"]:  # the artifact run is the warm compile's
+                info["chosen"] += f", warm: {m.group(2)}"
+
     return arts, info
 
 
@@ -67,10 +78,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=20, help="runs per round")
     ap.add_argument("--partita", default=os.path.join(ROOT, "build", "partita"))
     ap.add_argument("--cold", action="store_true", help="start from an empty cost cache")
+    ap.add_argument("--models-dir", default=CACHE, help="where the .onnx files are")
+    ap.add_argument("--cost-dir", default="", help="the cost cache's directory (default: <models dir>/collage_costs)")
     a = ap.parse_args()
     names = [m for m in a.models.split(",") if m] or sorted(
-        f[:-5] for f in os.listdir(CACHE) if f.endswith(".onnx") and ".opset" not in f)
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(CACHE, "collage_costs"))
+        f[:-5] for f in os.listdir(a.models_dir) if f.endswith(".onnx") and ".opset" not in f)
+    env = dict(os.environ, XDG_CACHE_HOME=a.cost_dir or os.path.join(a.models_dir, "collage_costs"))
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu}, {os.cpu_count()} CPUs; "
+          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.cold:
         shutil.rmtree(env["XDG_CACHE_HOME"], ignore_errors=True)
     print(f"{'model':<24} {'config':<16} {'median ms':>10} {'spread':>8}")
@@ -78,7 +94,7 @@ def main():
     for name in names:
         with tempfile.TemporaryDirectory() as work:
             try:
-                arts, info = compile_all(a.partita, os.path.join(CACHE, name + ".onnx"), work, env)
+                arts, info = compile_all(a.partita, os.path.join(a.models_dir, name + ".onnx"), work, env)
             except RuntimeError as e:
                 print(f"{name:<24} failed: {str(e).splitlines()[-1]}")
                 continue
@@ -94,8 +110,10 @@ def main():
             ratio = med[best] / med[AUTO]
             pred = info["predicted_ms"]
             print(f"{name:<24} best fixed {best} / auto = {ratio:.2f}x; predicted {pred:.3f} ms vs measured "
-                  f"{med[AUTO]:.3f} ms ({(pred - med[AUTO]) / med[AUTO] * 100:+.0f}%); placement "
-                  f"{info['cold_s']:.1f} s, again {info['warm_s']:.1f} s")
+                  f"{med[AUTO]:.3f} ms ({(pred - med[AUTO]) / med[AUTO] * 100:+.0f}%; of it entering partitions "
+                  f"{info['boundary_ms']:.3f}); placement {info['cold_s']:.1f} s, again {info['warm_s']:.1f} s; "
+                  f"validation chose {info['chosen']} ({info['validated_ms']:.3f} ms); "
+                  f"load {os.getloadavg()[0]:.2f}")
             summary.append((name, best, ratio))
             sys.stdout.flush()
     if summary:

@@ -94,6 +94,8 @@ void bind_collage(py::module_& m) {
       .def_readwrite("budget_s", &codegen::CollageOptions::budget_s)
       .def_readwrite("max_merge", &codegen::CollageOptions::max_merge)
       .def_readwrite("device", &codegen::CollageOptions::device)
+      .def_readwrite("validate", &codegen::CollageOptions::validate)
+      .def_readwrite("refit", &codegen::CollageOptions::refit)
       .def_readwrite("verbose", &codegen::CollageOptions::verbose);
   m.def("CollagePartition", &codegen::CollagePartition);
   m.def("collage_partition", [](const IRModule& mod, const codegen::CollageOptions& o) {
@@ -118,6 +120,21 @@ void bind_collage(py::module_& m) {
     stats["search_s"] = r.search_s;
     stats["summary"] = r.summary();
     stats["alternatives"] = r.alternatives_table();
+    stats["boundary_us"] = r.boundary_us;
+    stats["chosen"] = r.chosen;
+    stats["validate_s"] = r.validate_s;
+    stats["refit_boundary_us"] = r.refit_boundary_us;
+    py::list placements;
+    for (const auto& p : r.placements) {
+      py::dict d;
+      d["name"] = p.name;
+      d["predicted_us"] = p.predicted_us;
+      d["measured_us"] = p.measured_us;
+      d["partitions"] = p.partitions;
+      d["cached"] = p.cached;
+      placements.append(d);
+    }
+    stats["placements"] = placements;
     return py::make_tuple(r.mod, parts, stats);
   });
 }

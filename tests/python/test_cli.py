@@ -198,6 +198,17 @@ def test_report_placement_explains_collage(model, tmp_path):
     assert conv and "dnnl.conv2d" in conv[0]  # its dnnl alternative, with a cost
     m = re.search(r"predicted (\S+) us, measured (\S+) us", out)
     assert m and float(m.group(1)) > 0 and float(m.group(2)) > 0
+    # Validation: the search's placement against each fixed configuration, run end to end.
+    assert re.search(r"validation \(.*\): chosen (\S+), measured (\S+) us", out)
+    for name in ["collage (search)", "dnnl", "cblas", "dnnl,cblas", "cblas,dnnl"]:
+        assert re.search(rf"^{re.escape(name)}\s+\d+\s+\S+\s+\S+", out, re.M), name
+    # The placement graph: every operator annotated with its alternatives' costs.
+    dot = tmp_path / "p.dot"
+    res = cli("report", model, "--backends", "auto:dnnl,cblas", "--placement", "--dot", dot, env=env)
+    assert res.returncode == 0, res.stderr
+    text = dot.read_text()
+    assert re.search(r'label="nn\.conv2d\\non \w+; host [\d.]+, dnnl [\d.]+', text), text
+    assert 'tooltip="lv = relax.nn.conv2d: placed on' in text
     check_error(cli("report", model, "--backends", "cblas", "--placement"), "use it with --backends auto")
 
 

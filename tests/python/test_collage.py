@@ -53,6 +53,25 @@ def test_collage_places_and_matches_the_host(tmp_path):
     assert stats2["measured"] == 0 and stats2["cached"] > 0
 
 
+def test_collage_validates_against_the_fixed_configuration(tmp_path):
+    mod = partita.script.from_source(SE_BLOCK)
+    cache = str(tmp_path / "costs.json")
+    placed, _, stats = relax.transform.collage_partition(mod, ["dnnl"], cost_cache=cache)
+    runs = {p["name"]: p for p in stats["placements"]}
+    # The search's, dnnl alone's and, when the fitted partition cost changed the search's answer, the
+    # new one's (run against the fastest before it).
+    assert {"collage", "dnnl"} <= set(runs) <= {"collage", "dnnl", "collage-refit"} and stats["chosen"] in runs
+    assert all(p["measured_us"] > 0 and not p["cached"] for p in runs.values())
+    if "collage-refit" not in runs:
+        assert runs[stats["chosen"]]["measured_us"] == min(p["measured_us"] for p in runs.values())
+    assert stats["boundary_us"]["dnnl"] >= 0 and "validation" in stats["summary"]
+    np.testing.assert_allclose(_run(placed, _inputs()), _run(mod, _inputs()), rtol=1e-4, atol=1e-4)
+    _, _, again = relax.transform.collage_partition(mod, ["dnnl"], cost_cache=cache)
+    assert again["chosen"] == stats["chosen"] and all(p["cached"] for p in again["placements"])
+    _, _, off = relax.transform.collage_partition(mod, ["dnnl"], cost_cache=cache, validate=False)
+    assert off["chosen"] == "collage" and all(p["measured_us"] == 0 for p in off["placements"])
+
+
 def test_collage_errors():
     mod = partita.script.from_source(SE_BLOCK)
     with pytest.raises(ValueError, match="no_such_backend"):  # not a target kind

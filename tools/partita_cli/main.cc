@@ -200,6 +200,41 @@ void print_placement(const codegen::CollageResult& placed) {
               placed.predicted_us(), measured, 100.0 * (placed.predicted_us() - measured) / measured);
 }
 
+// Collage's placement on the graph before partitioning: each operator in its backend's colour,
+// with the measured cost of each alternative (label: the cheapest per backend; tooltip: all).
+std::string placement_dot(const codegen::CollageResult& placed) {
+  std::map<std::string, PlacementNote> notes;
+  for (const codegen::CollageAlternatives& a : placed.alternatives) {
+    PlacementNote n;
+    n.backend = a.chosen;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "on %s; host %.1f", a.chosen.c_str(), a.host_us);
+    n.label = buf;
+    std::snprintf(buf, sizeof buf, "\nhost: %.1f us", a.host_us);
+    n.tooltip = a.var + " = " + a.op + ": placed on " + a.chosen + buf;
+    for (const auto& o : a.backends) {
+      // A match of several bindings costs them all: say how many.
+      std::snprintf(buf, sizeof buf, ", %s %.1f", o.backend.c_str(), o.cost_us);
+      n.label += buf;
+      if (o.bindings > 1) n.label += " (" + std::to_string(o.bindings) + " ops)";
+      std::snprintf(buf, sizeof buf, "\n%s: %s %.1f us (a match of %zu bindings)", o.backend.c_str(), o.pattern.c_str(),
+                    o.cost_us, o.bindings);
+      n.tooltip += buf;
+    }
+    n.label += " us";
+    notes[a.var] = n;
+  }
+  std::vector<PlacementGroup> groups;
+  std::map<std::string, int> numbers;
+  for (const codegen::CollagePartitionInfo& p : placed.partitions) {
+    if (p.backend == "host" || p.function != "main") continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s partition %d: %.1f us", p.backend.c_str(), ++numbers[p.backend], p.cost_us);
+    groups.push_back({p.backend, buf, p.vars});
+  }
+  return placement_to_dot(placed.input, notes, groups);
+}
+
 int report_command(const std::string& model, const std::vector<std::string>& backend_specs, int path,
                    const std::string& svg, const std::string& dot_out, bool placement) {
   BackendChoice choice = parse_backend_choice(backend_specs);
@@ -211,7 +246,7 @@ int report_command(const std::string& model, const std::vector<std::string>& bac
   std::printf("%s", format_report(report, choice.backends).c_str());
   if (placement) print_placement(placed);
   if (svg.empty() && dot_out.empty()) return 0;
-  std::string dot_text = module_to_dot(mod);
+  std::string dot_text = placement ? placement_dot(placed) : module_to_dot(mod);
   if (!dot_out.empty()) {
     write_file(dot_out, dot_text);
     std::printf("graph: %s\n", dot_out.c_str());
@@ -304,7 +339,8 @@ int main(int argc, char** argv) {
   bool rep_placement = false;
   report->add_flag("--placement", rep_placement,
                    "with --backends auto[:NAME,...]: each operator's alternatives and their measured costs, and the "
-                   "predicted against the measured time");
+                   "predicted against the measured time; --svg / --dot then draw the placement (each operator in "
+                   "its backend's colour, with its alternatives' costs)");
 
   try {
     app.parse(argc, argv);

@@ -248,7 +248,9 @@ void used_vars(const Expr& e, std::vector<const VarNode*>& out) {
 
 class DotWriter {
  public:
-  explicit DotWriter(const IRModule& mod) : mod_(mod) {}
+  explicit DotWriter(const IRModule& mod, const std::map<std::string, PlacementNote>* notes = nullptr,
+                     const std::vector<PlacementGroup>* groups = nullptr)
+      : mod_(mod), notes_(notes), groups_(groups) {}
 
   std::string run() {
     const auto* main = mod_.lookup("main").as<FunctionNode>();
@@ -266,6 +268,17 @@ class DotWriter {
     if (const auto* seq = main->body.as<SeqExprNode>()) used_vars(seq->body, vars);
     for (const VarNode* v : vars)
       for (const std::string& src : env[v]) edge(src, out);
+    // Placement groups: clusters naming nodes drawn above (a node joins the cluster it is listed in).
+    if (groups_)
+      for (const PlacementGroup& g : *groups_) {
+        std::string members;
+        for (const std::string& v : g.vars)
+          if (auto it = ids_.find(v); it != ids_.end()) members += " " + it->second + ";";
+        if (members.empty()) continue;
+        os_ << "  subgraph cluster_" << next_cluster_++ << " {\n    label=\"" << dot_escape(g.label)
+            << "\"; fontsize=10; style=filled; color=\"" << backend_color(g.backend) << "\"; fillcolor=\""
+            << backend_color(g.backend) << "40\";\n   " << members << "\n  }\n";
+      }
     // Legend: one entry per colour used.
     os_ << "  subgraph cluster_legend {\n    label=\"legend\"; fontsize=10; style=dashed;\n";
     for (const std::string& b : used_backends_)
@@ -281,10 +294,11 @@ class DotWriter {
   using Env = std::map<const VarNode*, std::vector<std::string>>;
 
   std::string node(const std::string& indent, const std::string& label, const std::string& color,
-                   const std::string& shape = "") {
+                   const std::string& shape = "", const std::string& tooltip = "") {
     std::string id = "n" + std::to_string(next_++);
     os_ << indent << id << " [label=\"" << dot_escape(label) << "\", fillcolor=\"" << color << "\"";
     if (!shape.empty()) os_ << ", shape=" << shape;
+    if (!tooltip.empty()) os_ << ", tooltip=\"" << dot_escape(tooltip) << "\"";
     os_ << "];\n";
     return id;
   }
@@ -365,15 +379,27 @@ class DotWriter {
       } else {
         label = "call";
       }
-      note_backend(backend);
+      std::string placed = backend, tooltip;
+      if (notes_)
+        if (auto it = notes_->find(b.var->name_hint); it != notes_->end()) {
+          placed = it->second.backend;
+          color = backend_color(placed);
+          label += "\n" + it->second.label;
+          tooltip = it->second.tooltip;
+        }
+      note_backend(placed);
       label += "\n" + sinfo_text(b.var->struct_info_);
-      std::string id = node(indent, label, color);
+      std::string id = node(indent, label, color, "", tooltip);
+      ids_[b.var->name_hint] = id;
       for (const std::string& s : srcs) edge(s, id);
       env[var] = {id};
     });
   }
 
   const IRModule& mod_;
+  const std::map<std::string, PlacementNote>* notes_;
+  const std::vector<PlacementGroup>* groups_;
+  std::map<std::string, std::string> ids_;  // binding name -> node id
   std::ostringstream os_;
   std::set<std::pair<std::string, std::string>> edges_;
   std::vector<std::string> used_backends_;
@@ -386,6 +412,12 @@ class DotWriter {
 std::string module_to_dot(const IRModule& mod) {
   if (!mod.contains("main")) throw_error("KeyError", "the module has no function 'main'");
   return DotWriter(mod).run();
+}
+
+std::string placement_to_dot(const IRModule& mod, const std::map<std::string, PlacementNote>& notes,
+                             const std::vector<PlacementGroup>& groups) {
+  if (!mod.contains("main")) throw_error("KeyError", "the module has no function 'main'");
+  return DotWriter(mod, &notes, &groups).run();
 }
 
 }  // namespace partita::cli

@@ -50,6 +50,21 @@ std::string format_report(const ModuleReport& report, const std::vector<std::str
 /// `main` as a dot graph: one node per operator binding, partitions as clusters.
 std::string module_to_dot(const IRModule& mod);
 
+/// How Collage placed one operator binding: its backend (the node's colour), a short line for
+/// the node's label and a tooltip (the alternatives and their measured costs).
+struct PlacementNote {
+  std::string backend, label, tooltip;
+};
+/// One chosen partition: the bindings drawn as one cluster in the backend's colour.
+struct PlacementGroup {
+  std::string backend, label;
+  std::vector<std::string> vars;
+};
+/// `main` of the module before partitioning as a dot graph, every binding named in `notes`
+/// coloured and annotated as placed, `groups` as clusters.
+std::string placement_to_dot(const IRModule& mod, const std::map<std::string, PlacementNote>& notes,
+                             const std::vector<PlacementGroup>& groups);
+
 /// The fill colour used for `backend` ("host" is grey).
 std::string backend_color(const std::string& backend);
 

@@ -165,7 +165,8 @@ std::vector<Candidate> merged_candidates(const BlockGraph& g, const std::vector<
 }
 
 std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
-                                                 const std::vector<const std::vector<Candidate>*>& matches) {
+                                                 const std::vector<const std::vector<Candidate>*>& matches,
+                                                 bool with_single) {
   std::vector<char> taken(size_t(g.size()), 0);
   std::vector<const Candidate*> chosen;
   for (const std::vector<Candidate>* list : matches)
@@ -216,10 +217,39 @@ std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
   std::vector<Candidate> out;
   for (auto& [root, list] : groups)
     for (Candidate& c : list)
-      if (c.matches.size() > 1) {
+      if (with_single || c.matches.size() > 1) {
         std::sort(c.matches.begin(), c.matches.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
         out.push_back(std::move(c));
       }
+  return out;
+}
+
+std::vector<std::vector<std::string>> fixed_configurations(const std::vector<std::string>& backends) {
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& b : backends) out.push_back({b});
+  if (backends.size() > 1) {
+    out.push_back(backends);
+    out.emplace_back(backends.rbegin(), backends.rend());
+  }
+  return out;
+}
+
+std::vector<int> fixed_cover(const BlockGraph& g, const std::vector<Candidate>& candidates,
+                             const std::vector<const std::vector<Candidate>*>& matches) {
+  std::map<std::pair<std::string, std::vector<int>>, int> index;
+  for (size_t c = 0; c < candidates.size(); ++c) index.emplace(std::pair(candidates[c].backend, candidates[c].nodes), int(c));
+  std::vector<char> covered(size_t(g.size()), 0);
+  std::vector<int> out;
+  for (const Candidate& p : fixed_priority_candidates(g, matches, /*with_single=*/true)) {
+    auto it = index.find({p.backend, p.nodes});
+    if (it == index.end()) continue;  // not among the candidates: its bindings go to the host
+    out.push_back(it->second);
+    for (int n : p.nodes) covered[size_t(n)] = 1;
+  }
+  for (int n = 0; n < g.size(); ++n)
+    if (!covered[size_t(n)]) out.push_back(n);  // the host's candidate for binding n
+  std::sort(out.begin(), out.end(),
+            [&](int a, int b) { return candidates[size_t(a)].nodes.front() < candidates[size_t(b)].nodes.front(); });
   return out;
 }
 

@@ -1,6 +1,7 @@
 // CollagePartition: candidates, their costs, the search per block, and the partitioned module.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -54,7 +55,7 @@ void result_alternatives(const collage::BlockGraph& g, const std::vector<collage
     for (const collage::Candidate& c : cands) {
       if (!std::binary_search(c.nodes.begin(), c.nodes.end(), n)) continue;
       if (c.backend == "host") a.host_us = c.cost_us;
-      if (c.matches.size() != 1 || c.cost_us == collage::kInfinite) continue;
+      if (c.matches.size() != 1 || c.cost_us == collage::kInfinite) continue;  // alone, without its boundary
       auto it = best.find(c.backend);
       if (it == best.end() || c.cost_us < it->second.cost_us)
         best[c.backend] = {c.backend, c.matches[0].first, c.cost_us, c.nodes.size()};
@@ -64,7 +65,75 @@ void result_alternatives(const collage::BlockGraph& g, const std::vector<collage
   }
 }
 
+// A whole placement: its name, one cover per block (indexes into that block's candidates) and
+// the module it makes.
+struct Placement {
+  std::string name;
+  std::vector<std::vector<int>> covers;
+  IRModule mod;
+};
+
+// The module of the search's covers: the chosen matches as composites, merged per backend.
+IRModule placed_module(IRModule mod, const std::vector<std::string>& backends,
+                       const std::vector<collage::BlockGraph>& blocks,
+                       const std::vector<std::vector<collage::Candidate>>& per_block,
+                       const std::vector<std::vector<int>>& covers) {
+  auto allowed = std::make_shared<collage::AllowedMatches>();
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (int c : covers[b])
+      for (const auto& [pattern, root] : per_block[b][size_t(c)].matches)
+        (*allowed)[pattern].insert(blocks[b].vars[size_t(root)].get());
+  return collage::partition_restricted(std::move(mod), backends, allowed);
+}
+
+// The result's partitions and estimate from the chosen covers.
+void describe(const std::vector<collage::BlockGraph>& blocks,
+              const std::vector<std::vector<collage::Candidate>>& per_block,
+              const std::vector<std::vector<int>>& covers, CollageResult& result) {
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (int c : covers[b]) {
+      const collage::Candidate& cand = per_block[b][size_t(c)];
+      result.estimated_us += cand.total_us();
+      result.boundary_total_us += cand.boundary_us;
+      if (cand.backend == "host" && !blocks[b].is_op_call[size_t(cand.nodes[0])]) continue;
+      CollagePartitionInfo info;
+      info.function = blocks[b].function;
+      info.backend = cand.backend;
+      for (int n : cand.nodes) info.vars.push_back(blocks[b].vars[size_t(n)]->name_hint);
+      if (cand.matches.empty())  // the host: name the operator
+        if (auto* call = blocks[b].values[size_t(cand.nodes[0])].as<CallNode>())
+          if (auto* op = call->op.as<OpNode>()) info.patterns.push_back(op->name);
+      for (const auto& m : cand.matches) info.patterns.push_back(m.first);
+      info.cost_us = cand.total_us();
+      info.measured = cand.measured;
+      result.partitions.push_back(std::move(info));
+    }
+}
+
 }  // namespace
+
+const CollagePlacement* CollageResult::chosen_placement() const {
+  for (const CollagePlacement& p : placements)
+    if (p.name == chosen) return &p;
+  return nullptr;
+}
+
+std::string CollageResult::placements_table() const {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-22s %10s %12s %11s %6s\n", "placement", "partitions", "predicted_us",
+                "measured_us", "error");
+  out << line;
+  for (const CollagePlacement& p : placements) {
+    std::string err = p.measured_us > 0 && std::isfinite(p.measured_us)
+                          ? std::to_string(int(std::lround(100.0 * (p.predicted_us - p.measured_us) / p.measured_us))) + "%"
+                          : "-";
+    std::snprintf(line, sizeof line, "%-22s %10zu %12.1f %11.1f %6s%s\n", (p.name == "collage" ? "collage (search)" : p.name).c_str(),
+                  p.partitions, p.predicted_us, p.measured_us, err.c_str(), p.name == chosen ? "  <- chosen" : "");
+    out << line;
+  }
+  return out.str();
+}
 
 std::string CollageResult::alternatives_table() const {
   std::ostringstream out;
@@ -105,9 +174,34 @@ std::string CollageResult::summary() const {
     out << line << vars << "\n";
   }
   std::snprintf(line, sizeof line,
-                "predicted %.1f us (%.1f of operators + %.1f of a call); %zu candidates, %zu measured (%.1f s), %zu from the cost cache; search %.3f s\n",
-                predicted_us(), estimated_us, call_overhead_us, candidates, measured, measure_s, cached, search_s);
+                "predicted %.1f us (%.1f of operators, %.1f of entering backend partitions, %.1f of a call); "
+                "%zu candidates, %zu measured (%.1f s), %zu from the cost cache; search %.3f s\n",
+                predicted_us(), estimated_us - boundary_total_us, boundary_total_us, call_overhead_us, candidates,
+                measured, measure_s, cached, search_s);
   out << line;
+  if (!boundary_us.empty()) {
+    out << "entering a partition:";
+    for (const auto& [b, us] : boundary_us) {
+      std::snprintf(line, sizeof line, " %s %.1f us", b.c_str(), us);
+      out << line;
+    }
+    out << "\n";
+  }
+  if (const CollagePlacement* p = chosen_placement(); p && p->measured_us > 0) {
+    std::snprintf(line, sizeof line, "validation (%.1f s%s): chosen %s, measured %.1f us\n", validate_s,
+                  p->cached ? ", from the cost cache" : "", chosen.c_str(), p->measured_us);
+    out << line << placements_table();
+    if (refit_boundary_us > 0) {
+      std::snprintf(line, sizeof line, "fit from these runs: a backend partition costs %.1f us more in this model\n",
+                    refit_boundary_us);
+      out << line;
+      if (!refit_against.empty()) {
+        std::snprintf(line, sizeof line, "collage-refit run against %s in the same rounds: %.1f us against %.1f us\n",
+                      refit_against.c_str(), placements.back().measured_us, refit_against_us);
+        out << line;
+      }
+    }
+  }
   return out.str();
 }
 
@@ -141,7 +235,7 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
     for (auto& c : collage::fixed_priority_candidates(blocks[b], in_order)) add(std::move(c));
     for (size_t k = 0; k < matches.size(); ++k) {
       for (auto& c : collage::merged_candidates(blocks[b], matches[k][b], options.max_merge)) add(std::move(c));
-      for (auto& c : matches[k][b]) add(std::move(c));
+      for (const auto& c : matches[k][b]) add(c);  // copied: the fixed covers read them later
     }
   }
 
@@ -167,39 +261,116 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
       }
     }
   }
-  costs.save();
+  // Every partition of a backend pays for entering it (measured once per machine).
+  for (const std::string& backend : options.backends) result.boundary_us[backend] = costs.boundary_us(backend);
+  for (auto& cands : per_block)
+    for (collage::Candidate& c : cands)
+      if (c.backend != "host" && c.cost_us < collage::kInfinite) c.boundary_us = result.boundary_us[c.backend];
   result.measured = costs.measured();
   result.cached = costs.cached();
   result.measure_s = seconds_since(t0);
 
   auto t1 = Clock::now();
-  auto allowed = std::make_shared<collage::AllowedMatches>();
+  Placement searched{"collage", {}, {}};
   for (size_t b = 0; b < blocks.size(); ++b) {
     result.candidates += per_block[b].size();
-    for (int c : collage::cheapest_cover(blocks[b], per_block[b])) {
-      const collage::Candidate& cand = per_block[b][size_t(c)];
-      result.estimated_us += cand.cost_us;
-      if (cand.backend == "host" && !blocks[b].is_op_call[size_t(cand.nodes[0])]) continue;
-      CollagePartitionInfo info;
-      info.function = blocks[b].function;
-      info.backend = cand.backend;
-      for (int n : cand.nodes) info.vars.push_back(blocks[b].vars[size_t(n)]->name_hint);
-      if (cand.matches.empty())  // the host: name the operator
-        if (auto* call = blocks[b].values[size_t(cand.nodes[0])].as<CallNode>())
-          if (auto* op = call->op.as<OpNode>()) info.patterns.push_back(op->name);
-      for (const auto& [pattern, root] : cand.matches) {
-        info.patterns.push_back(pattern);
-        (*allowed)[pattern].insert(blocks[b].vars[size_t(root)].get());
-      }
-      info.cost_us = cand.cost_us;
-      info.measured = cand.measured;
-      result.partitions.push_back(std::move(info));
-    }
+    searched.covers.push_back(collage::cheapest_cover(blocks[b], per_block[b]));
   }
   result.search_s = seconds_since(t1);
   result.call_overhead_us = costs.call_overhead_us();
+
+  // The fixed configurations, as the cost model sees them and as `--backends` partitions them.
+  std::vector<Placement> placements;
+  placements.push_back(std::move(searched));
+  for (const std::vector<std::string>& config : collage::fixed_configurations(options.backends)) {
+    Placement p;
+    for (size_t i = 0; i < config.size(); ++i) p.name += (i ? "," : "") + config[i];
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      std::vector<const std::vector<collage::Candidate>*> in_order;
+      for (const std::string& backend : config) {
+        size_t k = size_t(std::find(options.backends.begin(), options.backends.end(), backend) - options.backends.begin());
+        in_order.push_back(&matches[k][b]);
+      }
+      p.covers.push_back(collage::fixed_cover(blocks[b], per_block[b], in_order));
+    }
+    p.mod = mod;
+    for (const std::string& backend : config) p.mod = transform::partition_for(backend, std::move(p.mod), true);
+    placements.push_back(std::move(p));
+  }
+  placements[0].mod = placed_module(mod, options.backends, blocks, per_block, placements[0].covers);
+
+  // A placement's prediction under the candidates' current costs and boundaries.
+  auto entry_of = [&](const Placement& p) {
+    CollagePlacement entry;
+    entry.name = p.name;
+    entry.predicted_us = result.call_overhead_us;
+    for (size_t b = 0; b < blocks.size(); ++b)
+      for (int c : p.covers[b]) {
+        const collage::Candidate& cand = per_block[b][size_t(c)];
+        entry.predicted_us += cand.total_us();
+        entry.boundary_us += cand.boundary_us;
+        if (cand.backend != "host") ++entry.partitions;
+      }
+    return entry;
+  };
+  size_t chosen = 0;
+  for (const Placement& p : placements) result.placements.push_back(entry_of(p));
+  if (options.validate) {
+    auto t2 = Clock::now();
+    std::vector<IRModule> mods;
+    for (const Placement& p : placements) mods.push_back(p.mod);
+    bool all_cached = false;
+    std::vector<double> us = costs.time_placements(mods, options.validate_runs, options.validate_rounds, all_cached);
+    for (size_t k = 0; k < us.size(); ++k) {
+      result.placements[k].measured_us = us[k];
+      result.placements[k].cached = all_cached;
+      if (us[k] < us[chosen]) chosen = k;
+    }
+    // What a partition costs in this model beyond its parts, from the placements just run: the
+    // least-squares fit of (measured - predicted) = extra x (partitions). If positive, every
+    // backend partition pays it too and the search runs again; a new placement is run against
+    // the fastest so far.
+    double num = 0, den = 0;
+    for (const CollagePlacement& e : result.placements)
+      if (std::isfinite(e.measured_us) && e.partitions > 0) {
+        num += double(e.partitions) * (e.measured_us - e.predicted_us);
+        den += double(e.partitions) * double(e.partitions);
+      }
+    result.refit_boundary_us = den > 0 ? std::max(0.0, num / den) : 0;
+    if (options.refit && result.refit_boundary_us > 0) {
+      for (auto& cands : per_block)
+        for (collage::Candidate& c : cands)
+          if (c.backend != "host" && c.cost_us < collage::kInfinite) c.boundary_us += result.refit_boundary_us;
+      Placement refit{"collage-refit", {}, {}};
+      for (size_t b = 0; b < blocks.size(); ++b) refit.covers.push_back(collage::cheapest_cover(blocks[b], per_block[b]));
+      bool is_new = true;
+      for (const Placement& p : placements) is_new = is_new && p.covers != refit.covers;
+      if (is_new) {
+        refit.mod = placed_module(mod, options.backends, blocks, per_block, refit.covers);
+        CollagePlacement entry = entry_of(refit);
+        std::vector<double> pair = costs.time_placements({placements[chosen].mod, refit.mod}, options.validate_runs,
+                                                         options.validate_rounds, all_cached, "refit pair");
+        entry.measured_us = pair[1];
+        entry.cached = all_cached;
+        result.refit_against_us = pair[0];  // the fastest so far, in the same minutes as the new one
+        result.refit_against = placements[chosen].name;
+        placements.push_back(std::move(refit));
+        result.placements.push_back(entry);
+        if (pair[1] < pair[0]) chosen = placements.size() - 1;
+      }
+    }
+    result.validate_s = seconds_since(t2);
+  }
+  costs.save();
+  result.chosen = placements[chosen].name;
+  describe(blocks, per_block, placements[chosen].covers, result);
+  // The chosen placement's prediction as made before it was run (the refit's boundaries count
+  // only for the placement searched with them).
+  result.estimated_us = result.placements[chosen].predicted_us - result.call_overhead_us;
+  result.boundary_total_us = result.placements[chosen].boundary_us;
   for (size_t b = 0; b < blocks.size(); ++b) result_alternatives(blocks[b], per_block[b], result);
-  result.mod = collage::partition_restricted(std::move(mod), options.backends, allowed);
+  result.input = mod;
+  result.mod = std::move(placements[chosen].mod);
   return result;
 }
 

@@ -46,6 +46,10 @@ struct Candidate {
   std::vector<std::pair<std::string, int>> matches;  // (pattern, root node); empty for the host
   double cost_us = kInfinite;
   bool measured = false;
+  /// What entering it from the host costs in a model (the backend's, CostModel::boundary_us);
+  /// the search adds it to cost_us. 0 for the host.
+  double boundary_us = 0;
+  double total_us() const { return cost_us + boundary_us; }
 };
 
 /// Every match of `backend`'s patterns in the blocks (checks included), grouped by block.
@@ -58,9 +62,21 @@ std::vector<Candidate> merged_candidates(const BlockGraph& g, const std::vector<
 /// FuseOpsByPattern tries them; backends in priority order): matches taken greedily where their
 /// bindings are still free, then each backend's connected, convex group of taken matches as one
 /// candidate (MergeCompositeFunctions' partitions). A whole-model partition keeps a backend's
-/// layouts across every operator, which unions of a few matches cannot show.
+/// layouts across every operator, which unions of a few matches cannot show. Groups of one
+/// match are left out unless `with_single` (then the result is the configuration's partitions).
 std::vector<Candidate> fixed_priority_candidates(const BlockGraph& g,
-                                                 const std::vector<const std::vector<Candidate>*>& matches);
+                                                 const std::vector<const std::vector<Candidate>*>& matches,
+                                                 bool with_single = false);
+
+/// The fixed configurations validation compares with: each backend alone, then (with more than
+/// one) the backends in the order given and in reverse.
+std::vector<std::vector<std::string>> fixed_configurations(const std::vector<std::string>& backends);
+
+/// A fixed configuration's placement of a block as indexes into `candidates` (whose first
+/// g.size() entries are the host's, one per binding): its partitions (fixed_priority_candidates
+/// with single matches), each found among the candidates, and the host for the rest.
+std::vector<int> fixed_cover(const BlockGraph& g, const std::vector<Candidate>& candidates,
+                             const std::vector<const std::vector<Candidate>*>& matches);
 
 /// The patterns of `backends` (priority order within each), each check restricted to the given
 /// matches: (pattern name -> roots). Other matches are refused.
@@ -86,12 +102,26 @@ class CostModel {
   double call_overhead_us();
   size_t cached() const { return cached_; }
   double measure_seconds() const { return measure_s_; }
+  /// What entering one partition of `backend` from the host costs in a model beyond the
+  /// partition's own time alone: N copies of a probe operator the backend takes, alternating
+  /// with host operators, timed as one call, minus the same parts timed as candidates and one
+  /// call's overhead, per copy. Measured once per machine and targets (cached); 0 when the
+  /// backend takes none of the probes.
+  double boundary_us(const std::string& backend);
+  /// Median end-to-end microseconds of one call of each module's main (random inputs), built
+  /// with the targets and run in `rounds` interleaved rounds of `runs` calls; infinity for one
+  /// that fails to build or run. From the cache when every one is there (`all_cached` says so).
+  /// `tag` prefixes the cache keys: a comparison run apart keeps its own times, so that a warm
+  /// placement reads each comparison as it was made and repeats its decisions.
+  std::vector<double> time_placements(const std::vector<IRModule>& mods, int runs, int rounds, bool& all_cached,
+                                      const std::string& tag = "placement");
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   size_t measured_ = 0, cached_ = 0;
   double measure_s_ = 0;
+  std::map<std::string, double> boundaries_;
 };
 
 /// The cheapest cover of the block's nodes by disjoint candidates whose partitions form no cycle

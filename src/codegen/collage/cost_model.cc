@@ -2,6 +2,7 @@
 // backend, run and timed on this machine, and kept in a persistent cache.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "partita/runtime/device_api.h"
 #include "partita/runtime/serialize.h"
 #include "partita/runtime/vm.h"
+#include "partita/script/parser.h"
 #include "partita/script/printer.h"
 #include "partita/support/error.h"
 
@@ -133,6 +136,37 @@ std::string cost_key(const IRModule& mod, const std::string& backend, const std:
   return key.str();
 }
 
+// Copies of the boundary probe, and the probes tried in order: a binding `a{i}` a backend may
+// take (its input the previous host result), then a host operator `h{i}` of similar size (the
+// restricted partitioning offloads the a's only, so the h's stay on the host whoever matches
+// them). A matmul first (what every CPU backend with patterns takes), then elementwise.
+constexpr int kProbeCopies = 8;
+
+// The matches of `c` (its roots in an extracted module) as what partitioning may take.
+std::shared_ptr<AllowedMatches> allowed_roots(const Candidate& c, const std::vector<const VarNode*>& roots) {
+  auto allowed = std::make_shared<AllowedMatches>();
+  for (size_t k = 0; k < c.matches.size(); ++k) (*allowed)[c.matches[k].first].insert(roots[k]);
+  return allowed;
+}
+const char* const kProbeOps[] = {"R.matmul(%s, w)", "R.nn.relu(%s)", "R.add(%s, %s)"};
+
+std::string probe_text(const std::string& op) {
+  std::ostringstream t;
+  t << "@I.ir_module\nclass Module:\n    @R.function\n"
+    << "    def main(x: R.Tensor((64, 64), dtype=\"float32\"), w: R.Tensor((64, 64), dtype=\"float32\"))"
+    << " -> R.Tensor((64, 64), dtype=\"float32\"):\n        with R.dataflow():\n";
+  std::string prev = "x";
+  for (int i = 0; i < kProbeCopies; ++i) {
+    std::string call = op;
+    for (size_t at; (at = call.find("%s")) != std::string::npos;) call.replace(at, 2, prev);
+    t << "            a" << i << " = " << call << "\n";
+    t << "            h" << i << " = R.tanh(a" << i << ")\n";
+    prev = "h" + std::to_string(i);
+  }
+  t << "            R.output(" << prev << ")\n        return " << prev << "\n";
+  return t.str();
+}
+
 }  // namespace
 
 struct CostModel::Impl {
@@ -144,7 +178,10 @@ struct CostModel::Impl {
   bool overhead_known = false;
 
   // Median microseconds of running `exec`'s main on `inputs`.
-  double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs) {
+  // `fastest`: the fastest run instead (the boundary probe compares calls of different lengths,
+  // and on a loaded machine only the fastest runs of each are free of preemption).
+  double time(const std::shared_ptr<runtime::Executable>& exec, const std::vector<Tensor>& inputs,
+              bool fastest = false, int repeats = 0) {
     Device device = options.device;
     runtime::VirtualMachine vm(exec, device);
     std::vector<Tensor> placed;
@@ -153,13 +190,14 @@ struct CostModel::Impl {
     runtime::synchronize(device);
     std::vector<double> us;
     auto start = Clock::now();
-    for (int i = 0; i < std::max(1, options.repeats); ++i) {
+    for (int i = 0; i < std::max(1, repeats > 0 ? repeats : options.repeats); ++i) {
       auto t0 = Clock::now();
       vm.invoke("main", placed);
       runtime::synchronize(device);  // a device's work may still be queued when invoke returns
       us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       if (Clock::now() - start > std::chrono::milliseconds(300)) break;
     }
+    if (fastest) return *std::min_element(us.begin(), us.end());
     std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
     return us[us.size() / 2];
   }
@@ -220,6 +258,124 @@ void CostModel::save() const {
     out << impl_->costs.dump(1);
   }
   std::filesystem::rename(tmp, p, ec);  // whole files only: a reader never sees half of one
+}
+
+double CostModel::boundary_us(const std::string& backend) {
+  auto known = boundaries_.find(backend);
+  if (known != boundaries_.end()) return known->second;
+  double& out = boundaries_[backend];
+  out = 0;
+  for (const char* op : kProbeOps) {
+    IRModule chain = script::parse_module(probe_text(op));
+    std::vector<BlockGraph> blocks = block_graphs(chain);
+    const BlockGraph& g = blocks.at(0);
+    // The backend's single-binding matches of the a's (their roots), if it takes them all.
+    auto allowed = std::make_shared<AllowedMatches>();
+    Candidate alone;
+    std::set<int> taken;
+    std::vector<std::vector<Candidate>> found = pattern_candidates(chain, blocks, backend);
+    for (Candidate& m : found.at(0)) {
+      int root = m.matches[0].second;
+      if (m.nodes.size() != 1 || g.vars[size_t(root)]->name_hint[0] != 'a' || taken.count(root)) continue;
+      (*allowed)[m.matches[0].first].insert(g.vars[size_t(root)].get());
+      if (root == 0) alone = m;
+      taken.insert(root);
+    }
+    if (int(taken.size()) != kProbeCopies || alone.nodes.empty()) continue;
+    std::string key = "boundary, fastest runs " + std::to_string(runtime::fnv1a64(cost_key(chain, backend, impl_->context)));
+    auto hit = impl_->costs.find(key);
+    if (hit != impl_->costs.end() && hit->is_number()) return out = hit->get<double>();
+    Candidate host;
+    host.backend = "host";
+    host.nodes = {1};  // h0
+    try {
+      // The chain, one offloaded a, one host h and an empty call, each timed by its fastest run.
+      std::vector<const VarNode*> roots;
+      std::vector<Var> params, host_params, empty_params;
+      IRModule one = extract(g, alone, roots, params);
+      one = partition_restricted(one, {backend}, allowed_roots(alone, roots));
+      roots.clear();
+      IRModule h = extract(g, host, roots, host_params);
+      IRModule placed = partition_restricted(chain, {backend}, allowed);
+      BuildOptions bo(impl_->options.targets, /*fallback=*/false);
+      std::vector<Var> chain_params;
+      for (const Var& p : chain.lookup("main").as<FunctionNode>()->params) chain_params.push_back(p);
+      Var x = make<VarNode>("x", make<TensorStructInfoNode>(std::vector<PrimExpr>{make<IntImmNode>(16)}, DataType::Float(32)));
+      BlockBuilder bb;
+      bb.begin_function("main", {x});
+      bb.emit_func_output(x);
+      constexpr int kRuns = 40;
+      double empty = impl_->time(build(bb.get(), bo), make_inputs({x}, 1), true, kRuns);
+      double whole = impl_->time(build(placed, bo), make_inputs(chain_params, 1), true, kRuns) - empty;
+      double part = impl_->time(build(one, bo), make_inputs(params, 1), true, kRuns) - empty;
+      double rest = impl_->time(build(h, bo), make_inputs(host_params, 1), true, kRuns) - empty;
+      out = std::max(0.0, (whole - kProbeCopies * (part + rest)) / kProbeCopies);
+    } catch (const Error& e) {
+      if (impl_->options.verbose)
+        std::fprintf(stderr, "collage: the boundary probe of %s failed: %s\n", backend.c_str(), e.what());
+      continue;
+    }
+    impl_->costs[key] = out;
+    if (impl_->options.verbose)
+      std::fprintf(stderr, "collage: entering a %s partition costs %.1f us (probe %s)\n", backend.c_str(), out, op);
+    return out;
+  }
+  return out;
+}
+
+std::vector<double> CostModel::time_placements(const std::vector<IRModule>& mods, int runs, int rounds,
+                                               bool& all_cached, const std::string& tag) {
+  std::vector<std::string> keys;
+  std::vector<double> out;
+  all_cached = true;
+  for (const IRModule& m : mods) {
+    keys.push_back(tag + " " + std::to_string(runtime::fnv1a64(cost_key(m, "placement", impl_->context))));
+    auto hit = impl_->costs.find(keys.back());
+    all_cached = all_cached && hit != impl_->costs.end();
+    out.push_back(hit == impl_->costs.end() || !hit->is_number() ? kInfinite : hit->get<double>());
+  }
+  if (all_cached) return out;
+  // Measured together, so that the comparison is of the same minutes: built, warmed up, then
+  // every placement once per round.
+  Device device = impl_->options.device;
+  std::vector<std::unique_ptr<runtime::VirtualMachine>> vms(mods.size());
+  std::vector<std::vector<Tensor>> inputs(mods.size());
+  std::vector<std::vector<double>> us(mods.size());
+  for (size_t k = 0; k < mods.size(); ++k) {
+    out[k] = kInfinite;
+    try {
+      auto exec = build(mods[k], BuildOptions(impl_->options.targets));
+      vms[k] = std::make_unique<runtime::VirtualMachine>(exec, device);
+      std::vector<Var> params;
+      for (const Var& p : mods[k].lookup("main").as<FunctionNode>()->params) params.push_back(p);
+      for (const Tensor& t : make_inputs(params, impl_->options.symbolic_dim)) inputs[k].push_back(t.to(device));
+      vms[k]->invoke("main", inputs[k]);
+      runtime::synchronize(device);
+    } catch (const Error& e) {
+      vms[k].reset();
+      if (impl_->options.verbose) std::fprintf(stderr, "collage: placement %zu failed: %s\n", k, e.what());
+    }
+  }
+  for (int r = 0; r < std::max(1, rounds); ++r)
+    for (size_t k = 0; k < mods.size(); ++k) {
+      if (!vms[k]) continue;
+      for (int i = 0; i < std::max(1, runs); ++i) {
+        auto t0 = Clock::now();
+        vms[k]->invoke("main", inputs[k]);
+        runtime::synchronize(device);
+        us[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      }
+    }
+  for (size_t k = 0; k < mods.size(); ++k) {
+    if (us[k].empty()) {
+      impl_->costs[keys[k]] = nullptr;
+      continue;
+    }
+    std::nth_element(us[k].begin(), us[k].begin() + us[k].size() / 2, us[k].end());
+    out[k] = us[k][us[k].size() / 2];
+    impl_->costs[keys[k]] = out[k];
+  }
+  return out;
 }
 
 void CostModel::cost(const BlockGraph& g, Candidate& c, bool estimate_only) {

@@ -43,8 +43,8 @@ std::vector<int> greedy_cover(const BlockGraph& g, const std::vector<std::vector
     for (int c : starting[size_t(i)]) {
       bool free = true;
       for (int n : candidates[size_t(c)].nodes) free = free && !covered[size_t(n)];
-      double per_node = candidates[size_t(c)].cost_us / double(candidates[size_t(c)].nodes.size());
-      if (free && (best < 0 || per_node < candidates[size_t(best)].cost_us / double(candidates[size_t(best)].nodes.size())))
+      double per_node = candidates[size_t(c)].total_us() / double(candidates[size_t(c)].nodes.size());
+      if (free && (best < 0 || per_node < candidates[size_t(best)].total_us() / double(candidates[size_t(best)].nodes.size())))
         best = c;
     }
     for (int n : candidates[size_t(best)].nodes) covered[size_t(n)] = 1;
@@ -98,7 +98,7 @@ std::vector<int> shortest_cover(const BlockGraph& g, const std::vector<Candidate
       State next = st;
       for (int node : cand.nodes) set(next.covered, node);
       while (next.first_uncovered < n && test(next.covered, next.first_uncovered)) ++next.first_uncovered;
-      double next_cost = cost + cand.cost_us;
+      double next_cost = cost + cand.total_us();
       auto it = best.find(next.covered);
       if (it != best.end() && records[size_t(it->second)].cost <= next_cost) continue;
       int id = int(records.size());

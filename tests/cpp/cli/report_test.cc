@@ -5,6 +5,7 @@
 
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
+#include "partita/script/parser.h"
 #include "report.h"
 
 using namespace partita;
@@ -82,3 +83,50 @@ TEST(Report, SymbolicDimensionsCountAsOneAndUnknownCostsAreFlagged) {
 }
 
 }  // namespace
+
+// Collage's placement graph: every annotated binding in its backend's colour with its label
+// line and tooltip, and each chosen partition a cluster of its bindings.
+TEST(Report, PlacementGraphColoursAndAnnotatesEachOperator) {
+  IRModule mod = script::parse_module(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 4), dtype="float32")) -> R.Tensor((4, 4), dtype="float32"):
+        with R.dataflow():
+            a = R.nn.relu(x)
+            b = R.exp(a)
+            c = R.add(a, b)
+            R.output(c)
+        return c
+)");
+  std::map<std::string, PlacementNote> notes = {
+      {"a", {"dnnl", "on dnnl; host 3.0, dnnl 1.0 us", "a = relax.nn.relu: placed on dnnl"}},
+      {"b", {"dnnl", "on dnnl; host 5.0, dnnl 2.0 us", "b = relax.exp: placed on dnnl"}},
+      {"c", {"host", "on host; host 1.0 us", "c = relax.add: placed on host"}}};
+  std::string dot = placement_to_dot(mod, notes, {{"dnnl", "dnnl partition 1: 3.0 us", {"a", "b"}}});
+  // The line of the node whose label starts so, and its id ("n3").
+  auto node_line = [&](const std::string& label_start, std::string& id) {
+    size_t at = dot.find(" [label=\"" + label_start);
+    EXPECT_NE(at, std::string::npos) << label_start;
+    size_t begin = dot.rfind('\n', at) + 1;
+    id = dot.substr(begin, at - begin);
+    id.erase(0, id.find_first_not_of(' '));
+    return dot.substr(at, dot.find('\n', at) - at);
+  };
+  std::string relu_id, exp_id, add_id;
+  std::string relu = node_line("nn.relu", relu_id), add = node_line("add", add_id);
+  node_line("exp", exp_id);
+  EXPECT_NE(relu.find("on dnnl; host 3.0, dnnl 1.0 us"), std::string::npos);
+  EXPECT_NE(relu.find("fillcolor=\"" + backend_color("dnnl") + "\""), std::string::npos);
+  EXPECT_NE(relu.find("tooltip=\"a = relax.nn.relu: placed on dnnl\""), std::string::npos);
+  EXPECT_NE(add.find("fillcolor=\"" + backend_color("host") + "\""), std::string::npos);
+  // The partition's cluster lists the nodes of a and b, not c's.
+  size_t cluster = dot.find("label=\"dnnl partition 1: 3.0 us\"");
+  ASSERT_NE(cluster, std::string::npos);
+  std::string members = dot.substr(cluster, dot.find('}', cluster) - cluster);
+  EXPECT_NE(members.find(" " + relu_id + ";"), std::string::npos) << members;
+  EXPECT_NE(members.find(" " + exp_id + ";"), std::string::npos) << members;
+  EXPECT_EQ(members.find(" " + add_id + ";"), std::string::npos) << members;
+  EXPECT_NE(dot.find("\"legend_dnnl\""), std::string::npos);
+  EXPECT_NE(dot.find("\"legend_host\""), std::string::npos);
+}

@@ -17,6 +17,9 @@
 #include "partita/runtime/vm.h"
 #include "partita/script/parser.h"
 #include "partita/support/error.h"
+#include "partita/transform/fold_constant.h"
+#include "partita/transform/pattern_registry.h"
+#include <nlohmann/json.hpp>
 
 using namespace partita;
 using namespace partita::codegen;
@@ -116,7 +119,7 @@ double brute_force(const collage::BlockGraph& g, const std::vector<collage::Cand
     if (!free) continue;
     for (int n : nodes) covered[size_t(n)] = 1;
     chosen.push_back(int(c));
-    best = std::min(best, cs[c].cost_us + brute_force(g, cs, acyclic, covered, chosen));
+    best = std::min(best, cs[c].total_us() + brute_force(g, cs, acyclic, covered, chosen));
     chosen.pop_back();
     for (int n : nodes) covered[size_t(n)] = 0;
   }
@@ -138,6 +141,7 @@ TEST(Collage, SearchAgreesWithBruteForceOnRandomGraphs) {
       while (int(s.size()) < std::min(size, n)) s.insert(int(rng() % unsigned(n)));
       std::vector<int> nodes(s.begin(), s.end());
       if (g.is_convex(nodes)) cs.push_back(cand("x", nodes, cost(rng)));
+      if (trial % 2 && !cs.back().nodes.empty() && cs.back().backend == "x") cs.back().boundary_us = cost(rng) / 4;
     }
     std::vector<char> covered(size_t(n), 0);
     std::vector<int> chosen;
@@ -147,7 +151,7 @@ TEST(Collage, SearchAgreesWithBruteForceOnRandomGraphs) {
     double got = 0;
     std::vector<int> count(size_t(n), 0);
     for (int c : cover) {
-      got += cs[size_t(c)].cost_us;
+      got += cs[size_t(c)].total_us();
       for (int node : cs[size_t(c)].nodes) ++count[size_t(node)];
     }
     for (int node = 0; node < n; ++node) ASSERT_EQ(count[size_t(node)], 1) << "trial " << trial;
@@ -241,6 +245,51 @@ TEST(Collage, FixedPriorityPartitionsAreCandidates) {
   EXPECT_EQ(x_first[0].backend, "x");
 }
 
+TEST(Collage, BoundaryCostsFavourFewerPartitions) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  const collage::BlockGraph& g = blocks[0];
+  std::vector<collage::Candidate> cs = {cand("host", {0}, 10), cand("host", {1}, 10), cand("host", {2}, 10),
+                                        cand("host", {3}, 10), cand("x", {0, 1}, 4),   cand("x", {2, 3}, 4),
+                                        cand("x", {0, 1, 2, 3}, 9)};
+  // Alone, two partitions (8) beat one (9); paying 3 to enter each, one (12) beats two (14).
+  EXPECT_EQ(collage::cheapest_cover(g, cs), (std::vector<int>{4, 5}));
+  for (size_t c = 4; c < cs.size(); ++c) cs[c].boundary_us = 3;
+  EXPECT_EQ(collage::cheapest_cover(g, cs), (std::vector<int>{6}));
+}
+
+TEST(Collage, FixedConfigurationsAreEachBackendAloneAndBothOrders) {
+  using Configs = std::vector<std::vector<std::string>>;
+  EXPECT_EQ(collage::fixed_configurations({"dnnl"}), (Configs{{"dnnl"}}));
+  EXPECT_EQ(collage::fixed_configurations({"dnnl", "cblas"}),
+            (Configs{{"dnnl"}, {"cblas"}, {"dnnl", "cblas"}, {"cblas", "dnnl"}}));
+}
+
+TEST(Collage, FixedCoverIsTheConfigurationsPartitionsAndTheHost) {
+  auto blocks = collage::block_graphs(script::parse_module(kDiamond));
+  const collage::BlockGraph& g = blocks[0];
+  std::vector<collage::Candidate> cs;
+  for (int i = 0; i < 4; ++i) cs.push_back(cand("host", {i}, 10));
+  auto match = [](const std::string& backend, std::vector<int> nodes) {
+    collage::Candidate c = cand(backend, nodes, 1);
+    c.matches = {{backend + ".op", nodes.back()}};
+    return c;
+  };
+  std::vector<collage::Candidate> x = {match("x", {0}), match("x", {1}), match("x", {3})};  // not c
+  std::vector<collage::Candidate> y = {match("y", {2})};
+  for (const auto& c : x) cs.push_back(c);
+  cs.push_back(y[0]);
+  collage::Candidate ab = cand("x", {0, 1}, 1);
+  ab.matches = {{"x.op", 0}, {"x.op", 1}};
+  cs.push_back(ab);  // index 8: x's partition {a, b}
+  // x alone: {a, b} as one partition, d as its own, c on the host.
+  EXPECT_EQ(collage::fixed_cover(g, cs, {&x}), (std::vector<int>{8, 2, 6}));
+  // y first, then x: c on y as well.
+  EXPECT_EQ(collage::fixed_cover(g, cs, {&y, &x}), (std::vector<int>{8, 7, 6}));
+  // A partition that is not among the candidates leaves its bindings to the host.
+  cs.pop_back();
+  EXPECT_EQ(collage::fixed_cover(g, cs, {&x}), (std::vector<int>{0, 1, 2, 6}));
+}
+
 TEST(Collage, ErrorsNameTheBackend) {
   IRModule mod = script::parse_module(kDiamond);
   CollageOptions o;
@@ -302,6 +351,7 @@ TEST(Collage, PlacesARealBlockOnDnnlAndTheHostByMeasurement) {
   o.backends = {"dnnl"};
   o.cost_cache = cache;
   o.repeats = 3;
+  o.refit = false;  // tested below
   CollageResult first = collage_partition(mod, o);
   EXPECT_TRUE(well_formed(first.mod));
   EXPECT_GT(first.measured, 0u);
@@ -321,10 +371,101 @@ TEST(Collage, PlacesARealBlockOnDnnlAndTheHostByMeasurement) {
   EXPECT_EQ(second.measured, 0u);
   EXPECT_EQ(second.cached, first.measured + first.cached);
   EXPECT_TRUE(structural_equal(second.mod, first.mod));
+  // Validation ran the search's placement and dnnl alone end to end, and returned the faster.
+  ASSERT_EQ(first.placements.size(), 2u);
+  EXPECT_EQ(first.placements[0].name, "collage");
+  EXPECT_EQ(first.placements[1].name, "dnnl");
+  ASSERT_NE(first.chosen_placement(), nullptr);
+  for (const CollagePlacement& p : first.placements) {
+    EXPECT_TRUE(std::isfinite(p.measured_us) && p.measured_us > 0) << p.name;
+    EXPECT_GE(p.measured_us, first.chosen_placement()->measured_us) << p.name;
+    EXPECT_FALSE(p.cached);
+  }
+  ASSERT_TRUE(first.boundary_us.count("dnnl"));
+  EXPECT_GE(first.boundary_us.at("dnnl"), 0.0);
+  EXPECT_TRUE(second.placements[0].cached);
+  EXPECT_EQ(second.chosen, first.chosen);
+  EXPECT_DOUBLE_EQ(second.boundary_us.at("dnnl"), first.boundary_us.at("dnnl"));  // from the cache
   // A target option is part of every cost's key: changing it measures the backend again.
   o.targets = {Target("dnnl", {{"num_threads", int64_t(1)}})};
   CollageResult third = collage_partition(mod, o);
   EXPECT_GT(third.measured, 0u);
+  EXPECT_FALSE(third.placements[0].cached);
+  std::filesystem::remove(cache);
+}
+
+// The placement returned is the one validation measured fastest: with the cached end-to-end
+// times rewritten, the choice follows them.
+TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {
+  if (!backend::find_backend("dnnl")) GTEST_SKIP() << "built without the dnnl backend";
+  IRModule mod = script::parse_module(kSqueezeExcite);
+  std::string cache = (std::filesystem::temp_directory_path() / "partita_collage_validation_costs.json").string();
+  std::filesystem::remove(cache);
+  CollageOptions o;
+  o.backends = {"dnnl"};
+  o.cost_cache = cache;
+  o.repeats = 3;
+  o.validate_runs = 2;
+  o.validate_rounds = 2;
+  o.refit = false;  // the choice among the placements as cached, nothing run again
+  collage_partition(mod, o);
+  std::set<std::string> choices;
+  std::map<std::string, double> last_times;  // the cached end-to-end times of the last round
+  for (double slow_first : {1.0, -1.0}) {
+    nlohmann::json costs;
+    std::ifstream(cache) >> costs;
+    std::vector<std::string> keys;
+    for (auto& [key, value] : costs.items())
+      if (key.rfind("placement ", 0) == 0) keys.push_back(key);
+    ASSERT_EQ(keys.size(), 2u);  // the search's and dnnl alone's
+    // Seconds: far above any candidate's measured cost, even on a loaded machine.
+    costs[keys[0]] = 1e7 + slow_first * 5e6;
+    costs[keys[1]] = 1e7 - slow_first * 5e6;
+    std::ofstream(cache) << costs.dump();
+    CollageResult r = collage_partition(mod, o);
+    ASSERT_NE(r.chosen_placement(), nullptr);
+    EXPECT_DOUBLE_EQ(r.chosen_placement()->measured_us, 5e6);
+    EXPECT_TRUE(r.chosen_placement()->cached);
+    // The module returned is the chosen placement's: dnnl alone is what partition_for makes.
+    IRModule dnnl_alone = transform::partition_for("dnnl", transform::FoldForInference()(mod), true);
+    for (const CollagePlacement& p : r.placements) last_times[p.name] = p.measured_us;
+    if (r.chosen == "dnnl") {
+      EXPECT_TRUE(structural_equal(r.mod, dnnl_alone));
+    }
+    choices.insert(r.chosen);
+  }
+  EXPECT_EQ(choices, (std::set<std::string>{"collage", "dnnl"}));  // each time the faster one
+  // The refit: the cached times (5 and 15 s) are far above the predictions, so a backend
+  // partition is fitted to cost more; the fit is the least-squares one over the placements run.
+  o.refit = true;
+  CollageResult fit = collage_partition(mod, o);
+  ASSERT_GE(fit.placements.size(), 2u);
+  double num = 0, den = 0;
+  for (size_t k = 0; k < 2; ++k) {
+    const CollagePlacement& p = fit.placements[k];
+    num += double(p.partitions) * (last_times.at(p.name) - p.predicted_us);
+    den += double(p.partitions) * double(p.partitions);
+  }
+  EXPECT_NEAR(fit.refit_boundary_us, num / den, 1e-6);
+  EXPECT_GT(fit.refit_boundary_us, 0.0);
+  if (fit.placements.size() == 3) {  // the search with the fitted cost found a new placement: run too
+    EXPECT_EQ(fit.placements[2].name, "collage-refit");
+    EXPECT_TRUE(std::isfinite(fit.placements[2].measured_us) && fit.placements[2].measured_us > 0);
+    // A dearer partition never makes the cheapest cover use more of them.
+    EXPECT_LE(fit.placements[2].partitions, fit.placements[0].partitions);
+  }
+  // Warm, the decisions repeat from the cache (the refit's comparison keeps its own times).
+  CollageResult again = collage_partition(mod, o);
+  EXPECT_EQ(again.chosen, fit.chosen);
+  EXPECT_TRUE(structural_equal(again.mod, fit.mod));
+  EXPECT_EQ(again.measured, 0u);
+  for (const CollagePlacement& p : again.placements) EXPECT_TRUE(p.cached) << p.name;
+  // Without validation: the search's placement, not run.
+  o.validate = false;
+  CollageResult r = collage_partition(mod, o);
+  EXPECT_EQ(r.chosen, "collage");
+  EXPECT_EQ(r.placements.size(), 2u);
+  EXPECT_EQ(r.placements[0].measured_us, 0.0);
   std::filesystem::remove(cache);
 }
 

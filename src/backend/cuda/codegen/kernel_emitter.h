@@ -9,6 +9,7 @@
 // inside the current scope of the generated code, so elementwise DAGs compute each value once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -130,6 +131,23 @@ class KernelEmitter {
   void emit_pool();                                      // kernel_pool.cc
   void emit_matmul();                                    // kernel_gemm.cc
   void emit_conv2d();                                    // kernel_gemm.cc
+  // The direct convolution of emit_conv2d (few output channels per group); its operand reads
+  // and stores are emit_conv2d's, which know the layouts and the fused producers.
+  struct DirectConv {
+    int data;  // the input's value id (its dtype picks the accumulator)
+    PrimExpr images;
+    int64_t groups;
+    PrimExpr out_h, out_w, group_channels, kernel_h, kernel_w;
+    int64_t group_outputs;
+    std::function<std::string(const std::string& n, const std::string& ch, const std::string& ih,
+                              const std::string& iw)> input;
+    std::function<std::string(const std::string& o, const std::string& c, const std::string& kh,
+                              const std::string& kw)> weight;
+    std::function<std::string(const std::string& o, const std::string& k, int axis)> in_row;
+    std::function<void(const std::string& n, const std::string& o, const std::string& oh, const std::string& ow,
+                       const std::string& acc)> store;
+  };
+  void emit_direct_conv(const DirectConv& d);  // kernel_gemm.cc
   void emit_arg_reduce();                                // kernel_arg_reduce.cc
   void emit_cumsum();                                    // kernel_cumsum.cc
   void emit_topk();                                      // kernel_topk.cc

@@ -443,6 +443,90 @@ void KernelEmitter::emit_matmul() {
            uint32_t(k.threads));
 }
 
+// Direct convolution (few output channels per group: depthwise, or a last layer to 3 colours):
+// one thread per (image, group, output pixel), computing the group's OG output channels
+// together, so each input evaluation (with its fused producers: a norm, a pad, a resize) is
+// shared by all of them rather than repeated per channel. When the pixels are too few to fill
+// the GPU (a 224 x 224 image to 3 channels: 50k threads for a 132-SM GPU holding 270k) and the
+// reduction is long, kDirectParts threads share a pixel, each walking every kDirectParts-th
+// (channel, kernel row), and their partial sums meet in shared memory before the epilogue.
+void KernelEmitter::emit_direct_conv(const DirectConv& d) {
+  const PrimExpr &n_img = d.images, &OH = d.out_h, &OW = d.out_w, &CG = d.group_channels, &KH = d.kernel_h;
+  const int64_t groups = d.groups, og = d.group_outputs;
+  constexpr int64_t kDirectParts = 4, kLanes = 64, kFewPixels = int64_t(1) << 17;
+  const std::vector<PrimExpr> pixels{n_img, int_imm(groups), OH, OW};
+  const std::string acc_t = gemm_accumulator(values_[size_t(d.data)].dtype);
+  const std::string sCG = dim(CG), sKH = dim(KH), sKW = dim(d.kernel_w), sOG = std::to_string(og);
+  auto total = as_const_int(n_img * int_imm(groups) * OH * OW);
+  auto reduction = as_const_int(CG * KH);
+  const bool split = total && reduction && *total < kFewPixels && *reduction >= 16;
+  const std::string parts = std::to_string(kDirectParts), lanes = std::to_string(kLanes);
+  std::string red, lane, part, i = w_->fresh("e");
+  if (split) {
+    red = w_->fresh("red"), lane = w_->fresh("lane"), part = w_->fresh("part");
+    w_->line("__shared__ " + acc_t + " " + red + "[" + parts + "][" + sOG + "][" + lanes + "];");
+    w_->line("const int " + lane + " = threadIdx.x % " + lanes + ", " + part + " = threadIdx.x / " + lanes + ";");
+    std::string base = w_->fresh("base");
+    w_->open("for (pt_idx " + base + " = (pt_idx)blockIdx.x * " + lanes + "; " + base + " < " + numel(pixels) + "; " +
+             base + " += (pt_idx)gridDim.x * " + lanes + ")");
+    w_->line("const pt_idx " + i + " = " + base + " + " + lane + ";");
+  } else {
+    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
+             "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
+  }
+  std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
+  const std::string n = pc[0], g = pc[1], oh = pc[2], ow = pc[3];
+  std::vector<std::string> outs, accs;
+  for (int64_t j = 0; j < og; ++j) {
+    outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
+    accs.push_back(w_->fresh("acc"));
+    w_->line(acc_t + " " + accs.back() + " = 0;");
+  }
+  std::string c, kh, kw = w_->fresh("kw");
+  if (split) {
+    w_->open("if (" + i + " < " + numel(pixels) + ")");
+    std::string r = w_->fresh("r");
+    w_->open("for (pt_idx " + r + " = " + part + "; " + r + " < " + dim(CG * KH) + "; " + r + " += " + parts + ")");
+    c = idx_var(r + " / " + sKH), kh = idx_var(r + " % " + sKH);
+  } else {
+    c = w_->fresh("c"), kh = w_->fresh("kh");
+    w_->open("for (pt_idx " + c + " = 0; " + c + " < " + sCG + "; ++" + c + ")");
+  }
+  std::string ch = idx_var(g + " * " + sCG + " + " + c);
+  if (!split) w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + sKH + "; ++" + kh + ")");
+  std::string ih = d.in_row(oh, kh, 0);
+  w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + sKW + "; ++" + kw + ")");
+  std::string iw = d.in_row(ow, kw, 1);
+  std::string x = d.input(n, ch, ih, iw);
+  for (size_t j = 0; j < outs.size(); ++j) w_->line(accs[j] + " += " + x + " * " + d.weight(outs[j], c, kh, kw) + ";");
+  w_->close();
+  w_->close();
+  w_->close();
+  if (split) {
+    for (size_t j = 0; j < accs.size(); ++j)
+      w_->line(red + "[" + part + "][" + std::to_string(j) + "][" + lane + "] = " + accs[j] + ";");
+    w_->line("__syncthreads();");
+    w_->open("if (" + part + " == 0 && " + i + " < " + numel(pixels) + ")");
+    for (size_t j = 0; j < accs.size(); ++j) {
+      std::string sum = accs[j] + " = " + red + "[0][" + std::to_string(j) + "][" + lane + "]";
+      for (int64_t q = 1; q < kDirectParts; ++q)
+        sum += " + " + red + "[" + std::to_string(q) + "][" + std::to_string(j) + "][" + lane + "]";
+      w_->line(sum + ";");
+    }
+  }
+  for (size_t j = 0; j < outs.size(); ++j) d.store(n, outs[j], oh, ow, accs[j]);
+  if (split) {
+    w_->close();
+    w_->line("__syncthreads();");
+  }
+  w_->close();
+  if (split)
+    set_grid(min(floordiv(int_imm(*total + kLanes - 1), int_imm(kLanes)), int_imm(65535)), int_imm(1), int_imm(1),
+             uint32_t(kLanes * kDirectParts));
+  else
+    set_grid_per_element(pixels);
+}
+
 void KernelEmitter::emit_conv2d() {
   const KValue& A = values_[size_t(anchor_)];
   const CallNode& call = *A.call;
@@ -505,36 +589,7 @@ void KernelEmitter::emit_conv2d() {
 
   auto og = as_const_int(OG);
   if (og && *og < 16) {
-    // Direct: one thread per (image, group, output pixel), computing the group's OG output
-    // channels together, so each input evaluation (with its fused producers: a norm, a pad, a
-    // resize) is shared by all of them rather than repeated per channel.
-    const std::vector<PrimExpr> pixels{n_img, int_imm(groups), OH, OW};
-    std::string i = w_->fresh("e");
-    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
-             "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
-    std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
-    const std::string n = pc[0], g = pc[1], oh = pc[2], ow = pc[3];
-    std::vector<std::string> outs, accs;
-    for (int64_t j = 0; j < *og; ++j) {
-      outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
-      accs.push_back(w_->fresh("acc"));
-      w_->line(acc_t + " " + accs.back() + " = 0;");
-    }
-    std::string c = w_->fresh("c"), kh = w_->fresh("kh"), kw = w_->fresh("kw");
-    w_->open("for (pt_idx " + c + " = 0; " + c + " < " + sCG + "; ++" + c + ")");
-    std::string ch = idx_var(g + " * " + sCG + " + " + c);
-    w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + sKH + "; ++" + kh + ")");
-    std::string ih = in_row(oh, kh, 0);
-    w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + sKW + "; ++" + kw + ")");
-    std::string iw = in_row(ow, kw, 1);
-    std::string x = input(n, ch, ih, iw);
-    for (size_t j = 0; j < outs.size(); ++j) w_->line(accs[j] + " += " + x + " * " + weight(outs[j], c, kh, kw) + ";");
-    w_->close();
-    w_->close();
-    w_->close();
-    for (size_t j = 0; j < outs.size(); ++j) store(n, outs[j], oh, ow, accs[j]);
-    w_->close();
-    set_grid_per_element(pixels);
+    emit_direct_conv({xid, n_img, groups, OH, OW, CG, KH, KW, *og, input, weight, in_row, store});
     return;
   }
 

@@ -111,6 +111,33 @@ class Module:
   EXPECT_EQ(mods[0]->function_names(), std::vector<std::string>{"fused_relax_matmul_relax_add_relax_nn_relu"});
 }
 
+// A direct convolution (few output channels per group) shares the reduction of a pixel among
+// four threads only when the pixels are too few to fill the GPU and the reduction is long; each
+// thread computes all the group's output channels either way.
+TEST(CudaGeneratedSource, DirectConvolutionSplitsLongReductionsOfFewPixels) {
+  auto source = [](const std::string& x, const std::string& w) {
+    return only_source(compile_text(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(XS, dtype="float32"), w: R.Tensor(WS, dtype="float32")):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, padding=[4, 4, 4, 4])
+            R.output(gv)
+        return gv
+)", "XS", x), "WS", w)));
+  };
+  // The split kernel's marks: partial sums in shared memory, four sums per channel at the end.
+  auto split = [](const std::string& src) { return src.find("[4][3][64];") != std::string::npos; };
+  const std::string few = source("(1, 32, 56, 56)", "(3, 32, 9, 9)");    // 3,136 pixels, 288 (c, kh)
+  EXPECT_TRUE(split(few)) << few;
+  EXPECT_NE(few.find(" < 288; "), std::string::npos) << few;  // one loop over (channel, kernel row)
+  const std::string many = source("(8, 32, 224, 224)", "(3, 32, 9, 9)");  // 401,408 pixels
+  EXPECT_FALSE(split(many)) << many;
+  const std::string short_reduction = source("(1, 1, 56, 56)", "(3, 1, 3, 3)");  // 3 (c, kh) < 16
+  EXPECT_FALSE(split(short_reduction)) << short_reduction;
+}
+
 // 16-bit matrix products run on tensor cores (WMMA) where the arch has them; float32 does not
 // (TF32 would lose the accuracy the float32 results promise).
 TEST(CudaGeneratedSource, TensorCoresFor16BitMatmulsOnly) {

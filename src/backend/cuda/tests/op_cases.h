@@ -198,6 +198,14 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.nn.conv2d(x, w, strides=[2, 1], padding=[2, 1, 0, 1], dilation=[2, 1], groups=2)", kFloats, {}, {}, 8},
       {"conv2d_depthwise", "x: " T_("(2, 6, 10, 7)") ", w: " T_("(6, 1, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=6)", kFloats, {}, {}, 8},
+      // The direct kernel with several output channels per group: each thread computes a group's
+      // channels together; with few pixels and a long reduction (165 = 33 channels x 5 rows, not
+      // a multiple of the four threads that share a pixel) the reduction is split among them, a
+      // fused ReLU prologue and bias epilogue around it.
+      {"conv2d_few_outputs_grouped", "x: " T_("(2, 8, 9, 9)") ", w: " T_("(6, 4, 3, 3)"),
+       "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=2)", kFloats, {}, {}, 8},
+      {"conv2d_few_outputs_split_reduction", "x: " T_("(1, 33, 20, 21)") ", w: " T_("(3, 33, 5, 5)") ", b: " T_("(1, 3, 1, 1)"),
+       "r = R.nn.relu(x)\na = R.nn.conv2d(r, w, padding=[2, 2, 2, 2])\ngv = R.add(a, b)", kFloats, {}, {}, 16},
       {"conv2d_nhwc_bias_relu", "x: " T_("(1, 7, 6, 5)") ", w: " T_("(3, 3, 5, 20)") ", b: " T_("(20,)"),
        "a = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\nc = R.add(a, b)\n"
        "gv = R.nn.relu(c)", kFloats, {}, {}, 8,

@@ -38,12 +38,24 @@ std::optional<std::string> conv_unsupported(const ConvChain& chain);
 /// Why cuDNN's fused flash attention cannot run `call` (relax.nn.attention[_bias]).
 std::optional<std::string> attention_unsupported(const CallNode& call);
 
+/// The PassContext config key (an int, 0 by default) that makes the `cudnn.*` patterns take
+/// depthwise convolutions (groups == input channels > 1). By default they are left to the
+/// generated CUDA kernels: on the H200, cuDNN 9's heuristic engines for them ran mobilenet_v2 at
+/// batch 32 in float16 6× slower than the generated kernels (docs/benchmarks.md). The codegen
+/// and runtime run them either way; this is a placement choice, not a capability.
+inline constexpr const char* kTakeDepthwiseConfig = "cudnn.depthwise";
+
+/// Whether `chain` is a depthwise convolution (groups equal to the input channels, more than one).
+bool is_depthwise(const ConvChain& chain);
+
 /// The `cudnn.*` fusion patterns, general ones first.
 std::vector<transform::FusionPattern> cudnn_patterns();
 
 /// RewriteAttention (the matmul-softmax-matmul chain to R.nn.attention), then the generic
-/// partitioning with the `cudnn.*` patterns (transform::partition_for).
-IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constants = true);
+/// partitioning with the `cudnn.*` patterns (transform::partition_for); `depthwise` sets
+/// kTakeDepthwiseConfig for the call (nullopt: the current PassContext's value).
+IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constants = true,
+                             std::optional<bool> depthwise = std::nullopt);
 
 /// The program (JSON, module_format.h) of `functions`; constants named through `namer`.
 std::string serialize_program(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,

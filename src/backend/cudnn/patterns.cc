@@ -6,8 +6,10 @@
 
 #include "cudnn.h"
 #include "partita/dpl/pattern.h"
+#include "partita/support/error.h"
 #include "partita/transform/attention.h"
 #include "partita/transform/fold_constant.h"
+#include "partita/transform/pass.h"
 #include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::cudnn {
@@ -210,7 +212,21 @@ std::optional<std::string> attention_unsupported(const CallNode& call) {
   return std::nullopt;
 }
 
+bool is_depthwise(const ConvChain& c) {
+  const auto* g = attr<int64_t>(*c.conv, "groups");
+  auto x = static_shape(c.data);
+  return g && *g > 1 && x && x->size() == 4 && (*x)[1] == *g;
+}
+
 namespace {
+
+bool take_depthwise() {
+  const AttrValue* v = transform::PassContext::current().get_config(kTakeDepthwiseConfig);
+  if (!v) return false;
+  if (const auto* b = std::get_if<bool>(v)) return *b;
+  if (const auto* n = std::get_if<int64_t>(v)) return *n != 0;
+  throw_error("TypeError", std::string("PassContext config ") + kTakeDepthwiseConfig + " must be a bool or an int");
+}
 
 Expr lookup_in(const PatternCheckContext& ctx, const Expr& e) {
   if (!e.as<VarNode>()) return Expr();
@@ -236,6 +252,7 @@ FusionPattern conv_entry(bool with_bias, bool with_res, int act) {
     if (!root) return false;
     auto chain = read_conv_chain(*root, [&](const Expr& e) { return lookup_in(ctx, e); });
     if (!chain || bool(chain->bias) != with_bias || bool(chain->residual) != with_res) return false;
+    if (is_depthwise(*chain) && !take_depthwise()) return false;
     return !conv_unsupported(*chain);
   };
   return f;
@@ -266,7 +283,13 @@ std::vector<FusionPattern> cudnn_patterns() {
   return out;
 }
 
-IRModule partition_for_cudnn(IRModule mod, bool merge, bool bind_constants) {
+IRModule partition_for_cudnn(IRModule mod, bool merge, bool bind_constants, std::optional<bool> depthwise) {
+  if (depthwise) {  // the same context with the key set, current for this call
+    transform::PassContext ctx = transform::PassContext::current();
+    ctx.config[kTakeDepthwiseConfig] = *depthwise;
+    transform::PassContext::Scope scope(ctx);
+    return partition_for_cudnn(std::move(mod), merge, bind_constants, std::nullopt);
+  }
   // Constants folded first, so masks and scales built from shape arithmetic are constants when
   // the attention chain is matched.
   mod = transform::FoldForInference()(mod);

@@ -1,15 +1,28 @@
 """The cuDNN backend's pattern table (``cudnn.*``): conv2d with bias, residual add and
-activation (relu, gelu, silu, sigmoid, clip) fused, grouped and depthwise, float16 / bfloat16 /
-float32, run in NHWC; and ``R.nn.attention`` (float16 / bfloat16) on cuDNN's fused flash
+activation (relu, gelu, silu, sigmoid, clip) fused, grouped (depthwise when asked), float16 /
+bfloat16 / float32, run in NHWC; and ``R.nn.attention`` (float16 / bfloat16) on cuDNN's fused flash
 attention, with the matmul-softmax-matmul chain rewritten to it first."""
 from .._partition import partition_for
-from ...transform import FoldForInference, RewriteAttention
+from ...transform import FoldForInference, PassContext, RewriteAttention
+
+DEPTHWISE_CONFIG = "cudnn.depthwise"
 
 
-def partition_for_cudnn(mod, merge=True, bind_constants=True):
+def partition_for_cudnn(mod, merge=True, bind_constants=True, depthwise=None):
     """Folds constants, rewrites scaled dot-product chains to ``R.nn.attention``
     (``relax.transform.RewriteAttention``), then offloads what the ``cudnn.*`` patterns match;
     with ``merge`` neighbouring matches become one function, so activations stay in NHWC
-    between convolutions."""
+    between convolutions.
+
+    Depthwise convolutions (groups equal to the input channels) are left to the generated CUDA
+    kernels, which run them faster than cuDNN's engines; ``depthwise=True`` (or the PassContext
+    config ``"cudnn.depthwise": 1``) offloads them too."""
+    if depthwise is not None:
+        current = PassContext.current()
+        config = dict(current.config)
+        config[DEPTHWISE_CONFIG] = bool(depthwise)
+        with PassContext(current.opt_level, config, current.required_pass, current.disabled_pass,
+                         current.instruments):
+            return partition_for_cudnn(mod, merge, bind_constants)
     mod = RewriteAttention()(FoldForInference()(mod))
     return partition_for("cudnn", mod, merge, bind_constants)

@@ -140,9 +140,10 @@ TEST(CudnnChecks, AcceptExactlyWhatTheRuntimeRuns) {
                                         "            lv3: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.silu(lv2)\n"
                                         "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.sigmoid(lv3)\n")),
        {"cudnn.conv2d_bias_gelu"}},
-      {"depthwise", conv_module("float16", bias_then("float16", "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.relu(lv1)\n"), "",
-                                "groups=8, data_layout=\"NCHW\"", 8),
-       {"cudnn.conv2d_bias_relu"}},
+      {"depthwise stays for the generated kernels",
+       conv_module("float16", bias_then("float16", "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.relu(lv1)\n"), "",
+                   "groups=8, data_layout=\"NCHW\"", 8),
+       {}},
       {"float64 stays", conv_module("float64", replace_all(relu, "DT", "float64")), {}},
       {"NHWC data stays",
        replace_all(replace_all(conv_module("float16", replace_all(relu, "DT", "float16")), "(1, 8, 6, 6)", "(1, 6, 6, 8)"),
@@ -188,6 +189,32 @@ TEST(CudnnChecks, AcceptExactlyWhatTheRuntimeRuns) {
     IRModule after = partition_for_cudnn(script::parse_module(c.text));
     EXPECT_TRUE(well_formed(after));
     EXPECT_EQ(composites(after), c.offloaded) << script::print_module(after);
+  }
+}
+
+// Depthwise convolutions are offloaded only when asked: by the argument or by the PassContext.
+TEST(CudnnPatterns, DepthwiseIsOffloadedOnlyWhenAsked) {
+  const std::string text = conv_module(
+      "float16", "            lv1: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.add(lv, b)\n"
+                 "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.relu(lv1)\n",
+      "", "groups=8, data_layout=\"NCHW\"", 8);
+  const std::vector<std::string> offloaded{"cudnn.conv2d_bias_relu"};
+  EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text))), std::vector<std::string>{});
+  EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text), true, true, true)), offloaded);
+  transform::PassContext ctx;
+  ctx.config[kTakeDepthwiseConfig] = int64_t(1);
+  {
+    transform::PassContext::Scope scope(ctx);
+    EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text))), offloaded);
+    EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text), true, true, false)), std::vector<std::string>{});
+  }
+  ctx.config[kTakeDepthwiseConfig] = std::string("yes");
+  transform::PassContext::Scope scope(ctx);
+  try {
+    partition_for_cudnn(script::parse_module(text));
+    ADD_FAILURE() << "a string config was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cudnn.depthwise must be a bool or an int"), std::string::npos) << e.what();
   }
 }
 
@@ -241,7 +268,7 @@ TEST(CudnnCodegen, NhwcBetweenConvolutionsWeightsConvertedOnce) {
   Var gv = bb.emit_output(op::nn::conv2d(lv1, w2, {1, 1}, {1, 1}, {1, 1}, 8));
   bb.end_dataflow();
   bb.emit_func_output(gv);
-  IRModule after = partition_for_cudnn(bb.get());
+  IRModule after = partition_for_cudnn(bb.get(), true, true, /*depthwise=*/true);
   ASSERT_EQ(composites(after), (std::vector<std::string>{"cudnn.conv2d", "cudnn.conv2d_relu"}));
   json program = program_of(after);
   ASSERT_EQ(program["functions"].size(), 1u);

@@ -11,28 +11,38 @@
 #include "importer.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
+#include "partita/runtime/half.h"
 #include "partita/transform/basic.h"
 
 namespace partita::frontend::onnx_detail {
 namespace {
 
-/// `e` is a one-element float constant equal to `v` (to float precision).
-bool is_scalar(const Expr& e, double v) {
+/// The value of a one-element float constant of any float dtype, with the relative rounding
+/// error of that dtype (a float16 export holds sqrt(2) as 1.4140625).
+struct Scalar {
+  double value, tolerance;
+};
+std::optional<Scalar> scalar_of(const Expr& e) {
   const auto* c = e.as<ConstantNode>();
-  if (!c || c->data.numel() != 1 || !c->data.dtype().is_float()) return false;
-  double x = c->data.dtype().bits() == 64 ? c->data.data_as<double>()[0]
-             : c->data.dtype().bits() == 32 ? double(c->data.data_as<float>()[0])
-                                            : NAN;
-  return std::abs(x - v) <= 1e-6 * std::abs(v);
+  if (!c || c->data.numel() != 1) return std::nullopt;
+  const DataType dt = c->data.dtype();
+  if (dt == DataType::Float(64)) return Scalar{c->data.data_as<double>()[0], 1e-12};
+  if (dt == DataType::Float(32)) return Scalar{double(c->data.data_as<float>()[0]), 1e-6};
+  if (dt == DataType::Float(16)) return Scalar{double(c->data.data_as<runtime::Half>()[0].to_float()), 0x1p-10};
+  if (dt == DataType::BFloat16()) return Scalar{double(c->data.data_as<runtime::BFloat16>()[0].to_float()), 0x1p-7};
+  return std::nullopt;
+}
+
+/// `e` is a one-element float constant equal to `v` to its dtype's precision.
+bool is_scalar(const Expr& e, double v) {
+  auto s = scalar_of(e);
+  return s && std::abs(s->value - v) <= s->tolerance * std::abs(v);
 }
 
 /// The scalar value of a one-element float constant.
 std::optional<double> scalar_value(const Expr& e) {
-  const auto* c = e.as<ConstantNode>();
-  if (!c || c->data.numel() != 1) return std::nullopt;
-  if (c->data.dtype() == DataType::Float(32)) return double(c->data.data_as<float>()[0]);
-  if (c->data.dtype() == DataType::Float(64)) return c->data.data_as<double>()[0];
-  return std::nullopt;
+  auto s = scalar_of(e);
+  return s ? std::optional<double>(s->value) : std::nullopt;
 }
 
 class PatternFuser : public ExprMutator {

@@ -3,8 +3,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
+
+#include "partita/runtime/half.h"
 
 namespace partita::testing {
 
@@ -40,6 +44,19 @@ class ModelBuilder {
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (auto d : dims) t->add_dims(d);
     for (auto v : data) t->add_float_data(v);
+  }
+  /// A float16 (elem FLOAT16) or bfloat16 (BFLOAT16) initializer from float values, as raw bits.
+  void init_16bit(const std::string& name, int elem, std::vector<int64_t> dims, std::vector<float> data) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem);
+    for (auto d : dims) t->add_dims(d);
+    std::string raw;
+    for (float v : data) {
+      uint16_t bits = elem == onnx::TensorProto::FLOAT16 ? runtime::float_to_half_bits(v) : runtime::float_to_bfloat16_bits(v);
+      raw.append(reinterpret_cast<const char*>(&bits), 2);
+    }
+    t->set_raw_data(raw);
   }
   void init_int64(const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> data) {
     auto* t = model_.mutable_graph()->add_initializer();

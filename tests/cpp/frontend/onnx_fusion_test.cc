@@ -27,12 +27,17 @@ int count(const std::string& text, const std::string& what) {
 /// x -> x * 0.5 * (1 + erf(x / sqrt(2))) in association order `form`:
 /// 0: (x * A) * 0.5 (torch), 1: (x * 0.5) * A (Hugging Face), 2: x * (A * 0.5); `half` is the
 /// constant that should be 0.5.
-ModelBuilder gelu_model(int form, float half = 0.5f, bool multiply_by_inverse = false) {
+ModelBuilder gelu_model(int form, float half = 0.5f, bool multiply_by_inverse = false,
+                        int elem = onnx::TensorProto::FLOAT) {
   ModelBuilder b;
-  b.input("x", {2, 3});
-  b.init_float("sqrt2", {}, {multiply_by_inverse ? float(std::sqrt(0.5)) : float(std::sqrt(2.0))});
-  b.init_float("one", {}, {1.0f});
-  b.init_float("half", {}, {half});
+  b.input("x", {2, 3}, elem);
+  auto init = [&](const std::string& name, float v) {
+    if (elem == onnx::TensorProto::FLOAT) b.init_float(name, {}, {v});
+    else b.init_16bit(name, elem, {}, {v});
+  };
+  init("sqrt2", multiply_by_inverse ? float(std::sqrt(0.5)) : float(std::sqrt(2.0)));
+  init("one", 1.0f);
+  init("half", half);
   b.node(multiply_by_inverse ? "Mul" : "Div", {"x", "sqrt2"}, {"s"});
   b.node("Erf", {"s"}, {"e"});
   b.node("Add", {"one", "e"}, {"a"});  // the constant first: the matcher takes either order
@@ -46,7 +51,7 @@ ModelBuilder gelu_model(int form, float half = 0.5f, bool multiply_by_inverse = 
     b.node("Mul", {"a", "half"}, {"m"});
     b.node("Mul", {"x", "m"}, {"y"});
   }
-  b.output("y");
+  b.output("y", elem);
   return b;
 }
 
@@ -69,6 +74,20 @@ TEST(OnnxFusion, GeluInEveryAssociationOrder) {
       }
     }
   }
+}
+
+// A float16 or bfloat16 export holds sqrt(2) and 1/sqrt(2) rounded to its precision (1.4140625).
+TEST(OnnxFusion, GeluOf16BitExports) {
+  for (int elem : {int(onnx::TensorProto::FLOAT16), int(onnx::TensorProto::BFLOAT16)})
+    for (int form = 0; form < 3; ++form)
+      for (bool inverse : {false, true}) {
+        std::string text = script::print_module(from_onnx(gelu_model(form, 0.5f, inverse, elem).model()));
+        EXPECT_EQ(count(text, "R.nn.gelu(x)"), 1) << "elem " << elem << " form " << form << "\n" << text;
+        EXPECT_EQ(count(text, "R.erf("), 0) << text;
+      }
+  // A constant a float16 ulp away from 0.5 is another function.
+  std::string text = script::print_module(from_onnx(gelu_model(0, 0.5f + 0x1p-10f, false, onnx::TensorProto::FLOAT16).model()));
+  EXPECT_EQ(count(text, "R.nn.gelu("), 0) << text;
 }
 
 TEST(OnnxFusion, GeluLookAlikesStay) {

@@ -44,6 +44,11 @@ std::optional<std::string> attention_unsupported(const CallNode& call);
 /// batch 32 in float16 6× slower than the generated kernels (docs/benchmarks.md). The codegen
 /// and runtime run them either way; this is a placement choice, not a capability.
 inline constexpr const char* kTakeDepthwiseConfig = "cudnn.depthwise";
+/// The PassContext config key (an int, 0 by default) that lets the `cudnn.*` patterns fuse a
+/// clip (ReLU6) into a convolution. By default the clip is left to the generated kernels, which
+/// fuse it into its consumer: cuDNN 9.14's engines for a convolution with a clipped-ReLU epilogue
+/// ran mobilenet_v2 at batch 32 in float16 15× slower (17.1 ms against 1.16 ms, docs/benchmarks.md).
+inline constexpr const char* kFuseClipConfig = "cudnn.fuse_clip";
 
 /// Whether `chain` is a depthwise convolution (groups equal to the input channels, more than one).
 bool is_depthwise(const ConvChain& chain);

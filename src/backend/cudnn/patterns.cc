@@ -220,12 +220,13 @@ bool is_depthwise(const ConvChain& c) {
 
 namespace {
 
-bool take_depthwise() {
-  const AttrValue* v = transform::PassContext::current().get_config(kTakeDepthwiseConfig);
+/// A placement preference of the current PassContext (false when unset).
+bool config_flag(const char* key) {
+  const AttrValue* v = transform::PassContext::current().get_config(key);
   if (!v) return false;
   if (const auto* b = std::get_if<bool>(v)) return *b;
   if (const auto* n = std::get_if<int64_t>(v)) return *n != 0;
-  throw_error("TypeError", std::string("PassContext config ") + kTakeDepthwiseConfig + " must be a bool or an int");
+  throw_error("TypeError", std::string("PassContext config ") + key + " must be a bool or an int");
 }
 
 Expr lookup_in(const PatternCheckContext& ctx, const Expr& e) {
@@ -252,7 +253,8 @@ FusionPattern conv_entry(bool with_bias, bool with_res, int act) {
     if (!root) return false;
     auto chain = read_conv_chain(*root, [&](const Expr& e) { return lookup_in(ctx, e); });
     if (!chain || bool(chain->bias) != with_bias || bool(chain->residual) != with_res) return false;
-    if (is_depthwise(*chain) && !take_depthwise()) return false;
+    if (is_depthwise(*chain) && !config_flag(kTakeDepthwiseConfig)) return false;
+    if (chain->activation == "clip" && !config_flag(kFuseClipConfig)) return false;
     return !conv_unsupported(*chain);
   };
   return f;

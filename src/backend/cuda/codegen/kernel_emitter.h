@@ -139,6 +139,7 @@ class KernelEmitter {
     int64_t groups;
     PrimExpr out_h, out_w, group_channels, kernel_h, kernel_w;
     int64_t group_outputs;
+    bool unit_stride_w;  // stride and dilation 1 along the width: neighbouring outputs share inputs
     std::function<std::string(const std::string& n, const std::string& ch, const std::string& ih,
                               const std::string& iw)> input;
     std::function<std::string(const std::string& o, const std::string& c, const std::string& kh,
@@ -148,6 +149,7 @@ class KernelEmitter {
                        const std::string& acc)> store;
   };
   void emit_direct_conv(const DirectConv& d);  // kernel_gemm.cc
+  void emit_direct_conv_rows(const DirectConv& d, int64_t run);  // kernel_gemm.cc
   void emit_arg_reduce();                                // kernel_arg_reduce.cc
   void emit_cumsum();                                    // kernel_cumsum.cc
   void emit_topk();                                      // kernel_topk.cc

@@ -119,30 +119,42 @@ void emit_fma_step(CodeWriter& w, const std::string& type, const std::string& a_
   w.line("  for (int j = 0; j < 4; ++j) acc[i][j] += ra[i] * rb[j];");
 }
 
-// Tensor cores: 128 x 128 tiles, 32-deep slices, 8 warps of 64 x 32 (4 x 2 fragments). Operand
+// Tensor cores: 32-deep slices of a 128 x 128 tile (8 warps of 64 x 32: 4 x 2 fragments) or, where
+// that grid would leave SMs idle or M is small, of a 64 x 64 tile (4 warps of 32 x 32). Operand
 // loads are the same inline evaluations as the FFMA kernel, rounded to the 16-bit type in shared
 // memory; the accumulators go through a per-warp 16 x 16 staging tile to the epilogue.
-constexpr int kMmaTileM = 128, kMmaTileN = 128;
+struct MmaTile {
+  int m, n, warps_m, warps_n;
+  int warps() const { return warps_m * warps_n; }
+  int threads() const { return 32 * warps(); }
+  int frags_m() const { return m / warps_m / 16; }
+  int frags_n() const { return n / warps_n / 16; }
+};
+constexpr MmaTile kMmaLarge{128, 128, 2, 4}, kMmaSmall{64, 64, 2, 2};
 
-void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
+void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string& H = g.mma_type;
   const std::string to16 = H == "__half" ? "__float2half_rn" : "__float2bfloat16_rn";
+  const std::string TM = std::to_string(t.m), TN = std::to_string(t.n), FI = std::to_string(t.frags_m()),
+                    FJ = std::to_string(t.frags_n()), WTM = std::to_string(t.m / t.warps_m),
+                    WTN = std::to_string(t.n / t.warps_n);
   w.line("using namespace nvcuda;");
-  w.line("__shared__ __align__(32) " + H + " As[128][32 + 8];");
-  w.line("__shared__ __align__(32) " + H + " Bs[32][128 + 8];");
-  w.line("__shared__ __align__(32) float Cs[8][16 * 16];");
-  w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / 4, wn = warp % 4;");
-  auto [b, m0, n0] = open_tile_loops(w, g, B, M, kMmaTileM, kMmaTileN);
-  w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4][2];");
+  w.line("__shared__ __align__(32) " + H + " As[" + TM + "][32 + 8];");
+  w.line("__shared__ __align__(32) " + H + " Bs[32][" + TN + " + 8];");
+  w.line("__shared__ __align__(32) float Cs[" + std::to_string(t.warps()) + "][16 * 16];");
+  w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / " + std::to_string(t.warps_n) +
+         ", wn = warp % " + std::to_string(t.warps_n) + ";");
+  auto [b, m0, n0] = open_tile_loops(w, g, B, M, t.m, t.n);
+  w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[" + FI + "][" + FJ + "];");
   w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
+  w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
   std::string k0 = w.fresh("k");
   w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += 32)");
-  TileLoad a{128, 32, 256};
+  TileLoad a{t.m, 32, t.threads()};
   a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
   a.unroll = "#pragma unroll 4";
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
@@ -150,7 +162,7 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
     return "As[" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
   emit_tile_load(w, a);
-  TileLoad bt{32, 128, 256};
+  TileLoad bt{32, t.n, t.threads()};
   bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
   bt.unroll = "#pragma unroll 4";
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
@@ -161,31 +173,34 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
   w.line("__syncthreads();");
   w.line("#pragma unroll");
   w.open("for (int kk = 0; kk < 2; ++kk)");
-  w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[4];");
-  w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[2];");
+  w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
+  w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[" + FJ + "];");
   w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i) wmma::load_matrix_sync(fa[i], &As[wm * 64 + i * 16][kk * 16], 32 + 8);");
+  w.line("for (int i = 0; i < " + FI + "; ++i) wmma::load_matrix_sync(fa[i], &As[wm * " + WTM +
+         " + i * 16][kk * 16], 32 + 8);");
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk * 16][wn * 32 + j * 16], 128 + 8);");
+  w.line("for (int j = 0; j < " + FJ + "; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk * 16][wn * " + WTN +
+         " + j * 16], " + TN + " + 8);");
   w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i)");
+  w.line("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
+  w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
   w.close();
   w.line("__syncthreads();");
   w.close();
   // Epilogue: one 16 x 16 fragment at a time through the warp's staging tile.
   w.line("#pragma unroll 1");
-  w.open("for (int i = 0; i < 4; ++i)");
+  w.open("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll 1");
-  w.open("for (int j = 0; j < 2; ++j)");
+  w.open("for (int j = 0; j < " + FJ + "; ++j)");
   w.line("wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);");
   w.line("__syncwarp();");
   w.line("#pragma unroll 1");
   w.open("for (int t = 0; t < 8; ++t)");
   w.line("const int ec = lane + 32 * t, rc = ec / 16, cc = ec % 16;");
   std::string m = w.fresh("m"), n = w.fresh("n");
-  w.line("const pt_idx " + m + " = " + m0 + " + wm * 64 + i * 16 + rc, " + n + " = " + n0 + " + wn * 32 + j * 16 + cc;");
+  w.line("const pt_idx " + m + " = " + m0 + " + wm * " + WTM + " + i * 16 + rc, " + n + " = " + n0 + " + wn * " + WTN +
+         " + j * 16 + cc;");
   w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
   g.store(b, m, n, "Cs[warp][ec]");
   w.close();
@@ -197,6 +212,17 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g) {
   w.close();
 }
 
+/// The tensor-core tile for `g`: the large one unless M fits the small one or the large grid
+/// would fill fewer SMs than the small one fills half of (`fill`: the tile count a grid needs
+/// to occupy the GPU, GemmTuning::split_k_below).
+const MmaTile& mma_tile(const GemmSpec& g, int64_t fill) {
+  auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch);
+  if (!m || !n || !b) return kMmaLarge;
+  auto tiles = [&](const MmaTile& t) { return ((*m + t.m - 1) / t.m) * ((*n + t.n - 1) / t.n) * *b; };
+  if (*m <= kMmaSmall.m) return kMmaSmall;
+  if (fill > 0 && tiles(kMmaLarge) < fill && tiles(kMmaSmall) >= fill / 2) return kMmaSmall;
+  return kMmaLarge;
+}
 
 // Small problems (batch 1: fewer regular tiles than the GPU has SMs, each walking a long K):
 // 32 x 32 tiles, with K split among the block's G groups of 64 threads (each a 4 x 4 register
@@ -216,9 +242,13 @@ int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
   if (g.acc != "float" || tuning.split_k_below <= 0) return 0;
   auto m = as_const_int(g.m), n = as_const_int(g.n), k = as_const_int(g.k), b = as_const_int(g.batch);
   if (!m || !n || !k || !b || *k < 256) return 0;
-  const int64_t tm = g.mma_type.empty() ? kTileM : kMmaTileM, tn = g.mma_type.empty() ? kTileN : kMmaTileN;
+  const int64_t tm = g.mma_type.empty() ? kTileM : kMmaLarge.m, tn = g.mma_type.empty() ? kTileN : kMmaLarge.n;
   int64_t regular = ((*m + tm - 1) / tm) * ((*n + tn - 1) / tn) * *b;
   if (regular >= tuning.split_k_below) return 0;
+  // 16-bit operands whose small tensor-core grid fills half the GPU stay on tensor cores.
+  if (!g.mma_type.empty() && ((*m + kMmaSmall.m - 1) / kMmaSmall.m) * ((*n + kMmaSmall.n - 1) / kMmaSmall.n) * *b >=
+                                 tuning.split_k_below / 2)
+    return 0;
   if (tuning.split_k_groups) return tuning.split_k_groups;
   int64_t small = ((*m + kSplitTile - 1) / kSplitTile) * ((*n + kSplitTile - 1) / kSplitTile) * *b;
   return small < tuning.split_k_below && *k >= 512 ? 8 : 4;
@@ -295,8 +325,9 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
     return {kSplitTile, kSplitTile, 64 * groups};
   }
   if (!g.mma_type.empty()) {
-    emit_gemm_mma(e, g);
-    return {kMmaTileM, kMmaTileN, kThreads};
+    const MmaTile& t = mma_tile(g, e.gemm_tuning().split_k_below);
+    emit_gemm_mma(e, g, t);
+    return {t.m, t.n, t.threads()};
   }
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
@@ -460,6 +491,11 @@ void KernelEmitter::emit_direct_conv(const DirectConv& d) {
   auto total = as_const_int(n_img * int_imm(groups) * OH * OW);
   auto reduction = as_const_int(CG * KH);
   const bool split = total && reduction && *total < kFewPixels && *reduction >= 16;
+  const auto kw_const = as_const_int(d.kernel_w);
+  if (!split && d.unit_stride_w && kw_const && *kw_const > 1) {
+    const int64_t run = og * 4 <= 32 ? 4 : og * 2 <= 32 ? 2 : 1;
+    if (run > 1) return emit_direct_conv_rows(d, run);
+  }
   const std::string parts = std::to_string(kDirectParts), lanes = std::to_string(kLanes);
   std::string red, lane, part, i = w_->fresh("e");
   if (split) {
@@ -527,6 +563,59 @@ void KernelEmitter::emit_direct_conv(const DirectConv& d) {
     set_grid_per_element(pixels);
 }
 
+// The direct convolution with unit stride along the width: each thread computes `run` adjacent
+// outputs of a row, so the run + KW - 1 inputs of each kernel row they share are loaded (and
+// their fused producers evaluated) once into registers, not KW times per output.
+void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run) {
+  const int64_t og = d.group_outputs, kw_n = *as_const_int(d.kernel_w);
+  const std::string acc_t = gemm_accumulator(values_[size_t(d.data)].dtype);
+  const std::string sRun = std::to_string(run), sOG = std::to_string(og), sWin = std::to_string(run + kw_n - 1);
+  const std::vector<PrimExpr> pixels{d.images, int_imm(d.groups), d.out_h,
+                                     floordiv(d.out_w + int_imm(run - 1), int_imm(run))};
+  std::string i = w_->fresh("e");
+  w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
+           "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
+  std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
+  const std::string n = pc[0], g = pc[1], oh = pc[2], ow0 = idx_var(pc[3] + " * " + sRun);
+  std::vector<std::string> outs;
+  for (int64_t j = 0; j < og; ++j) outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
+  const std::string acc = w_->fresh("acc"), xr = w_->fresh("xr"), c = w_->fresh("c"), kh = w_->fresh("kh");
+  const std::string p = w_->fresh("p"), kw = w_->fresh("kw"), v = w_->fresh("v");
+  w_->line(acc_t + " " + acc + "[" + std::to_string(og * run) + "] = {};");
+  w_->open("for (pt_idx " + c + " = 0; " + c + " < " + dim(d.group_channels) + "; ++" + c + ")");
+  std::string ch = idx_var(g + " * " + dim(d.group_channels) + " + " + c);
+  w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + dim(d.kernel_h) + "; ++" + kh + ")");
+  std::string ih = d.in_row(oh, kh, 0);
+  w_->line(acc_t + " " + xr + "[" + sWin + "];");
+  w_->line("#pragma unroll");
+  w_->open("for (int " + p + " = 0; " + p + " < " + sWin + "; ++" + p + ")");
+  std::string iw = d.in_row(ow0, p, 1);  // ow0 - pad + p: tap kw of output ow0 + v reads p = v + kw
+  w_->line(xr + "[" + p + "] = " + d.input(n, ch, ih, iw) + ";");
+  w_->close();
+  w_->line("#pragma unroll");
+  w_->open("for (int " + kw + " = 0; " + kw + " < " + std::to_string(kw_n) + "; ++" + kw + ")");
+  for (int64_t j = 0; j < og; ++j) {
+    std::string wv = w_->fresh("w");
+    w_->line("const " + acc_t + " " + wv + " = " + d.weight(outs[size_t(j)], c, kh, kw) + ";");
+    w_->line("#pragma unroll");
+    w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + acc + "[" + std::to_string(j * run) +
+             " + " + v + "] += " + xr + "[" + v + " + " + kw + "] * " + wv + ";");
+  }
+  w_->close();
+  w_->close();
+  w_->close();
+  w_->line("#pragma unroll");
+  w_->open("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ")");
+  std::string ow = idx_var(ow0 + " + " + v);
+  w_->open("if (" + ow + " < " + dim(d.out_w) + ")");
+  for (int64_t j = 0; j < og; ++j)
+    d.store(n, outs[size_t(j)], oh, ow, acc + "[" + std::to_string(j * run) + " + " + v + "]");
+  w_->close();
+  w_->close();
+  w_->close();
+  set_grid_per_element(pixels);
+}
+
 void KernelEmitter::emit_conv2d() {
   const KValue& A = values_[size_t(anchor_)];
   const CallNode& call = *A.call;
@@ -589,7 +678,7 @@ void KernelEmitter::emit_conv2d() {
 
   auto og = as_const_int(OG);
   if (og && *og < 16) {
-    emit_direct_conv({xid, n_img, groups, OH, OW, CG, KH, KW, *og, input, weight, in_row, store});
+    emit_direct_conv({xid, n_img, groups, OH, OW, CG, KH, KW, *og, st[1] == 1 && dil[1] == 1, input, weight, in_row, store});
     return;
   }
 

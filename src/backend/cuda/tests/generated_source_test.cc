@@ -138,6 +138,28 @@ class Module:
   EXPECT_FALSE(split(short_reduction)) << short_reduction;
 }
 
+// With unit stride along the width, a thread computes a run of adjacent outputs from one window of
+// inputs per kernel row (7 taps, 4 outputs: 10 inputs, not 28); a strided convolution does not.
+TEST(CudaGeneratedSource, DirectConvolutionComputesRunsOfAdjacentOutputs) {
+  auto source = [](const std::string& strides) {
+    return only_source(compile_text(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 8, 20, 20), dtype="float16"), w: R.Tensor((8, 1, 7, 7), dtype="float16")):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, strides=ST, padding=[3, 3, 3, 3], groups=8)
+            R.output(gv)
+        return gv
+)", "ST", strides)));
+  };
+  const std::string unit = source("[1, 1]");
+  EXPECT_NE(unit.find("[10];"), std::string::npos) << unit;   // the window of inputs
+  EXPECT_NE(unit.find("[4] = {};"), std::string::npos) << unit;  // four accumulators
+  const std::string strided = source("[1, 2]");
+  EXPECT_EQ(strided.find("[10];"), std::string::npos) << strided;
+}
+
 // 16-bit matrix products run on tensor cores (WMMA) where the arch has them; float32 does not
 // (TF32 would lose the accuracy the float32 results promise).
 TEST(CudaGeneratedSource, TensorCoresFor16BitMatmulsOnly) {

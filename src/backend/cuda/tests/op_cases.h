@@ -168,6 +168,8 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.permute_dims(b, axes=[0, 2, 3, 1])"},
       // ---- matmul ----
       {"matmul_odd", "x: " T_("(37, 53)") ", y: " T_("(53, 29)"), "gv = R.matmul(x, y)", kFloatsF64, {}, {}, 8},
+      // 16-bit: the 64 x 64 tensor-core tile where the 128 x 128 grid would leave SMs idle.
+      {"matmul_small_mma_tiles", "x: " T_("(150, 320)") ", y: " T_("(320, 2100)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 16},
       {"matmul_int", "x: " T_("(19, 21)") ", y: " T_("(21, 70)"), "gv = R.matmul(x, y)", {"int32", "int64"}},
       {"matmul_batch_broadcast", "x: " T_("(2, 1, 5, 7)") ", y: " T_("(3, 7, 66)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       // A 2-D right-hand side shared by every batch: the batch folds into the rows, also under a
@@ -192,6 +194,8 @@ inline const std::vector<OpCase>& op_cases() {
       // ---- conv2d ----
       {"conv2d_split_k8", "x: " T_("(1, 64, 7, 7)") ", w: " T_("(96, 64, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},
+      {"conv2d_small_mma_tiles_relu", "x: " T_("(1, 40, 56, 56)") ", w: " T_("(96, 40, 3, 3)"),
+       "r = R.nn.relu(x)\ngv = R.nn.conv2d(r, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},
       {"conv2d_gemm", "x: " T_("(2, 16, 9, 9)") ", w: " T_("(32, 16, 3, 3)"),
        "gv = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])", kFloats, {}, {}, 8},
       {"conv2d_stride_dilation_groups", "x: " T_("(1, 8, 13, 12)") ", w: " T_("(32, 4, 3, 2)"),
@@ -202,6 +206,11 @@ inline const std::vector<OpCase>& op_cases() {
       // channels together; with few pixels and a long reduction (165 = 33 channels x 5 rows, not
       // a multiple of the four threads that share a pixel) the reduction is split among them, a
       // fused ReLU prologue and bias epilogue around it.
+      // A run of adjacent outputs per thread (unit stride along the width), the row's end inside a run.
+      {"conv2d_depthwise_7x7_rows_relu_bias", "x: " T_("(1, 4, 11, 13)") ", w: " T_("(4, 1, 7, 7)") ", b: " T_("(1, 4, 1, 1)"),
+       "r = R.nn.relu(x)\na = R.nn.conv2d(r, w, padding=[3, 2, 3, 4], groups=4)\ngv = R.add(a, b)", kFloats, {}, {}, 16},
+      {"conv2d_few_outputs_rows_of_two", "x: " T_("(1, 2, 6, 9)") ", w: " T_("(18, 1, 3, 5)"),
+       "gv = R.nn.conv2d(x, w, strides=[2, 1], padding=[1, 2, 1, 2], groups=2)", kFloats, {}, {}, 8},
       {"conv2d_few_outputs_grouped", "x: " T_("(2, 8, 9, 9)") ", w: " T_("(6, 4, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=2)", kFloats, {}, {}, 8},
       {"conv2d_few_outputs_split_reduction", "x: " T_("(1, 33, 20, 21)") ", w: " T_("(3, 33, 5, 5)") ", b: " T_("(1, 3, 1, 1)"),

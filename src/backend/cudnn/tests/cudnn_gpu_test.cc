@@ -83,7 +83,12 @@ void parallel_for(int n, F job) {
 /// cuda:0 and compares with the float32 host run; returns the relative error.
 double check_on_gpu_or_throw(const Built& g, DataType dt, size_t composites, bool export_reload, bool capture,
                              double tol, const codegen::Target& target) {
-  IRModule part = partition_for_cudnn(g.mod, /*merge=*/true, /*bind_constants=*/true, /*depthwise=*/true);
+  // What cuDNN can run, not only what it runs fastest: depthwise convolutions and fused clips too.
+  transform::PassContext ctx = transform::PassContext::current();
+  ctx.config[kTakeDepthwiseConfig] = true;
+  ctx.config[kFuseClipConfig] = true;
+  transform::PassContext::Scope scope(ctx);
+  IRModule part = partition_for_cudnn(g.mod);
   EXPECT_EQ(count_composites(part), composites) << script::print_module(part);
   auto exec = codegen::build(part, codegen::BuildOptions({target}, false));
   if (export_reload) {

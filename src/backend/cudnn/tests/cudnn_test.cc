@@ -133,7 +133,7 @@ TEST(CudnnChecks, AcceptExactlyWhatTheRuntimeRuns) {
                              "            lv2: R.Tensor((1, 16, 6, 6), dtype=\"bfloat16\") = R.add(lv1, r)\n"
                              "            gv: R.Tensor((1, 16, 6, 6), dtype=\"bfloat16\") = R.clip(lv2, R.prim_value(0), R.prim_value(6))\n"),
                    replace_all(res, "DT", "bfloat16")),
-       {"cudnn.conv2d_bias_add_clip"}},
+       {"cudnn.conv2d_bias_add"}},  // the clip left to the generated kernels (kFuseClipConfig)
       {"fp16 conv + bias + gelu / silu / sigmoid",
        conv_module("float16", bias_then("float16",
                                         "            lv2: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.gelu(lv1)\n"
@@ -192,8 +192,9 @@ TEST(CudnnChecks, AcceptExactlyWhatTheRuntimeRuns) {
   }
 }
 
-// Depthwise convolutions are offloaded only when asked: by the argument or by the PassContext.
-TEST(CudnnPatterns, DepthwiseIsOffloadedOnlyWhenAsked) {
+// Placement preferences: depthwise convolutions are offloaded only when asked (by the argument or
+// the PassContext), fused clips only when the PassContext asks.
+TEST(CudnnPatterns, DepthwiseAndClipAreOffloadedOnlyWhenAsked) {
   const std::string text = conv_module(
       "float16", "            lv1: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.add(lv, b)\n"
                  "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.nn.relu(lv1)\n",
@@ -207,6 +208,16 @@ TEST(CudnnPatterns, DepthwiseIsOffloadedOnlyWhenAsked) {
     transform::PassContext::Scope scope(ctx);
     EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text))), offloaded);
     EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(text), true, true, false)), std::vector<std::string>{});
+  }
+  // A clip (ReLU6) is fused only when asked.
+  const std::string clipped = conv_module(
+      "float16", "            gv: R.Tensor((1, 16, 6, 6), dtype=\"float16\") = R.clip(lv, R.prim_value(0), R.prim_value(6))\n");
+  EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(clipped))), std::vector<std::string>{"cudnn.conv2d"});
+  transform::PassContext fuse_clip;
+  fuse_clip.config[kFuseClipConfig] = true;
+  {
+    transform::PassContext::Scope scope(fuse_clip);
+    EXPECT_EQ(composites(partition_for_cudnn(script::parse_module(clipped))), std::vector<std::string>{"cudnn.conv2d_clip"});
   }
   ctx.config[kTakeDepthwiseConfig] = std::string("yes");
   transform::PassContext::Scope scope(ctx);

@@ -67,4 +67,10 @@ std::vector<std::string> list_backends() {
   return out;
 }
 
+IRModule prepare_for(const std::vector<std::string>& backends, IRModule mod) {
+  for (const std::string& name : backends)
+    if (auto info = find_backend(name); info && info->prepare) mod = info->prepare(std::move(mod));
+  return mod;
+}
+
 }  // namespace partita::backend

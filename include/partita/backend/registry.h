@@ -26,6 +26,10 @@ struct BackendInfo {
   std::string colour;
   /// The options of its target kind (the kind itself is `name`).
   std::vector<codegen::TargetOptionSpec> target_options;
+  /// Rewrites that expose what it runs, applied to the whole module before any backend of a
+  /// compile partitions (so a backend listed earlier does not take the pieces first): cuDNN
+  /// rewrites the attention chains it runs to R.nn.attention. Empty when it has none.
+  std::function<IRModule(IRModule)> prepare;
   /// Its fusion patterns, general ones first (later entries have priority, as in TVM). Called
   /// once, at registration.
   std::function<std::vector<transform::FusionPattern>()> patterns;
@@ -44,6 +48,9 @@ void register_backend(BackendInfo info);
 std::optional<BackendInfo> find_backend(const std::string& name);
 /// Registered backend names, sorted.
 std::vector<std::string> list_backends();
+/// `mod` after the `prepare` rewrites of each of `backends` (in their order; names without a
+/// record or a prepare step are skipped).
+IRModule prepare_for(const std::vector<std::string>& backends, IRModule mod);
 
 namespace detail {
 struct BackendRegistrar {

@@ -53,10 +53,17 @@ inline constexpr const char* kFuseClipConfig = "cudnn.fuse_clip";
 /// Whether `chain` is a depthwise convolution (groups equal to the input channels, more than one).
 bool is_depthwise(const ConvChain& chain);
 
+/// The backend's prepare step (BackendInfo::prepare, run before any backend of a compile
+/// partitions): constants folded, the attention chains cuDNN runs rewritten to R.nn.attention
+/// (RewriteAttention, then DecomposeAttention of the calls attention_unsupported refuses, and of
+/// attention calls already in `mod` that it refuses, so other backends take their matmuls).
+IRModule prepare_for_cudnn(IRModule mod);
+
 /// The `cudnn.*` fusion patterns, general ones first.
 std::vector<transform::FusionPattern> cudnn_patterns();
 
-/// RewriteAttention (the matmul-softmax-matmul chain to R.nn.attention), then the generic
+/// FoldForInference and RewriteAttention (the matmul-softmax-matmul chain to R.nn.attention;
+/// an attention cuDNN refuses stays one, for the cuda target's kernel), then the generic
 /// partitioning with the `cudnn.*` patterns (transform::partition_for); `depthwise` sets
 /// kTakeDepthwiseConfig for the call (nullopt: the current PassContext's value).
 IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constants = true,

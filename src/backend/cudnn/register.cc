@@ -18,6 +18,7 @@ PARTITA_REGISTER_BACKEND([] {
                       {"autotune_top_k", codegen::TargetOptionType::Int, int64_t(0),
                        "with autotune=1, build and time only the heuristic's first K engines of each convolution "
                        "(0: every engine; a small K keeps loads fast)"}};
+  b.prepare = prepare_for_cudnn;
   b.patterns = cudnn_patterns;
   b.codegen = codegen;
   b.runtime_plugin = "cudnn";

@@ -212,16 +212,14 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
   w.close();
 }
 
-/// The tensor-core tile for `g`: the large one unless M fits the small one or the large grid
-/// would fill fewer SMs than the small one fills half of (`fill`: the tile count a grid needs
-/// to occupy the GPU, GemmTuning::split_k_below).
+/// The tensor-core tile for `g`: the small one where M fits it or the large grid would not fill
+/// the GPU (`fill`: the tile count a grid needs to, GemmTuning::split_k_below), else the large one.
 const MmaTile& mma_tile(const GemmSpec& g, int64_t fill) {
   auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch);
   if (!m || !n || !b) return kMmaLarge;
-  auto tiles = [&](const MmaTile& t) { return ((*m + t.m - 1) / t.m) * ((*n + t.n - 1) / t.n) * *b; };
   if (*m <= kMmaSmall.m) return kMmaSmall;
-  if (fill > 0 && tiles(kMmaLarge) < fill && tiles(kMmaSmall) >= fill / 2) return kMmaSmall;
-  return kMmaLarge;
+  const int64_t large = ((*m + kMmaLarge.m - 1) / kMmaLarge.m) * ((*n + kMmaLarge.n - 1) / kMmaLarge.n) * *b;
+  return fill > 0 && large < fill ? kMmaSmall : kMmaLarge;
 }
 
 // Small problems (batch 1: fewer regular tiles than the GPU has SMs, each walking a long K):
@@ -245,9 +243,11 @@ int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
   const int64_t tm = g.mma_type.empty() ? kTileM : kMmaLarge.m, tn = g.mma_type.empty() ? kTileN : kMmaLarge.n;
   int64_t regular = ((*m + tm - 1) / tm) * ((*n + tn - 1) / tn) * *b;
   if (regular >= tuning.split_k_below) return 0;
-  // 16-bit operands whose small tensor-core grid fills half the GPU stay on tensor cores.
+  // 16-bit operands whose small tensor-core grid fills the GPU twice stay on tensor cores (at
+  // fewer blocks of 4 warps the SMs have too few warps to hide the operand loads: measured on
+  // the style network's 128-channel convolutions at 56 x 56, 98 blocks, slower than split-K).
   if (!g.mma_type.empty() && ((*m + kMmaSmall.m - 1) / kMmaSmall.m) * ((*n + kMmaSmall.n - 1) / kMmaSmall.n) * *b >=
-                                 tuning.split_k_below / 2)
+                                 2 * tuning.split_k_below)
     return 0;
   if (tuning.split_k_groups) return tuning.split_k_groups;
   int64_t small = ((*m + kSplitTile - 1) / kSplitTile) * ((*n + kSplitTile - 1) / kSplitTile) * *b;

@@ -187,6 +187,32 @@ class Module:
   EXPECT_THROW(source("float16", "compute_90"), Error);
 }
 
+// The tensor-core tile: 64 x 64 where M fits it or the 128 x 128 grid would not fill the GPU
+// (132 tiles by default), 128 x 128 otherwise; split-K (FFMA) where even the small grid is thin.
+TEST(CudaGeneratedSource, TensorCoreTileFitsTheProblem) {
+  auto source = [](const std::string& m, const std::string& k, const std::string& n) {
+    return only_source(compile_text(replace_all(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((DM, DK), dtype="float16"), w: R.Tensor((DK, DN), dtype="float16")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DM", m), "DK", k), "DN", n)));
+  };
+  auto tile = [](const std::string& src) {
+    if (src.find("As[128][32 + 8]") != std::string::npos) return 128;
+    if (src.find("As[64][32 + 8]") != std::string::npos) return 64;
+    return 0;
+  };
+  EXPECT_EQ(tile(source("4096", "512", "4096")), 128);  // 1,024 large tiles
+  EXPECT_EQ(tile(source("48", "512", "20000")), 64);    // M fits the small tile (313 of them)
+  EXPECT_EQ(tile(source("150", "64", "2100")), 64);     // 34 large tiles, K too short to split
+  EXPECT_EQ(tile(source("256", "1024", "512")), 0);     // 8 large, 32 small tiles: split-K
+}
+
 TEST(CudaGeneratedSource, ElementwiseKernelsHaveA16ByteVariant) {
   IRModule out = compile_text(R"(
 @I.ir_module

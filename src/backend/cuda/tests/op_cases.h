@@ -168,8 +168,9 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.permute_dims(b, axes=[0, 2, 3, 1])"},
       // ---- matmul ----
       {"matmul_odd", "x: " T_("(37, 53)") ", y: " T_("(53, 29)"), "gv = R.matmul(x, y)", kFloatsF64, {}, {}, 8},
-      // 16-bit: the 64 x 64 tensor-core tile where the 128 x 128 grid would leave SMs idle.
-      {"matmul_small_mma_tiles", "x: " T_("(150, 320)") ", y: " T_("(320, 2100)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 16},
+      // 16-bit: the 64 x 64 tensor-core tile where the 128 x 128 grid would leave SMs idle (M > 64,
+      // K too short for split-K), partial tiles in M and N.
+      {"matmul_small_mma_tiles", "x: " T_("(150, 64)") ", y: " T_("(64, 2100)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 16},
       {"matmul_int", "x: " T_("(19, 21)") ", y: " T_("(21, 70)"), "gv = R.matmul(x, y)", {"int32", "int64"}},
       {"matmul_batch_broadcast", "x: " T_("(2, 1, 5, 7)") ", y: " T_("(3, 7, 66)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       // A 2-D right-hand side shared by every batch: the batch folds into the rows, also under a
@@ -194,7 +195,7 @@ inline const std::vector<OpCase>& op_cases() {
       // ---- conv2d ----
       {"conv2d_split_k8", "x: " T_("(1, 64, 7, 7)") ", w: " T_("(96, 64, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},
-      {"conv2d_small_mma_tiles_relu", "x: " T_("(1, 40, 56, 56)") ", w: " T_("(96, 40, 3, 3)"),
+      {"conv2d_small_mma_tiles_relu", "x: " T_("(1, 24, 40, 40)") ", w: " T_("(96, 24, 3, 3)"),
        "r = R.nn.relu(x)\ngv = R.nn.conv2d(r, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},
       {"conv2d_gemm", "x: " T_("(2, 16, 9, 9)") ", w: " T_("(32, 16, 3, 3)"),
        "gv = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])", kFloats, {}, {}, 8},

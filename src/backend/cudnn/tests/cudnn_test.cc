@@ -11,6 +11,7 @@
 
 #include "../module_format.h"
 #include "cudnn_util.h"
+#include "partita/backend/registry.h"
 #include "partita/codegen/codegen.h"
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
@@ -229,9 +230,9 @@ TEST(CudnnPatterns, DepthwiseAndClipAreOffloadedOnlyWhenAsked) {
   }
 }
 
-// BERT's attention as exported: rewritten to R.nn.attention before partitioning.
-TEST(CudnnPatterns, BertChainIsRewrittenThenOffloaded) {
-  const std::string text = kHeader + R"(    @R.function
+/// BERT's attention as exported (q, k, v (2, 16, 4, 64), an additive mask) in `dtype`.
+std::string attention_chain_module(const std::string& dtype) {
+  return replace_all(kHeader + R"(    @R.function
     def main(q: R.Tensor((2, 16, 4, 64), dtype="float16"), k: R.Tensor((2, 16, 4, 64), dtype="float16"), v: R.Tensor((2, 16, 4, 64), dtype="float16"), mask: R.Tensor((2, 1, 1, 16), dtype="float16")) -> R.Tensor((2, 16, 4, 64), dtype="float16"):
         with R.dataflow():
             lv: R.Tensor((2, 4, 16, 64), dtype="float16") = R.permute_dims(q, axes=[0, 2, 1, 3])
@@ -245,9 +246,34 @@ TEST(CudnnPatterns, BertChainIsRewrittenThenOffloaded) {
             gv: R.Tensor((2, 16, 4, 64), dtype="float16") = R.permute_dims(lv7, axes=[0, 2, 1, 3])
             R.output(gv)
         return gv
-)";
+)", "float16", dtype);
+}
+
+// BERT's attention as exported: rewritten to R.nn.attention before partitioning.
+TEST(CudnnPatterns, BertChainIsRewrittenThenOffloaded) {
+  const std::string text = attention_chain_module("float16");
   IRModule after = partition_for_cudnn(script::parse_module(text));
   EXPECT_EQ(composites(after), std::vector<std::string>{"cudnn.attention_bias"}) << script::print_module(after);
+}
+
+// The prepare step runs before any backend partitions (the CLI's --backends cublas,cudnn): the
+// attention chains cuDNN runs become R.nn.attention before cuBLAS could take their matmuls; a
+// chain it cannot run (float32) stays matmul and softmax.
+TEST(CudnnPrepare, RewritesOnlyTheAttentionCudnnRuns) {
+  auto count_of = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string half = script::print_module(
+      backend::prepare_for({"cublas", "cudnn"}, script::parse_module(attention_chain_module("float16"))));
+  EXPECT_EQ(count_of(half, "R.nn.attention_bias("), 1) << half;
+  EXPECT_EQ(count_of(half, "R.nn.softmax("), 0) << half;
+  IRModule single = backend::prepare_for({"cublas", "cudnn"}, script::parse_module(attention_chain_module("float32")));
+  EXPECT_TRUE(well_formed(single));
+  const std::string full = script::print_module(single);
+  EXPECT_EQ(count_of(full, "R.nn.attention"), 0) << full;
+  EXPECT_EQ(count_of(full, "R.nn.softmax("), 1) << full;
 }
 
 std::vector<codegen::CodegenFunction> cudnn_functions(const IRModule& mod) {

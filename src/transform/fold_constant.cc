@@ -8,7 +8,9 @@
 #include <functional>
 
 #include "partita/codegen/vm_lowering.h"
+#include "partita/ir/block_builder.h"
 #include "partita/ir/functor.h"
+#include "partita/op/ops.h"
 #include "partita/op/registry.h"
 #include "partita/runtime/kernel.h"
 #include "partita/runtime/vm.h"
@@ -44,6 +46,19 @@ bool host_can_evaluate(const op::OpDef& def) {
   return def.view == op::ViewKind::Always || runtime::find_kernel(def.name) != nullptr;
 }
 
+/// Runs `mod`'s main (no parameters, one tensor result) on the host VM; nullopt when a kernel
+/// refuses its operands (dtype, attribute).
+std::optional<Tensor> run_main(const IRModule& mod) {
+  try {
+    runtime::VirtualMachine vm(codegen::build_vm_executable(mod));
+    std::vector<Tensor> outs = vm.invoke("main", {});
+    if (outs.size() != 1) return std::nullopt;
+    return outs[0];
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 /// Runs `call` (normalized, constant arguments, static tensor result) on the host VM.
 std::optional<Tensor> evaluate(const Call& call) {
   Var out = make<VarNode>("out", call->struct_info_);
@@ -54,13 +69,30 @@ std::optional<Tensor> evaluate(const Call& call) {
   mod.add(make<GlobalVarNode>("main"),
           make<FunctionNode>(std::vector<Var>{}, body, call->struct_info_, true,
                              DictAttrs{{"global_symbol", std::string("main")}}));
+  return run_main(mod);
+}
+
+bool is_16bit_float(DataType t) { return t == DataType::Float(16) || t == DataType::BFloat16(); }
+
+/// A 16-bit float call the host has no kernel for (sqrt, erf, ... of float16 constants: the
+/// scale of PyTorch's attention export), evaluated in float32 and rounded to its dtype, as a
+/// GPU kernel computes it.
+std::optional<Tensor> evaluate_widened(const Call& call) {
+  const auto* t = call->struct_info_.as<TensorStructInfoNode>();
+  if (!t || !is_16bit_float(t->dtype)) return std::nullopt;
   try {
-    runtime::VirtualMachine vm(codegen::build_vm_executable(mod));
-    std::vector<Tensor> outs = vm.invoke("main", {});
-    if (outs.size() != 1) return std::nullopt;
-    return outs[0];
+    BlockBuilder bb;
+    bb.begin_function("main", {}, DictAttrs{{"global_symbol", std::string("main")}});
+    std::vector<Expr> args;
+    for (const Expr& a : call->args) {
+      const auto* c = a.as<ConstantNode>();
+      args.push_back(c && is_16bit_float(c->data.dtype()) ? Expr(bb.emit(op::astype(a, DataType::Float(32)))) : a);
+    }
+    Var wide = bb.emit(make<CallNode>(call->op, args, call->attrs, call->sinfo_args));
+    bb.emit_func_output(bb.emit(op::astype(wide, t->dtype)));
+    return run_main(bb.get());
   } catch (const Error&) {
-    return std::nullopt;  // a kernel that refuses these operands (dtype, attribute): keep the call
+    return std::nullopt;  // the operator does not take float32 operands here either
   }
 }
 
@@ -97,7 +129,8 @@ std::optional<Tensor> evaluate_constant_call(const Call& call) {
     if (!is_constant_argument(a)) return std::nullopt;
   const StructInfo& sinfo = call->struct_info_;
   if (!sinfo || !sinfo.as<TensorStructInfoNode>() || !static_shape(sinfo)) return std::nullopt;
-  return evaluate(call);
+  if (auto value = evaluate(call)) return value;
+  return evaluate_widened(call);
 }
 
 namespace {

@@ -184,6 +184,15 @@ class AttentionRewriter : public ExprMutator {
     if (!mm1 || mm1->args.size() != 2) return std::nullopt;
     chain.q4 = mm1->args[0];
     chain.kt = mm1->args[1];
+    // PyTorch's SDPA export scales Q and Kᵀ each by sqrt(scale) before their product.
+    for (Expr* operand : {&chain.q4, &chain.kt})
+      if (const CallNode* mul = inner(*operand, "relax.multiply"))
+        for (int side : {0, 1})
+          if (auto s = scalar_constant(mul->args[size_t(1 - side)])) {
+            chain.scale *= *s;
+            *operand = mul->args[size_t(side)];
+            break;
+          }
     chain.v4 = mm2->args[1];
     // Shapes: Q (B, N, Sq, H), Kᵀ (B, N, H, Skv), V (B, N, Skv, Hv), one dtype, no broadcasting.
     const auto *q = tensor_of(chain.q4), *kt = tensor_of(chain.kt), *v = tensor_of(chain.v4);

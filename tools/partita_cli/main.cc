@@ -127,6 +127,9 @@ IRModule import_and_partition(const std::string& model, const BackendChoice& cho
     s.done();
     return mod;
   }
+  // Every backend's prepare step before the first partitions (cudnn's attention before cublas
+  // could take its matmuls).
+  mod = backend::prepare_for(choice.backends, std::move(mod));
   for (const std::string& b : choice.backends) {
     Stage s("partition " + b, progress);
     mod = partition(mod, BackendChoice{{b}}, path == 2);

@@ -85,7 +85,6 @@ IRModule partition(IRModule mod, const BackendChoice& choice, bool merge, const 
     if (placement) *placement = std::move(placed);
     return out;
   }
-  mod = backend::prepare_for(choice.backends, std::move(mod));
   for (const std::string& b : choice.backends) mod = transform::partition_for(b, mod, merge);
   return mod;
 }

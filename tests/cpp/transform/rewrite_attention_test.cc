@@ -75,6 +75,42 @@ TEST(RewriteAttention, ScaleOnEitherSideOrAbsent) {
              attention_module("", "R.nn.attention(q, k, v, scale=T.float32(1.0), causal_mask=None, window_size=None)"));
 }
 
+Tensor random(std::vector<int64_t> shape, uint32_t seed) {
+  Tensor t = Tensor::empty(std::move(shape), DataType::Float(32));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
+  return t;
+}
+
+// PyTorch's scaled_dot_product_attention export: Q and Kᵀ each multiplied by sqrt(scale).
+const std::string kSdpaChain = kHeader + R"(    @R.function
+    def main(q: R.Tensor((2, 5, 4, 8), dtype="float32"), k: R.Tensor((2, 5, 4, 8), dtype="float32"), v: R.Tensor((2, 5, 4, 8), dtype="float32")) -> R.Tensor((2, 5, 4, 8), dtype="float32"):
+        with R.dataflow():
+            lv: R.Tensor((2, 4, 5, 8), dtype="float32") = R.permute_dims(q, axes=[0, 2, 1, 3])
+            lv1: R.Tensor((2, 4, 8, 5), dtype="float32") = R.permute_dims(k, axes=[0, 2, 3, 1])
+            lv2: R.Tensor((2, 4, 5, 8), dtype="float32") = R.permute_dims(v, axes=[0, 2, 1, 3])
+            lv3: R.Tensor((2, 4, 5, 8), dtype="float32") = R.multiply(lv, R.const([0.5], "float32"))
+            lv4: R.Tensor((2, 4, 8, 5), dtype="float32") = R.multiply(R.const(0.5, "float32"), lv1)
+            lv5: R.Tensor((2, 4, 5, 5), dtype="float32") = R.matmul(lv3, lv4, out_dtype="void")
+            lv6: R.Tensor((2, 4, 5, 5), dtype="float32") = R.nn.softmax(lv5, axis=-1)
+            lv7: R.Tensor((2, 4, 5, 8), dtype="float32") = R.matmul(lv6, lv2, out_dtype="void")
+            gv: R.Tensor((2, 5, 4, 8), dtype="float32") = R.permute_dims(lv7, axes=[0, 2, 1, 3])
+            R.output(gv)
+        return gv
+)";
+
+TEST(RewriteAttention, QueryAndKeyScaledSeparately) {
+  check_pass(RewriteAttention(), kSdpaChain,
+             attention_module("", "R.nn.attention(q, k, v, scale=T.float32(0.25), causal_mask=None, window_size=None)"));
+  IRModule before = parse(kSdpaChain);
+  IRModule after = RewriteAttention()(before);
+  std::vector<Tensor> in = {random({2, 5, 4, 8}, 5), random({2, 5, 4, 8}, 6), random({2, 5, 4, 8}, 7)};
+  Tensor want = runtime::VirtualMachine(codegen::build_vm_executable(before)).invoke("main", in)[0];
+  Tensor got = runtime::VirtualMachine(codegen::build_vm_executable(after)).invoke("main", in)[0];
+  for (int64_t i = 0; i < got.numel(); ++i) ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], 1e-5f);
+}
+
 const std::string kCausalRows =
     "[[0.0, -10000.0, -10000.0, -10000.0, -10000.0], [0.0, 0.0, -10000.0, -10000.0, -10000.0], "
     "[0.0, 0.0, 0.0, -10000.0, -10000.0], [0.0, 0.0, 0.0, 0.0, -10000.0], [0.0, 0.0, 0.0, 0.0, 0.0]]";
@@ -149,13 +185,6 @@ TEST(RewriteAttention, LeavesChainsWhoseIntermediatesEscape) {
   check_pass(RewriteAttention(), scale, scale);
 }
 
-Tensor random(std::vector<int64_t> shape, uint32_t seed) {
-  Tensor t = Tensor::empty(std::move(shape), DataType::Float(32));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = u(rng);
-  return t;
-}
 
 TEST(RewriteAttention, RewrittenModulesComputeTheChain) {
   struct Case {

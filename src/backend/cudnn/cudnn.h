@@ -49,6 +49,12 @@ inline constexpr const char* kTakeDepthwiseConfig = "cudnn.depthwise";
 /// fuse it into its consumer: cuDNN 9.14's engines for a convolution with a clipped-ReLU epilogue
 /// ran mobilenet_v2 at batch 32 in float16 15× slower (17.1 ms against 1.16 ms, docs/benchmarks.md).
 inline constexpr const char* kFuseClipConfig = "cudnn.fuse_clip";
+/// The PassContext config key (an int, 0 by default) that makes the `cudnn.*` patterns take an
+/// attention with a bias (relax.nn.attention_bias: BERT's padding mask, Swin's relative position
+/// bias). By default it stays matmul, softmax and matmul for cuBLAS and the generated kernels:
+/// cuDNN 9.14's engines for it ran BERT-base at batch 32 in float16 in 58.5 ms against 2.3 ms
+/// (docs/benchmarks.md); attention without a bias (ViT, causal GPT) runs on cuDNN.
+inline constexpr const char* kBiasedAttentionConfig = "cudnn.attention_bias";
 
 /// Whether `chain` is a depthwise convolution (groups equal to the input channels, more than one).
 bool is_depthwise(const ConvChain& chain);

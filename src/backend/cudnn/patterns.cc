@@ -266,9 +266,9 @@ FusionPattern attention_entry(bool with_bias) {
   std::vector<Pattern> args{wildcard(), wildcard(), wildcard()};
   if (with_bias) args.push_back(wildcard());
   f.pattern = is_op(with_bias ? "relax.nn.attention_bias" : "relax.nn.attention")(args);
-  f.check = [](const PatternCheckContext& ctx) {
+  f.check = [with_bias](const PatternCheckContext& ctx) {
     const auto* call = ctx.matched_expr.as<CallNode>();
-    return call && !attention_unsupported(*call);
+    return call && !(with_bias && !config_flag(kBiasedAttentionConfig)) && !attention_unsupported(*call);
   };
   return f;
 }
@@ -304,8 +304,10 @@ IRModule prepare_for_cudnn(IRModule mod) {
   // softmax, for the other backends of the compile to take.
   mod = transform::FoldForInference()(std::move(mod));
   mod = transform::RewriteAttention()(std::move(mod));
-  return transform::DecomposeAttention([](const CallNode& call) { return bool(attention_unsupported(call)); })(
-      std::move(mod));
+  return transform::DecomposeAttention([](const CallNode& call) {
+           const bool biased = call.args.size() == 4;
+           return (biased && !config_flag(kBiasedAttentionConfig)) || bool(attention_unsupported(call));
+         })(std::move(mod));
 }
 
 }  // namespace partita::backend::cudnn

@@ -83,10 +83,10 @@ void parallel_for(int n, F job) {
 /// cuda:0 and compares with the float32 host run; returns the relative error.
 double check_on_gpu_or_throw(const Built& g, DataType dt, size_t composites, bool export_reload, bool capture,
                              double tol, const codegen::Target& target) {
-  // What cuDNN can run, not only what it runs fastest: depthwise convolutions and fused clips too.
+  // What cuDNN can run, not only what it runs fastest: depthwise convolutions, fused clips and
+  // biased attention too.
   transform::PassContext ctx = transform::PassContext::current();
-  ctx.config[kTakeDepthwiseConfig] = true;
-  ctx.config[kFuseClipConfig] = true;
+  for (const char* key : {kTakeDepthwiseConfig, kFuseClipConfig, kBiasedAttentionConfig}) ctx.config[key] = true;
   transform::PassContext::Scope scope(ctx);
   IRModule part = partition_for_cudnn(g.mod);
   EXPECT_EQ(count_composites(part), composites) << script::print_module(part);

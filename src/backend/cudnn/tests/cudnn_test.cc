@@ -161,10 +161,10 @@ TEST(CudnnChecks, AcceptExactlyWhatTheRuntimeRuns) {
                    "-> R.Tuple(R.Tensor((1, 16, 6, 6), dtype=\"float16\"), R.Tensor((1, 16, 6, 6), dtype=\"float16\")):"),
        {"cudnn.conv2d"}},
       {"fp16 attention", attention_module("float16", 16, 16, 64, "R.nn.attention(q, k, v)"), {"cudnn.attention"}},
-      {"bf16 causal attention with a bias",
+      {"bf16 causal attention with a bias stays unless asked (kBiasedAttentionConfig)",
        attention_module("bfloat16", 8, 24, 32, "R.nn.attention(q, k, v, m, causal_mask=\"TopLeft\")",
                         ", m: R.Tensor((2, 1, 1, 24), dtype=\"bfloat16\")"),
-       {"cudnn.attention_bias"}},
+       {}},
       {"BottomRight with a bias stays",
        attention_module("float16", 8, 24, 32, "R.nn.attention(q, k, v, m, causal_mask=\"BottomRight\")",
                         ", m: R.Tensor((2, 1, 1, 24), dtype=\"float16\")"),
@@ -252,6 +252,9 @@ std::string attention_chain_module(const std::string& dtype) {
 // BERT's attention as exported: rewritten to R.nn.attention before partitioning.
 TEST(CudnnPatterns, BertChainIsRewrittenThenOffloaded) {
   const std::string text = attention_chain_module("float16");
+  transform::PassContext biased;
+  biased.config[kBiasedAttentionConfig] = true;
+  transform::PassContext::Scope scope(biased);
   IRModule after = partition_for_cudnn(script::parse_module(text));
   EXPECT_EQ(composites(after), std::vector<std::string>{"cudnn.attention_bias"}) << script::print_module(after);
 }
@@ -265,10 +268,22 @@ TEST(CudnnPrepare, RewritesOnlyTheAttentionCudnnRuns) {
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  const std::string half = script::print_module(
-      backend::prepare_for({"cublas", "cudnn"}, script::parse_module(attention_chain_module("float16"))));
-  EXPECT_EQ(count_of(half, "R.nn.attention_bias("), 1) << half;
-  EXPECT_EQ(count_of(half, "R.nn.softmax("), 0) << half;
+  auto prepared = [&](const std::string& dtype) {
+    return script::print_module(
+        backend::prepare_for({"cublas", "cudnn"}, script::parse_module(attention_chain_module(dtype))));
+  };
+  {
+    transform::PassContext biased;
+    biased.config[kBiasedAttentionConfig] = true;
+    transform::PassContext::Scope scope(biased);
+    const std::string half = prepared("float16");
+    EXPECT_EQ(count_of(half, "R.nn.attention_bias("), 1) << half;
+    EXPECT_EQ(count_of(half, "R.nn.softmax("), 0) << half;
+  }
+  // By default a biased attention stays matmul and softmax (kBiasedAttentionConfig).
+  const std::string plain = prepared("float16");
+  EXPECT_EQ(count_of(plain, "R.nn.attention"), 0) << plain;
+  EXPECT_EQ(count_of(plain, "R.nn.softmax("), 1) << plain;
   IRModule single = backend::prepare_for({"cublas", "cudnn"}, script::parse_module(attention_chain_module("float32")));
   EXPECT_TRUE(well_formed(single));
   const std::string full = script::print_module(single);

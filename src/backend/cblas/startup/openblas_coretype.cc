@@ -44,7 +44,9 @@ __attribute__((constructor)) void set_openblas_coretype() {
     return;
   }
   const char* core = preferred_core_name();
-  if (core && setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0) == 0) set_at_load = core;
+  // Unset or empty here (an empty value is OpenBLAS's own detection, the slow kernels on CPUs it
+  // does not know): overwrite, as setenv without it keeps an empty variable.
+  if (core && setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1) == 0) set_at_load = core;
 }
 
 }  // namespace

@@ -3,11 +3,30 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "common.h"
 
 namespace partita::runtime::kernels {
 namespace {
+
+/// d[i] = s[i * stride] for `len` elements of ES bytes (a fixed size, so each copy is one move).
+template <size_t ES>
+void copy_run(uint8_t* d, const uint8_t* s, int64_t len, std::ptrdiff_t stride) {
+  for (int64_t i = 0; i < len; ++i) std::memcpy(d + i * std::ptrdiff_t(ES), s + i * stride * std::ptrdiff_t(ES), ES);
+}
+
+/// `f` instantiated for the element size `es` (1, 2, 4 or 8 bytes); false for other sizes.
+template <class F>
+bool with_element_size(size_t es, F&& f) {
+  switch (es) {
+    case 1: f(std::integral_constant<size_t, 1>()); return true;
+    case 2: f(std::integral_constant<size_t, 2>()); return true;
+    case 4: f(std::integral_constant<size_t, 4>()); return true;
+    case 8: f(std::integral_constant<size_t, 8>()); return true;
+    default: return false;
+  }
+}
 
 /// out[i] = in[offset(i)] for a strided view of `in`: shape of `out`, element strides `st`,
 /// start element offset `base`. Copies element-size bytes.
@@ -24,10 +43,48 @@ void gather_strided(const Tensor& in, Tensor& out, const std::vector<int64_t>& s
     uint8_t* d = dst + static_cast<std::ptrdiff_t>(o) * step;
     if (inner[0] == 1) {
       std::memcpy(d, s, size_t(len) * es);
-    } else {
+    } else if (!with_element_size(es, [&](auto size) { copy_run<size()>(d, s, len, inner[0]); })) {
       for (int64_t i = 0; i < len; ++i) std::memcpy(d + i * step, s + i * inner[0] * step, es);
     }
   });
+}
+
+/// A transpose whose output's fastest axis is strided in the input and whose input's fastest
+/// axis is output axis `q`: copied in 32 x 32 tiles of those two axes, so reads and writes both
+/// walk cache lines (gathering element by element read one input line per element: NCHW to
+/// NHWC of convnext's 96 x 56 x 56 activations took 1.5 ns an element).
+template <size_t ES>
+void tiled_permute(const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& shape, const std::vector<int64_t>& st,
+                   int q) {
+  constexpr int64_t kTile = 32;
+  const int nd = int(shape.size()), last = nd - 1;
+  auto os = contiguous_strides(shape);
+  std::vector<int> rest;  // the other output axes, iterated by an odometer
+  for (int d = 0; d < nd; ++d)
+    if (d != q && d != last) rest.push_back(d);
+  std::vector<int64_t> idx(rest.size(), 0);
+  const int64_t nq = shape[size_t(q)], nl = shape[size_t(last)], sl = st[size_t(last)], oq = os[size_t(q)];
+  int64_t in_base = 0, out_base = 0;
+  while (true) {
+    for (int64_t a0 = 0; a0 < nq; a0 += kTile)
+      for (int64_t b0 = 0; b0 < nl; b0 += kTile) {
+        const int64_t a1 = std::min(nq, a0 + kTile), b1 = std::min(nl, b0 + kTile);
+        for (int64_t b = b0; b < b1; ++b)
+          for (int64_t a = a0; a < a1; ++a)  // contiguous reads along the input's fastest axis
+            std::memcpy(dst + (out_base + a * oq + b) * int64_t(ES), src + (in_base + a + b * sl) * int64_t(ES), ES);
+      }
+    int k = int(rest.size()) - 1;
+    for (; k >= 0; --k) {
+      const int d = rest[size_t(k)];
+      in_base += st[size_t(d)];
+      out_base += os[size_t(d)];
+      if (++idx[size_t(k)] < shape[size_t(d)]) break;
+      in_base -= st[size_t(d)] * shape[size_t(d)];
+      out_base -= os[size_t(d)] * shape[size_t(d)];
+      idx[size_t(k)] = 0;
+    }
+    if (k < 0) return;
+  }
 }
 
 void k_permute_dims(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
@@ -41,6 +98,17 @@ void k_permute_dims(std::span<const Tensor> in, const KernelAttrs& attrs, std::s
   auto xs = contiguous_strides(x.shape());
   std::vector<int64_t> st(static_cast<size_t>(nd));
   for (int i = 0; i < nd; ++i) st[size_t(i)] = xs[size_t(normalize_axis(axes[size_t(i)], nd, "permute_dims"))];
+  // The output axis the input's fastest axis became, when it is not the output's fastest.
+  int q = -1;
+  for (int i = 0; nd >= 2 && i < nd - 1; ++i)
+    if (st[size_t(i)] == 1 && x.shape()[size_t(axes[size_t(i)] < 0 ? axes[size_t(i)] + nd : axes[size_t(i)])] > 1) q = i;
+  if (q >= 0 && st[size_t(nd - 1)] != 1 && out[0].numel() > 0) {
+    const auto* src = static_cast<const uint8_t*>(x.data());
+    auto* dst = static_cast<uint8_t*>(out[0].data());
+    if (with_element_size(size_t(x.dtype().bytes()),
+                          [&](auto size) { tiled_permute<size()>(src, dst, out[0].shape(), st, q); }))
+      return;
+  }
   gather_strided(x, out[0], st, 0);
 }
 

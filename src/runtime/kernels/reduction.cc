@@ -41,6 +41,20 @@ void reduce(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tens
       if (group == 0 && n_out > 0) throw_error("ValueError", std::string(op) + ": reduction over an empty axis");
       seen.assign(size_t(n_out), false);
     }
+    // Trailing axes reduced (a global pool: NCHW over H, W): each output sums one contiguous run.
+    bool trailing = nd > 0 && mask[size_t(nd - 1)];
+    for (int d = 1; trailing && d < nd; ++d) trailing = !mask[size_t(d - 1)] || mask[size_t(d)];
+    if constexpr (R == Red::Sum || R == Red::Mean) {
+      if (trailing && group > 0) {
+        for (int64_t o = 0; o < n_out; ++o) {
+          Acc sum = 0;
+          const T* run = px + o * group;
+          for (int64_t i = 0; i < group; ++i) sum += Acc(run[i]);
+          po[o] = R == Red::Mean ? T(double(sum) / double(group)) : T(sum);
+        }
+        return;
+      }
+    }
     std::vector<int64_t> st[2] = {istr, ostr};
     auto accumulate = [&](auto&& f) {
       for_each_run(x.shape(), st, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "partita/runtime/kernel.h"
@@ -172,7 +173,7 @@ TEST(Kernels, Reductions) {
   std::vector<int64_t> s = {2, 3, 4};
   for (DataType dt : {f32, f64, i32, i64}) {
     Tensor x = rnd(s, dt, 7);
-    for (auto axes : std::vector<std::vector<int64_t>>{{1}, {0, 2}, {-1}, {}})
+    for (auto axes : std::vector<std::vector<int64_t>>{{1}, {0, 2}, {-1}, {1, 2}, {}})  // {-1}, {1, 2}, {}: a suffix
       for (bool keep : {false, true})
         for (std::string op : {"relax.sum", "relax.max", "relax.min", "relax.mean", "relax.variance"}) {
           if (!dt.is_float() && (op == "relax.mean" || op == "relax.variance")) continue;
@@ -415,6 +416,38 @@ TEST(Kernels, PadModes) {
         else want.push_back(get(x, fix(a, 2) * 3 + fix(b, 3)));
       }
     expect_near(y, want);
+  }
+}
+
+// Transposes large enough for the tiled copy (the output's fastest axis strided in the input):
+// every element where the permutation puts it, for 1-, 2-, 4- and 8-byte elements, sizes that
+// are not multiples of the tile, several permutations (NCHW <-> NHWC, a 2-D transpose, a 5-D
+// channel shuffle) and size-1 axes.
+TEST(Kernels, PermuteDimsTiledMatchesTheDefinition) {
+  struct Case {
+    std::vector<int64_t> shape, axes;
+  };
+  const std::vector<Case> cases = {{{1, 37, 9, 45}, {0, 2, 3, 1}}, {{2, 11, 70, 3}, {0, 3, 1, 2}},
+                                   {{67, 33}, {1, 0}},            {{1, 2, 29, 5, 7}, {0, 2, 1, 3, 4}},
+                                   {{3, 1, 40, 1}, {3, 2, 1, 0}}, {{5, 33, 34}, {2, 0, 1}}};
+  for (DataType dt : {DataType::Int(8), DataType::Float(16), DataType::Float(32), f64}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(dt.str() + " case of rank " + std::to_string(c.shape.size()));
+      Tensor x = Tensor::empty(c.shape, dt);
+      auto* bytes = static_cast<uint8_t*>(x.data());
+      for (int64_t i = 0; i < int64_t(x.nbytes()); ++i) bytes[i] = uint8_t(i * 131 + 7);  // every byte distinct-ish
+      std::vector<int64_t> out_shape;
+      for (int64_t a : c.axes) out_shape.push_back(c.shape[size_t(a)]);
+      Tensor y = run1("relax.permute_dims", {x}, A({{"axes", c.axes}}), out_shape, dt);
+      const size_t es = size_t(dt.bytes());
+      const auto* got = static_cast<const uint8_t*>(y.data());
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        auto idx = unravel(i, out_shape);
+        std::vector<int64_t> src(c.shape.size());
+        for (size_t k = 0; k < c.axes.size(); ++k) src[size_t(c.axes[k])] = idx[k];
+        ASSERT_EQ(std::memcmp(got + size_t(i) * es, bytes + size_t(ravel(src, c.shape)) * es, es), 0) << "element " << i;
+      }
+    }
   }
 }
 

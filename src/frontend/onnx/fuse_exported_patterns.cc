@@ -1,6 +1,7 @@
 // Operators that exporters spell out in primitive ONNX nodes, put back together after import:
 //  - GELU (no ONNX operator before opset 20): x * 0.5 * (1 + erf(x / sqrt(2))) in any of its
 //    association orders, with x / sqrt(2) or x * (1 / sqrt(2)) -> R.nn.gelu(x);
+//  - SiLU (torch's nn.SiLU, exported as x * Sigmoid(x)) -> R.nn.silu(x);
 //  - LayerNormalization before opset 17: mean / subtract / power 2 / mean / add eps / sqrt /
 //    divide / multiply gamma / add beta over the trailing axes -> R.nn.layer_norm.
 // A backend then sees one operator it runs (and fuses as a post-op) instead of a chain of
@@ -54,6 +55,7 @@ class PatternFuser : public ExprMutator {
       Expr value = visit_expr(b->value);
       if (const auto* call = value.as<CallNode>()) {
         Expr fused = fuse_gelu(*call);
+        if (!fused) fused = fuse_silu(*call);
         if (!fused) fused = fuse_layer_norm(*call);
         if (fused) return reemit_binding(b, builder_.normalize(fused));
       }
@@ -86,6 +88,19 @@ class PatternFuser : public ExprMutator {
       return div->args[0];
     auto mul = split(call_of(scaled, "relax.multiply"), [](const Expr& e) { return is_scalar(e, std::sqrt(0.5)); });
     return mul ? mul->second : Expr();
+  }
+
+  /// x * sigmoid(x), in either order -> silu(x).
+  Expr fuse_silu(const CallNode& outer) {
+    if (!call_of(Expr(&outer), "relax.multiply")) return Expr();
+    for (int k = 0; k < 2; ++k) {
+      const CallNode* sig = call_of(value_of(outer.args[size_t(k)]), "relax.sigmoid");
+      if (!sig || sig->args[0].get() != outer.args[size_t(1 - k)].get()) continue;
+      const auto* t = sig->args[0]->struct_info_.as<TensorStructInfoNode>();
+      if (!t || !t->dtype.is_float()) return Expr();
+      return op::nn::silu(sig->args[0]);
+    }
+    return Expr();
   }
 
   Expr fuse_gelu(const CallNode& outer) {

@@ -34,8 +34,22 @@ void gather_strided(const Tensor& in, Tensor& out, const std::vector<int64_t>& s
   size_t es = size_t(in.dtype().bytes());
   const uint8_t* src = static_cast<const uint8_t*>(in.data());
   uint8_t* dst = static_cast<uint8_t*>(out.data());
-  std::vector<int64_t> strides[1] = {st};
-  for_each_run(out.shape(), strides, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t o) {
+  // Neighbouring output axes that are also neighbours in the input become one (size-1 axes
+  // dropped), so runs are as long as the layouts allow: a channel shuffle's (1, 58, 2, 28, 28)
+  // copies 116 runs of 784 elements, not 3,248 of 28.
+  std::vector<int64_t> shape, strides[1];
+  for (size_t d = 0; d < st.size(); ++d) {
+    const int64_t n = out.shape()[d];
+    if (n == 1) continue;
+    if (!shape.empty() && strides[0].back() == st[d] * n) {
+      shape.back() *= n;
+      strides[0].back() = st[d];
+    } else {
+      shape.push_back(n);
+      strides[0].push_back(st[d]);
+    }
+  }
+  for_each_run(shape, strides, [&](const int64_t* offs, const int64_t* inner, int64_t len, int64_t o) {
     // Signed byte offsets: a negative stride (a reversed slice) steps back from `s`; as size_t
     // it would wrap around the address space (undefined pointer arithmetic, found by UBSan).
     const auto step = static_cast<std::ptrdiff_t>(es);

@@ -90,6 +90,38 @@ TEST(OnnxFusion, GeluOf16BitExports) {
   EXPECT_EQ(count(text, "R.nn.gelu("), 0) << text;
 }
 
+// torch's nn.SiLU exports as x * Sigmoid(x) (either operand order); a sigmoid gate of another
+// tensor (squeeze-excitation: y * Sigmoid(s)) stays as it is.
+TEST(OnnxFusion, SiluAndNotTheGateOfAnotherTensor) {
+  for (bool sigmoid_first : {false, true}) {
+    ModelBuilder b;
+    b.input("x", {2, 3});
+    b.node("Sigmoid", {"x"}, {"s"});
+    b.node("Mul", sigmoid_first ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"}, {"y"});
+    b.output("y");
+    IRModule mod = from_onnx(b.model());
+    std::string text = script::print_module(mod);
+    EXPECT_EQ(count(text, "R.nn.silu(x)"), 1) << text;
+    EXPECT_EQ(count(text, "R.sigmoid("), 0) << text;
+    Tensor x = Tensor::empty({2, 3}, DataType::Float(32));
+    for (int i = 0; i < 6; ++i) x.data_as<float>()[i] = -2.5f + float(i);
+    Tensor y = runtime::VirtualMachine(codegen::build_vm_executable(mod)).invoke("main", {x})[0];
+    for (int i = 0; i < 6; ++i) {
+      double v = x.data_as<float>()[i];
+      EXPECT_NEAR(y.data_as<float>()[i], v / (1 + std::exp(-v)), 1e-6);
+    }
+  }
+  ModelBuilder gate;
+  gate.input("x", {2, 3});
+  gate.input("z", {2, 3});
+  gate.node("Sigmoid", {"z"}, {"s"});
+  gate.node("Mul", {"x", "s"}, {"y"});
+  gate.output("y");
+  std::string text = script::print_module(from_onnx(gate.model()));
+  EXPECT_EQ(count(text, "R.nn.silu("), 0) << text;
+  EXPECT_EQ(count(text, "R.sigmoid(z)"), 1) << text;
+}
+
 TEST(OnnxFusion, GeluLookAlikesStay) {
   std::string text = script::print_module(from_onnx(gelu_model(0, 0.49f).model()));
   EXPECT_EQ(count(text, "R.nn.gelu("), 0) << text;

@@ -394,6 +394,29 @@ TEST(Collage, PlacesARealBlockOnDnnlAndTheHostByMeasurement) {
   std::filesystem::remove(cache);
 }
 
+// Two placements that are the same module (the search's cover equal to a fixed configuration)
+// are timed once and get one time, so the choice between them cannot flip with noise, nor
+// between a placement and its cached repeat (under ASan the first run chose dnnl by noise, and
+// the repeat, reading the one cached value both share, chose the search's).
+TEST(Collage, IdenticalPlacementsAreTimedOnce) {
+  IRModule mod = script::parse_module(kSqueezeExcite);
+  std::string cache = (std::filesystem::temp_directory_path() / "partita_collage_identical_costs.json").string();
+  std::filesystem::remove(cache);
+  CollageOptions o;
+  o.cost_cache = cache;
+  collage::CostModel costs(o);
+  bool all_cached = true;
+  std::vector<double> us = costs.time_placements({mod, mod}, 3, 2, all_cached);
+  EXPECT_FALSE(all_cached);
+  ASSERT_EQ(us.size(), 2u);
+  EXPECT_TRUE(std::isfinite(us[0]) && us[0] > 0);
+  EXPECT_EQ(us[0], us[1]);
+  std::vector<double> again = costs.time_placements({mod, mod}, 3, 2, all_cached);
+  EXPECT_TRUE(all_cached);
+  EXPECT_EQ(again, us);
+  std::filesystem::remove(cache);
+}
+
 // The placement returned is the one validation measured fastest: with the cached end-to-end
 // times rewritten, the choice follows them.
 TEST(Collage, ValidationReturnsTheFastestMeasuredPlacement) {

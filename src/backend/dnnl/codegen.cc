@@ -260,7 +260,7 @@ std::string unsupported_reason(const CallNode& call) {
           return "matmul with out_dtype " + dt->str();
     return "";
   }
-  if (name == "relax.permute_dims") return "";
+  if (name == "relax.permute_dims") return out->empty() ? "permute_dims of a 0-d tensor (oneDNN has no 0-d reorder)" : "";
   if (name == "relax.nn.softmax") {
     // oneDNN's jit softmax runs over the innermost axis (dims of size 1 after it do not count).
     int64_t nd = int64_t(out->size()), axis = attr_int(call, "axis", -1);

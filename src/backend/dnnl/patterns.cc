@@ -75,6 +75,9 @@ std::vector<FusionPattern> dnnl_patterns() {
     out.push_back(entry("concat_" + std::to_string(arity), is_op("relax.concat")({dpl::is_tuple(std::move(fields))})));
   }
   out.push_back(entry("pad", is_op("relax.nn.pad")({wildcard()})));
+  // A transpose (one reorder): NCHW <-> NHWC around convnext's channels-last blocks, a channel
+  // shuffle, so a partition does not end at each one.
+  out.push_back(entry("permute_dims", is_op("relax.permute_dims")({wildcard()})));
   out.push_back(entry("resize2d", is_op("relax.image.resize2d")({wildcard(), wildcard()})));
   // Inference batch_norm (what FoldBatchnormToConv2D cannot fold, e.g. after a concat), its
   // normalized tensor optionally with a ReLU: one oneDNN primitive. (A pattern's root is a

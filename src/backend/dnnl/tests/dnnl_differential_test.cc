@@ -34,7 +34,8 @@ class DnnlGraph : public RandomGraph {
     int steps = int(uniform(1, 6));
     for (int s = 0; s < steps; ++s) {
       double r = real(0, 1);
-      if (r < 0.20) unary();
+      if (r < 0.17) unary();
+      else if (r < 0.20) permute();
       else if (r < 0.42) binary();
       else if (r < 0.57) conv();
       else if (r < 0.62) gated_conv();
@@ -119,6 +120,15 @@ class DnnlGraph : public RandomGraph {
         return emit(op::clip(x.expr, lo, hi), std::max(-lo, hi), lo >= 0);
       }
     }
+  }
+
+  /// A random permutation of a 0-d to 5-d operand's axes.
+  void permute() {
+    GraphValue x = operand(0, 5);
+    Ints axes(x.shape.size());
+    for (size_t k = 0; k < axes.size(); ++k) axes[k] = int64_t(k);
+    for (size_t k = axes.size(); k > 1; --k) std::swap(axes[k - 1], axes[size_t(uniform(0, int64_t(k) - 1))]);
+    emit(op::permute_dims(x.expr, axes), x.bound, x.nonneg);
   }
 
   void unary() {

@@ -255,6 +255,26 @@ TEST(Dnnl, AdaptiveAveragePooling) {
   }
 }
 
+// convnext's block: a depthwise convolution in NCHW, a permute to NHWC, a layer norm over the
+// channels, a permute back and the residual add, all in one partition (the permutes are
+// reorders; on the host they split it in three).
+TEST(Dnnl, PermutesAroundAChannelsLastNormStayInThePartition) {
+  Tensor w = random_tensor({8, 1, 7, 7}, 31, 0.3f), gamma = random_tensor({8}, 32), beta = random_tensor({8}, 33);
+  Var x = param("x", {1, 8, 9, 11});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var c = bb.emit(conv(x, cst(w), {3, 3, 3, 3}, 8));
+    Var nhwc = bb.emit(op::make_call("relax.permute_dims", {c}, {{"axes", std::vector<int64_t>{0, 2, 3, 1}}}));
+    Var ln = bb.emit(op::make_call("relax.nn.layer_norm", {nhwc, cst(gamma), cst(beta)},
+                                   {{"axes", std::vector<int64_t>{-1}}}));
+    Var nchw = bb.emit(op::make_call("relax.permute_dims", {ln}, {{"axes", std::vector<int64_t>{0, 3, 1, 2}}}));
+    return bb.emit(op::make_call("relax.add", {nchw, x}));
+  });
+  json g = check_against_host(mod, {random_tensor({1, 8, 9, 11}, 34)}, "permutes around a layer norm");
+  ASSERT_EQ(g["functions"].size(), 1u);
+  EXPECT_EQ(count_ops(g, "permute"), 2);
+  EXPECT_EQ(count_ops(g, "layer_norm"), 1);
+}
+
 TEST(Dnnl, SoftmaxLayerNormEltwiseBinary) {
   Tensor gamma = random_tensor({16}, 19), beta = random_tensor({16}, 20), bias = random_tensor({16}, 21);
   Var x = param("x", {4, 16});

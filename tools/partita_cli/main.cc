@@ -121,15 +121,15 @@ IRModule import_and_partition(const std::string& model, const BackendChoice& cho
     mod = transform::ToMixedPrecision(DataType::Float(32))(mod);
     s.done();
   }
+  // Every backend's prepare step before the first partitions (cudnn's attention before cublas
+  // could take its matmuls), for a fixed order and for Collage alike.
+  mod = backend::prepare_for(choice.backends, std::move(mod));
   if (choice.collage) {
     Stage s("place by measurement (Collage) on " + std::to_string(choice.backends.size()) + " backends", progress);
     mod = partition(mod, choice, true, targets, progress, placement);
     s.done();
     return mod;
   }
-  // Every backend's prepare step before the first partitions (cudnn's attention before cublas
-  // could take its matmuls).
-  mod = backend::prepare_for(choice.backends, std::move(mod));
   for (const std::string& b : choice.backends) {
     Stage s("partition " + b, progress);
     mod = partition(mod, BackendChoice{{b}}, path == 2);

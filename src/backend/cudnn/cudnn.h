@@ -40,9 +40,10 @@ std::optional<std::string> attention_unsupported(const CallNode& call);
 
 /// The PassContext config key (an int, 0 by default) that makes the `cudnn.*` patterns take
 /// depthwise convolutions (groups == input channels > 1). By default they are left to the
-/// generated CUDA kernels: on the H200, cuDNN 9's heuristic engines for them ran mobilenet_v2 at
-/// batch 32 in float16 6× slower than the generated kernels (docs/benchmarks.md). The codegen
-/// and runtime run them either way; this is a placement choice, not a capability.
+/// generated CUDA kernels: on the H200, mnasnet1_0 at batch 32 in float16 with cuBLAS + cuDNN
+/// ran in 3.70 ms with cuDNN's heuristic engines for them (session 7) and 1.30 ms with the
+/// generated ones (the next call; docs/benchmarks.md). The codegen and runtime run them either
+/// way; this is a placement choice, not a capability.
 inline constexpr const char* kTakeDepthwiseConfig = "cudnn.depthwise";
 /// The PassContext config key (an int, 0 by default) that lets the `cudnn.*` patterns fuse a
 /// clip (ReLU6) into a convolution. By default the clip is left to the generated kernels, which
@@ -52,12 +53,10 @@ inline constexpr const char* kFuseClipConfig = "cudnn.fuse_clip";
 /// The PassContext config key (an int, 0 by default) that makes the `cudnn.*` patterns take an
 /// attention with a bias (relax.nn.attention_bias: BERT's padding mask, Swin's relative position
 /// bias). By default it stays matmul, softmax and matmul for cuBLAS and the generated kernels:
-/// cuDNN 9.14's engines for it ran BERT-base at batch 32 in float16 in 58.5 ms against 2.3 ms
-/// (docs/benchmarks.md); attention without a bias (ViT, causal GPT) runs on cuDNN.
+/// with cuDNN 9.14's engines for it BERT-base at batch 32 in float16 ran in 58.5 ms, against
+/// 2.27 ms with cuBLAS in the call before (docs/benchmarks.md); attention without a bias (ViT,
+/// causal GPT) runs on cuDNN.
 inline constexpr const char* kBiasedAttentionConfig = "cudnn.attention_bias";
-
-/// Whether `chain` is a depthwise convolution (groups equal to the input channels, more than one).
-bool is_depthwise(const ConvChain& chain);
 
 /// The backend's prepare step (BackendInfo::prepare, run before any backend of a compile
 /// partitions): constants folded, the attention chains cuDNN runs rewritten to R.nn.attention

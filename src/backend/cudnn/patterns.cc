@@ -212,13 +212,14 @@ std::optional<std::string> attention_unsupported(const CallNode& call) {
   return std::nullopt;
 }
 
+namespace {
+
+/// A depthwise convolution: groups equal to the input channels, more than one.
 bool is_depthwise(const ConvChain& c) {
   const auto* g = attr<int64_t>(*c.conv, "groups");
   auto x = static_shape(c.data);
   return g && *g > 1 && x && x->size() == 4 && (*x)[1] == *g;
 }
-
-namespace {
 
 /// A placement preference of the current PassContext (false when unset).
 bool config_flag(const char* key) {
@@ -227,6 +228,14 @@ bool config_flag(const char* key) {
   if (const auto* b = std::get_if<bool>(v)) return *b;
   if (const auto* n = std::get_if<int64_t>(v)) return *n != 0;
   throw_error("TypeError", std::string("PassContext config ") + key + " must be a bool or an int");
+}
+
+/// Whether the `cudnn.*` patterns leave attention `call` to other backends: cuDNN cannot run it,
+/// or it has a bias and the PassContext does not ask for biased attention (the one rule for
+/// the patterns' check and the prepare step).
+bool attention_declined(const CallNode& call) {
+  const bool biased = call.args.size() == 4;
+  return (biased && !config_flag(kBiasedAttentionConfig)) || bool(attention_unsupported(call));
 }
 
 Expr lookup_in(const PatternCheckContext& ctx, const Expr& e) {
@@ -266,9 +275,9 @@ FusionPattern attention_entry(bool with_bias) {
   std::vector<Pattern> args{wildcard(), wildcard(), wildcard()};
   if (with_bias) args.push_back(wildcard());
   f.pattern = is_op(with_bias ? "relax.nn.attention_bias" : "relax.nn.attention")(args);
-  f.check = [with_bias](const PatternCheckContext& ctx) {
+  f.check = [](const PatternCheckContext& ctx) {
     const auto* call = ctx.matched_expr.as<CallNode>();
-    return call && !(with_bias && !config_flag(kBiasedAttentionConfig)) && !attention_unsupported(*call);
+    return call && !attention_declined(*call);
   };
   return f;
 }
@@ -304,10 +313,7 @@ IRModule prepare_for_cudnn(IRModule mod) {
   // softmax, for the other backends of the compile to take.
   mod = transform::FoldForInference()(std::move(mod));
   mod = transform::RewriteAttention()(std::move(mod));
-  return transform::DecomposeAttention([](const CallNode& call) {
-           const bool biased = call.args.size() == 4;
-           return (biased && !config_flag(kBiasedAttentionConfig)) || bool(attention_unsupported(call));
-         })(std::move(mod));
+  return transform::DecomposeAttention(attention_declined)(std::move(mod));
 }
 
 }  // namespace partita::backend::cudnn

@@ -435,7 +435,13 @@ TEST(Kernels, PermuteDimsTiledMatchesTheDefinition) {
       SCOPED_TRACE(dt.str() + " case of rank " + std::to_string(c.shape.size()));
       Tensor x = Tensor::empty(c.shape, dt);
       auto* bytes = static_cast<uint8_t*>(x.data());
-      for (int64_t i = 0; i < int64_t(x.nbytes()); ++i) bytes[i] = uint8_t(i * 131 + 7);  // every byte distinct-ish
+      // Each element holds its own index (its low bytes: unique for 2 bytes and more here; for
+      // int8, modulo 256), so a misplaced element shows.
+      const size_t width = size_t(dt.bytes());
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const uint64_t index = uint64_t(i);
+        std::memcpy(bytes + size_t(i) * width, &index, width);
+      }
       std::vector<int64_t> out_shape;
       for (int64_t a : c.axes) out_shape.push_back(c.shape[size_t(a)]);
       Tensor y = run1("relax.permute_dims", {x}, A({{"axes", c.axes}}), out_shape, dt);

@@ -3,7 +3,7 @@
 (benchmarks/gpu/models.py), timed with CUDA events, median (and min-max) of N runs after warm-up.
 
     python3 benchmarks/gpu/bench_torch.py [--only NAME,...] [--batch 1,32] [--dtype float32,float16]
-        [--runs 50] [--compile-mode default] [--json out.jsonl]
+        [--runs 50] [--compile-mode default] [--json out.jsonl] [--profile N]
 
 One line per (model, batch, dtype, engine) is printed and, with --json, appended as JSON with
 the compile time (first call of the compiled module, seconds). TF32 is off for fp32, as
@@ -39,6 +39,17 @@ def time_cuda(fn, xs, runs, warmup=10):
     return times[len(times) // 2], times[0], times[-1]
 
 
+def print_kernel_profile(fn, xs, top):
+    """The TOP kernels of one run by GPU time (torch.profiler), to compare with `partita run --profile`."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*xs)
+        torch.cuda.synchronize()
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=top, max_name_column_width=90),
+          flush=True)
+
+
 def time_model(args, name, batch, dtype, out):
     """Times NAME at BATCH in DTYPE with each engine asked for; one line (and JSON row) each."""
     import torch
@@ -68,6 +79,8 @@ def time_model(args, name, batch, dtype, out):
         finally:
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+        if args.profile:
+            print_kernel_profile(fn, xs, args.profile)
         row = dict(model=name, batch=batch, dtype=dtype, engine=engine, median_ms=med,
                    min_ms=lo, max_ms=hi, compile_s=compile_s)
         print("%-14s b%-3d %-8s %-14s %8.3f ms  [%.3f, %.3f]  compile %.1f s" % (
@@ -89,6 +102,8 @@ def main(argv=None):
     ap.add_argument("--engines", default="eager,eager-tf32,compile",
                     help="which of eager, eager-tf32 (fp32 only), compile to time")
     ap.add_argument("--json")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="after timing, print the N kernels of one run that take the most GPU time")
     ap.add_argument("--time-after", metavar="FILE",
                     help="compile as soon as started, but time only once FILE exists (lets a long "
                          "torch.compile overlap other work on the machine without that work in its times)")

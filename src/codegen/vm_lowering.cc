@@ -4,6 +4,7 @@
 // A final liveness scan marks each register dead after its last use so the VM can recycle it.
 #include "partita/codegen/vm_lowering.h"
 
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,21 +33,19 @@ KernelAttrValue to_kernel_attr(const AttrValue& v) {
       v);
 }
 
-// A permute_dims that moves only axes of extent 1 leaves every element where it was (the
-// transformer's (1, S, D) <-> (S, 1, D) around attention): a view, not a copy.
-bool is_view_permute(const CallNode& call, const std::string& op_name) {
-  if (op_name != "relax.permute_dims" || call.args.size() != 1) return false;
-  auto shape = static_shape(call.args[0]->struct_info_);
-  if (!shape) return false;
-  const int64_t n = int64_t(shape->size());
-  int64_t previous = -1;
-  for (int64_t a : op::permute_dims_axes(call, n)) {
-    if (a < 0 || a >= n) return false;
-    if ((*shape)[size_t(a)] == 1) continue;
-    if (a < previous) return false;
-    previous = a;
-  }
-  return true;
+// The byte offset at which a call of a view-like op finds its result inside its first argument,
+// or nullopt when the call must copy. An offset view keeps the 64-byte alignment kernels may
+// rely on (allocations here are 64-byte aligned), and fits the instruction's 32-bit field.
+std::optional<int64_t> view_byte_offset(const CallNode& call, const op::OpDef& def) {
+  std::optional<int64_t> elements;
+  if (def.view == op::ViewKind::Always) elements = 0;
+  else if (def.view == op::ViewKind::Sometimes && def.view_offset) elements = def.view_offset(call);
+  if (!elements || *elements == 0) return elements;
+  const auto* t = call.struct_info_.as<TensorStructInfoNode>();
+  if (!t || t->dtype.is_void() || t->dtype.bits() % 8 != 0) return std::nullopt;
+  int64_t bytes = *elements * (t->dtype.bits() / 8) * t->dtype.lanes();
+  if (bytes % 64 != 0 || bytes > std::numeric_limits<int32_t>::max()) return std::nullopt;
+  return bytes;
 }
 
 /// Where a tensor of this struct info lives: its vdevice as a runtime device (the host when it
@@ -401,12 +400,11 @@ class FunctionLowering {
       const op::OpDef* def = op::find_op_def(op->name);
       std::string what = "the result of " + op->name;
       // The op's view trait says whether its result may alias its input; for one that is a view
-      // only sometimes, the call decides.
-      const op::ViewKind view = def ? def->view : op::ViewKind::None;
-      if (view == op::ViewKind::Always ||
-          (view == op::ViewKind::Sometimes && is_view_permute(call, op->name))) {
+      // only sometimes, the call decides (and where in the input the result starts).
+      if (auto offset = def ? view_byte_offset(call, *def) : std::nullopt) {
         Instruction in;
         in.op = Opcode::View;
+        if (def->view == op::ViewKind::Sometimes) in.index = int32_t(*offset);  // -1: a reshape
         in.args = {lower_expr(call.args.at(0))};
         in.outs = {spec_of(rs, what)};
         in.dst = new_reg();

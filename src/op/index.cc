@@ -189,6 +189,40 @@ StructInfo infer_strided_slice(const CallNode& call) {
   return tensor_result(std::move(out), x.dtype, x.ndim);
 }
 
+// A unit-stride slice is one contiguous run of its input when, after the last axis it narrows,
+// it keeps every axis whole, and before that axis it keeps one index of each: a channel slice of
+// an NCHW tensor of batch 1 (ShuffleNet's split), a row range of a matrix.
+std::optional<int64_t> slice_view_offset(const CallNode& call) {
+  auto in = static_shape(call.args[0]->struct_info_), out = static_shape(call.struct_info_);
+  auto axes = prim_tuple_values(call, 1), begin = prim_tuple_values(call, 2);
+  if (!in || !out || in->size() != out->size() || !axes || !begin || axes->size() != begin->size())
+    return std::nullopt;
+  std::vector<int64_t> start(in->size(), 0);
+  for (size_t k = 0; k < axes->size(); ++k) {
+    auto a = as_const_int((*axes)[k]), b = as_const_int((*begin)[k]);
+    if (!a || !b || *a < -int64_t(in->size()) || *a >= int64_t(in->size())) return std::nullopt;
+    size_t axis = size_t(*a < 0 ? *a + int64_t(in->size()) : *a);
+    int64_t dim = (*in)[axis];
+    start[axis] = std::clamp<int64_t>(*b < 0 ? *b + dim : *b, 0, dim);
+  }
+  if (call.args.size() > 4) {
+    auto strides = prim_tuple_values(call, 4);
+    if (!strides) return std::nullopt;
+    for (const PrimExpr& st : *strides)
+      if (as_const_int(st) != std::optional<int64_t>(1)) return std::nullopt;
+  }
+  int64_t offset = 0, stride = 1;
+  bool narrowed = false;  // an axis at or after this one is narrowed
+  for (size_t d = in->size(); d-- > 0;) {
+    if ((*out)[d] <= 0) return std::nullopt;
+    if (narrowed && (*out)[d] != 1) return std::nullopt;
+    if ((*out)[d] != (*in)[d]) narrowed = true;
+    offset += start[d] * stride;
+    stride *= (*in)[d];
+  }
+  return offset;
+}
+
 StructInfo infer_take(const CallNode& call) {
   const TensorStructInfoNode& x = tensor_arg(call, 0);
   const TensorStructInfoNode& idx = tensor_arg(call, 1);
@@ -250,6 +284,8 @@ void register_index_ops() {
   slice.attrs = {{"assume_inbound", AttrKind::Bool, false}};
   slice.infer = infer_strided_slice;
   slice.fusion_kind = FusionKind::Injective;
+  slice.view = ViewKind::Sometimes;
+  slice.view_offset = slice_view_offset;
   slice.bytes = [](const CallNode& call) { return gather_bytes(call, false); };
   add_op(std::move(slice));
 

@@ -3,6 +3,7 @@
 
 #include "cost_utils.h"
 #include "infer_utils.h"
+#include "partita/op/ops.h"
 
 namespace partita::op::detail {
 namespace {
@@ -136,6 +137,23 @@ StructInfo infer_broadcast_to(const CallNode& call) {
   return tensor_result(*shape, x.dtype, int(shape->size()));
 }
 
+// A permute_dims that moves only axes of extent 1 leaves every element where it was (the
+// transformer's (1, S, D) <-> (S, 1, D) around attention): a view, not a copy.
+std::optional<int64_t> permute_view_offset(const CallNode& call) {
+  if (call.args.size() != 1) return std::nullopt;
+  auto shape = static_shape(call.args[0]->struct_info_);
+  if (!shape) return std::nullopt;
+  const int64_t n = int64_t(shape->size());
+  int64_t previous = -1;
+  for (int64_t a : permute_dims_axes(call, n)) {
+    if (a < 0 || a >= n) return std::nullopt;
+    if ((*shape)[size_t(a)] == 1) continue;
+    if (a < previous) return std::nullopt;
+    previous = a;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void register_index_ops();
@@ -156,7 +174,8 @@ void register_manipulation_ops() {
   permute.attrs = {{"axes", AttrKind::OptionalIntList, std::monostate{}}};
   permute.infer = infer_permute_dims;
   permute.fusion_kind = FusionKind::Injective;
-  permute.view = ViewKind::Sometimes;  // when it moves only axes of extent 1
+  permute.view = ViewKind::Sometimes;
+  permute.view_offset = permute_view_offset;
   add_op(std::move(permute));
 
   OpDef flatten;

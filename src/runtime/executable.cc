@@ -290,7 +290,11 @@ VMFunction read_function(Reader& r, const Executable& ex, uint32_t version) {
       case Opcode::LoadConst:
         if (in.index < 0 || size_t(in.index) >= ex.constants.size()) r.fail("constant index out of range");
         break;
-      case Opcode::View: need_args(1); if (in.outs.size() != 1) r.fail("view without a shape"); break;
+      case Opcode::View:
+        need_args(1);
+        if (in.outs.size() != 1) r.fail("view without a shape");
+        if (in.index < -1) r.fail("view at a negative byte offset");
+        break;
       case Opcode::PrimToTensor: if (in.outs.size() != 1) r.fail("prim without a dtype"); break;
       case Opcode::GetItem: case Opcode::Move: case Opcode::MatchTensor: case Opcode::JumpIfFalse:
       case Opcode::Ret: need_args(1); break;

@@ -7,6 +7,7 @@
 
 #include "partita/runtime/device_api.h"
 #include "partita/support/error.h"
+#include "host_allocation.h"
 
 namespace partita {
 
@@ -29,7 +30,8 @@ Tensor Tensor::empty(std::vector<int64_t> shape, DataType dtype, Device device) 
     if (rounded == 0) rounded = 64;
     void* p = std::aligned_alloc(64, rounded);
     if (!p) throw_error("MemoryError", "cannot allocate " + std::to_string(bytes) + " bytes");
-    t.buffer_ = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+    auto* base = static_cast<uint8_t*>(p);
+    t.buffer_ = std::shared_ptr<uint8_t>(base, runtime::HostAllocation{base, rounded});
     return t;
   }
   runtime::DeviceAPI* api = runtime::device_api(device);

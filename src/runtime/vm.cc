@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "partita/support/error.h"
+#include "host_allocation.h"
 #include "vm_arena.h"
 #include "vm_arguments.h"
 #include "vm_graphs.h"
@@ -193,11 +194,13 @@ struct VirtualMachine::Impl {
       v.tuple.reset();
     }
     if (v.tensor.defined()) {
+      // The last holder of a host buffer gives the whole allocation back, whatever part of it
+      // (a slice) it viewed.
       const auto& buf = v.tensor.buffer();
-      if (buf.use_count() == 1 && v.tensor.device().is_cpu() && stats.pool_bytes < kMaxPoolBytes) {
-        size_t cap = v.tensor.nbytes();
-        stats.pool_bytes += int64_t(cap);
-        pool[cap].push_back(buf);
+      const auto* owner = std::get_deleter<HostAllocation>(buf);
+      if (owner && buf.use_count() == 1 && stats.pool_bytes < kMaxPoolBytes) {
+        stats.pool_bytes += int64_t(owner->bytes);
+        pool[owner->bytes].push_back(std::shared_ptr<uint8_t>(buf, owner->base));
       }
       v.tensor = Tensor();
     }
@@ -327,6 +330,14 @@ struct VirtualMachine::Impl {
           auto shape = shape_of(in.outs[0], syms.data(), syms.size());
           int64_t n = 1;
           for (int64_t d : shape) n *= d;
+          if (in.index >= 0) {  // a contiguous part of the source (a slice), `index` bytes in
+            size_t end = size_t(in.index) + size_t(n) * size_t(src.tensor.dtype().bytes());
+            if (end > src.tensor.nbytes())
+              throw_error("ValueError", "a view of bytes " + std::to_string(in.index) + " to " + std::to_string(end) +
+                                            " of a tensor of " + std::to_string(src.tensor.nbytes()) + " bytes");
+            regs[size_t(in.dst)] = Value(src.tensor.view(std::move(shape), size_t(in.index)));
+            break;
+          }
           if (n != src.tensor.numel())
             throw_error("ValueError", "cannot reshape a tensor of " + std::to_string(src.tensor.numel()) +
                                           " elements to one of " + std::to_string(n));

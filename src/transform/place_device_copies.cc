@@ -10,6 +10,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/op/ops.h"
+#include "partita/op/registry.h"
 #include "partita/support/error.h"
 
 namespace partita::transform {
@@ -212,8 +213,12 @@ class HostFunctionPlacer : public GlobalVarRemapper {
  private:
   VDevice callee_device(const Expr& callee) const {
     if (const auto* op = callee.as<OpNode>()) {
-      // The device operators say where their result goes themselves.
+      // The device operators say where their result goes themselves; a view (reshape between
+      // two partitions on a GPU, left alone by the fusion) is its operand's bytes wherever they
+      // are, and the VM makes it without a kernel.
       if (op->name == "relax.to_vdevice" || op->name == "relax.hint_on_device") return {};
+      const op::OpDef* def = op::find_op_def(op->name);
+      if (def && def->view == op::ViewKind::Always) return {};
       return host_;
     }
     if (const auto* gv = callee.as<GlobalVarNode>()) {

@@ -65,9 +65,15 @@ enum class ViewKind : uint8_t {
   None,       // the result is new memory
   Always,     // the result is always the first argument's bytes under a new shape (reshape,
               // flatten, squeeze, expand_dims); a lowering may make it a view without copying
-  Sometimes,  // such a view for some calls only (permute_dims that moves only axes of extent 1);
-              // the lowering decides per call (codegen/vm_lowering.cc)
+  Sometimes,  // a view for some calls only, those whose `view_offset` has a value (a permute_dims
+              // that moves only axes of extent 1; a strided_slice that keeps one contiguous run)
 };
+
+/// For a ViewKind::Sometimes op: where a call's result starts inside its first argument, in
+/// elements, when the result is one contiguous run of that argument's bytes in row-major order
+/// (so a lowering may alias it instead of copying); nullopt when the call must copy or its
+/// shapes are not static.
+using ViewOffsetFn = std::function<std::optional<int64_t>(const CallNode& call)>;
 
 /// A cost of one call as a function of its normalized struct info: a PrimExpr over the symbolic
 /// dimensions of its arguments (a constant when every dimension is known, read it with
@@ -96,6 +102,7 @@ struct OpDef {
   /// lowering passes them to the kernel as tensors.
   bool scalar_operands_as_tensors = false;
   ViewKind view = ViewKind::None;
+  ViewOffsetFn view_offset;  // set when view is Sometimes
   /// Must be set: a test checks that every registered operator has a kind other than Unset.
   FusionKind fusion_kind = FusionKind::Unset;
   /// Floating-point operations of a call. A multiply-add counts 2; every element-wise

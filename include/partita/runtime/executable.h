@@ -49,7 +49,8 @@ enum class Opcode : uint8_t {
                 //   their spec's device; host kernels read host inputs, see runtime/kernel.h)
   CallExtern,   // dst = extern_symbols[index](args) into fresh outputs `outs`
   CallFunc,     // dst = functions[index](args)
-  View,         // dst = args[0] viewed with outs[0]'s shape (reshape and friends, no copy)
+  View,         // dst = args[0] viewed with outs[0]'s shape (reshape and friends, no copy); with
+                //   index >= 0, outs[0]'s bytes of args[0] from byte index on (a contiguous slice)
   MakeTuple,    // dst = (args...)
   GetItem,      // dst = args[0][index]
   LoadConst,    // dst = constants[index]

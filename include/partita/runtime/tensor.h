@@ -67,6 +67,11 @@ class Tensor {
   }
   /// The same buffer, device and dtype under another shape (no check of the element count).
   Tensor view(std::vector<int64_t> shape) const { return from_buffer(std::move(shape), dtype_, buffer_, device_); }
+  /// The bytes from `byte_offset` on under `shape` (a contiguous slice; the caller checks the
+  /// size). The view keeps the whole buffer alive; its data() is the buffer's plus the offset.
+  Tensor view(std::vector<int64_t> shape, size_t byte_offset) const {
+    return from_buffer(std::move(shape), dtype_, std::shared_ptr<uint8_t>(buffer_, buffer_.get() + byte_offset), device_);
+  }
   const std::shared_ptr<uint8_t>& buffer() const { return buffer_; }
 
  private:

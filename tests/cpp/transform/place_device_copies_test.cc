@@ -126,6 +126,45 @@ TEST(PlaceDeviceCopies, HostOperatorsAndHostBackendsGetHostCopies) {
 )"));
 }
 
+// A view (a reshape the fusion left alone between two GPU partitions: BERT's heads split and
+// joined around cuDNN's attention) stays with its operand, on whichever device that is; it once
+// ran on the host, with a copy each way.
+TEST(PlaceDeviceCopies, ViewsStayWithTheirOperand) {
+  check_pass(cuda_placement(), module("", kOffloaded, R"(
+    @R.function
+    def main(x: R.Tensor((4,), "float32")) -> R.Tensor((4,), "float32"):
+        cls = Module
+        with R.dataflow():
+            a = cls.fused_a(x)
+            r = R.reshape(a, R.shape([2, 2]))
+            f = R.reshape(r, R.shape([4]))
+            c = cls.fused_a(f)
+            h = R.reshape(x, R.shape([2, 2]))
+            g = R.flatten(h)
+            d = cls.fused_b(c, g)
+            R.output(d)
+        return d
+)"),
+             module(kPlacedInfos, kOffloadedPlaced, R"(
+    @R.function
+    def main(x: R.Tensor((4,), "float32", "llvm")) -> R.Tensor((4,), "float32", "llvm"):
+        cls = Module
+        with R.dataflow():
+            lv = R.to_vdevice(x, "cuda")
+            a = cls.fused_a(lv)
+            r = R.reshape(a, R.shape([2, 2]))
+            f = R.reshape(r, R.shape([4]))
+            c = cls.fused_a(f)
+            h = R.reshape(x, R.shape([2, 2]))
+            g = R.flatten(h)
+            lv1 = R.to_vdevice(g, "cuda")
+            d = cls.fused_b(c, lv1)
+            R.output(d)
+        lv2 = R.to_vdevice(d, "llvm")
+        return lv2
+)"));
+}
+
 TEST(PlaceDeviceCopies, CompiledFunctionsByTheirSymbols) {
   // After RunCodegen: calls of compiled functions by symbol (a GPU kernel, and a host library
   // function that is not listed) are placed as offloaded functions are.

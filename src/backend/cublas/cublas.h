@@ -20,6 +20,10 @@ std::vector<transform::FusionPattern> cublas_patterns();
 /// "Codegen": "cublas" function per match), after FoldForInference like every partition_for.
 IRModule partition_for_cublas(IRModule mod, bool bind_constants = false);
 
+/// The backend's prepare step (BackendInfo::prepare): FoldForInference, then PatchConvToMatmul,
+/// so that a convolution whose kernel tiles its input (ViT's patch embedding) is a product here.
+IRModule prepare_for_cublas(IRModule mod);
+
 codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& functions,
                                const codegen::Target& target,
                                const std::map<std::string, Tensor>& const_name_to_constant);

@@ -4,6 +4,8 @@
 #include "gemm_rules.h"
 #include "partita/dpl/pattern.h"
 #include "partita/op/ops.h"
+#include "partita/transform/fold_constant.h"
+#include "partita/transform/patch_conv_to_matmul.h"
 #include "partita/transform/pattern_registry.h"
 
 namespace partita::backend::cublas {
@@ -108,6 +110,13 @@ std::vector<FusionPattern> cublas_patterns() {
 IRModule partition_for_cublas(IRModule mod, bool bind_constants) {
   // TVM's partition_for_cublas: FuseOpsByPattern(..., annotate_codegen=True), i.e. not merged.
   return transform::partition_for("cublas", std::move(mod), /*merge=*/false, bind_constants);
+}
+
+IRModule prepare_for_cublas(IRModule mod) {
+  // Constants folded first (a kernel the rewrite flattens must be one), then the patch
+  // convolutions as the products cuBLAS runs far faster than cuDNN the convolutions.
+  mod = transform::FoldForInference()(std::move(mod));
+  return transform::PatchConvToMatmul()(std::move(mod));
 }
 
 }  // namespace partita::backend::cublas

@@ -14,6 +14,7 @@ PARTITA_REGISTER_BACKEND([] {
       {"autotune_top_k", codegen::TargetOptionType::Int, int64_t(0),
        "time the heuristic's best k algorithms once per shape and keep the fastest (0: its first)"},
       {"workspace_mib", codegen::TargetOptionType::Int, int64_t(32), "cuBLASLt workspace per device and thread"}};
+  b.prepare = prepare_for_cublas;
   b.patterns = cublas_patterns;
   b.codegen = codegen;
   b.runtime_plugin = "cublas";

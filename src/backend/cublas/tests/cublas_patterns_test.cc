@@ -6,8 +6,10 @@
 
 #include "../cublas.h"
 #include "cublas_test_util.h"
+#include "partita/backend/registry.h"
 #include "partita/ir/block_builder.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/op/ops.h"
 #include "partita/op/registry.h"
 #include "partita/script/printer.h"
 #include "partita/transform/pattern_registry.h"
@@ -285,6 +287,23 @@ TEST(CublasPatterns, BindConstants) {
   IRModule bound = partition_for_cublas(mod, true);
   EXPECT_EQ(cublas_composites(bound), std::vector<std::string>{"cublas.matmul"});
   EXPECT_EQ(codegen_params(bound), 1u);
+}
+
+// The backend's prepare step turns a patch embedding (ViT's 16x16 convolution of stride 16) into
+// the product the table then takes (the partitioning's constant folding transposes the kernel).
+TEST(CublasPatterns, PrepareStepMakesPatchConvolutionsProducts) {
+  Tensor w = random_input({8, 3, 4, 4}, DataType::Float(16), 5);
+  BlockBuilder bb;
+  Var x = make<VarNode>("x", tensor_sinfo(std::vector<int64_t>{2, 3, 16, 16}, DataType::Float(16)));
+  bb.begin_function("main", {x});
+  bb.begin_dataflow();
+  Var gv = bb.emit_output(bb.emit(op::nn::conv2d(x, make<ConstantNode>(w), {4, 4})));
+  bb.end_dataflow();
+  bb.emit_func_output(gv);
+  IRModule prepared = backend::prepare_for({"cublas"}, bb.get());
+  EXPECT_EQ(script::print_module(prepared).find("conv2d"), std::string::npos) << script::print_module(prepared);
+  EXPECT_EQ(cublas_composites(partition_for_cublas(prepared, true)),
+            std::vector<std::string>{"cublas.matmul"});
 }
 
 }  // namespace

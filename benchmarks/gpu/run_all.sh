@@ -15,7 +15,8 @@
 # VARIANTS adds, for each batch and dtype of VARIANT_MODELS, space-separated TAG=BACKENDS builds
 # with those BYOC backends first (`--backends BACKENDS`, the rest generated); BACKENDS may end in
 # `|TARGET|TARGET...`, each a `--target` of the compile with `~` for its spaces (e.g.
-# `tuned=cublas,cudnn|cudnn~-autotune=1~-autotune_top_k=4`). NOVARIANT_PLAIN=1
+# `tuned=cublas,cudnn|cudnn~-autotune=1~-autotune_top_k=4`; BACKENDS empty: generated CUDA alone
+# with other options, `ffma=|cuda~-gemm_mma_split_k=0`). NOVARIANT_PLAIN=1
 # skips the plain `cuda` builds of VARIANT_MODELS. Results: $OUT/results.txt, $OUT/torch.jsonl,
 # $OUT/env.log; every other log goes into $OUT/logs.tgz, refreshed after each phase (the device
 # tool returns at most 8 files, and only what exists when a call times out).
@@ -71,7 +72,7 @@ compile_one() {
   local tag=$1 stem=$2 backends=$3 t0 t1 extra=()
   if [ "$backends" != - ]; then
     IFS='|' read -r -a parts <<< "$backends"
-    extra=(--backends "${parts[0]}")
+    [ -n "${parts[0]}" ] && extra=(--backends "${parts[0]}")  # empty: the cuda target alone, other options
     for t in "${parts[@]:1}"; do extra+=(--target "${t//\~/ }"); done
   fi
   t0=$(date +%s.%N)

@@ -40,6 +40,10 @@ struct GeneratedSource {
 struct GemmTuning {
   int64_t split_k_below = 132;  // the H200's SM count
   int split_k_groups = 0;
+  /// 16-bit split-K products with K >= 1024 whose 64 x 64 tensor-core grid covers half of
+  /// split_k_below stay on tensor cores, K shared among four groups of warps (false: the FFMA
+  /// split-K kernel for all).
+  bool mma_split_k = true;
 };
 /// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
 GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,

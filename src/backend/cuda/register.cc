@@ -36,6 +36,10 @@ PARTITA_REGISTER_BACKEND([] {
        "(the GPU's SM count; 0: never)"},
       {"gemm_split_k_groups", codegen::TargetOptionType::Int, int64_t(0),
        "thread groups sharing K in the split-K kernel: 4, 8, or 0 (automatic)"},
+      {"gemm_mma_split_k", codegen::TargetOptionType::Int, int64_t(1),
+       "16-bit products that take split-K, have K >= 1024 and a 64 x 64 tensor-core grid covering "
+       "half of gemm_split_k_below stay on tensor cores, four groups of warps sharing K (1); or all "
+       "take the FFMA split-K kernel (0)"},
       {"cache_dir", codegen::TargetOptionType::String, "",
        "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
        "\"none\": no disk cache)"}};

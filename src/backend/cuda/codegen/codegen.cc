@@ -45,6 +45,7 @@ codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& func
   GemmTuning tuning;
   tuning.split_k_below = target.get_int("gemm_split_k_below");
   tuning.split_k_groups = int(target.get_int("gemm_split_k_groups"));
+  tuning.mma_split_k = target.get_int("gemm_mma_split_k") != 0;
   if (tuning.split_k_groups != 0 && tuning.split_k_groups != 4 && tuning.split_k_groups != 8)
     throw_error("ValueError", "cuda target: gemm_split_k_groups must be 0 (automatic), 4 or 8, not " +
                                   std::to_string(tuning.split_k_groups));

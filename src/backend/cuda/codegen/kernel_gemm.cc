@@ -137,19 +137,27 @@ int64_t tile_count(int64_t m, int64_t n, int64_t b, int64_t tm, int64_t tn) {
   return ((m + tm - 1) / tm) * ((n + tn - 1) / tn) * b;
 }
 
-void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
+// With `groups` > 1 the block is that many copies of the tile's warps, each walking every
+// groups-th 32-deep slice of K (more warps in flight where the grid is small); the partial
+// products are summed in shared memory, over the operand tiles' space, before one epilogue.
+void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t, int groups) {
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string& H = g.mma_type;
   const std::string to16 = H == "__half" ? "__float2half_rn" : "__float2bfloat16_rn";
   const std::string TM = std::to_string(t.m), TN = std::to_string(t.n), FI = std::to_string(t.frags_m()),
                     FJ = std::to_string(t.frags_n()), WTM = std::to_string(t.m / t.warps_m),
-                    WTN = std::to_string(t.n / t.warps_n);
+                    WTN = std::to_string(t.n / t.warps_n), G = std::to_string(groups);
+  const int a_bytes = groups * t.m * (32 + 8) * 2, b_bytes = groups * 32 * (t.n + 8) * 2;
+  const int sum_bytes = groups > 1 ? t.m * t.n * 4 : 0;
   w.line("using namespace nvcuda;");
-  w.line("__shared__ __align__(32) " + H + " As[" + TM + "][32 + 8];");
-  w.line("__shared__ __align__(32) " + H + " Bs[32][" + TN + " + 8];");
-  w.line("__shared__ __align__(32) float Cs[" + std::to_string(t.warps()) + "][16 * 16];");
-  w.line("const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wm = warp / " + std::to_string(t.warps_n) +
+  w.line("__shared__ __align__(32) unsigned char smem[" + std::to_string(std::max(a_bytes + b_bytes, sum_bytes)) + "];");
+  w.line("auto As = reinterpret_cast<" + H + " (*)[" + TM + "][32 + 8]>(smem);");
+  w.line("auto Bs = reinterpret_cast<" + H + " (*)[32][" + TN + " + 8]>(smem + " + std::to_string(a_bytes) + ");");
+  if (groups == 1) w.line("__shared__ __align__(32) float Cs[" + std::to_string(t.warps()) + "][16 * 16];");
+  w.line("const int grp = threadIdx.x / " + std::to_string(t.threads()) + ", lt = threadIdx.x % " +
+         std::to_string(t.threads()) + ";");
+  w.line("const int warp = lt / 32, lane = lt % 32, wm = warp / " + std::to_string(t.warps_n) +
          ", wn = warp % " + std::to_string(t.warps_n) + ";");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, t.m, t.n);
   w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[" + FI + "][" + FJ + "];");
@@ -157,22 +165,27 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
   w.line("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll");
   w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
-  std::string k0 = w.fresh("k");
-  w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += 32)");
+  // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
+  // block's barriers are uniform.
+  std::string s0 = w.fresh("s"), k0 = w.fresh("k");
+  w.open("for (pt_idx " + s0 + " = 0; " + s0 + " < " + K + "; " + s0 + " += 32 * " + G + ")");
+  w.line("const pt_idx " + k0 + " = " + s0 + " + grp * 32;");
   TileLoad a{t.m, 32, t.threads()};
+  a.thread = "lt";
   a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
   a.unroll = "#pragma unroll 4";
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
   a.store = [&](const std::string& r, const std::string& c, const std::string& v) {
-    return "As[" + r + "][" + c + "] = " + to16 + "(" + v + ");";
+    return "As[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
   emit_tile_load(w, a);
   TileLoad bt{32, t.n, t.threads()};
+  bt.thread = "lt";
   bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
   bt.unroll = "#pragma unroll 4";
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [&](const std::string& r, const std::string& c, const std::string& v) {
-    return "Bs[" + r + "][" + c + "] = " + to16 + "(" + v + ");";
+    return "Bs[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
   emit_tile_load(w, bt);
   w.line("__syncthreads();");
@@ -181,10 +194,10 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
   w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
   w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[" + FJ + "];");
   w.line("#pragma unroll");
-  w.line("for (int i = 0; i < " + FI + "; ++i) wmma::load_matrix_sync(fa[i], &As[wm * " + WTM +
+  w.line("for (int i = 0; i < " + FI + "; ++i) wmma::load_matrix_sync(fa[i], &As[grp][wm * " + WTM +
          " + i * 16][kk * 16], 32 + 8);");
   w.line("#pragma unroll");
-  w.line("for (int j = 0; j < " + FJ + "; ++j) wmma::load_matrix_sync(fb[j], &Bs[kk * 16][wn * " + WTN +
+  w.line("for (int j = 0; j < " + FJ + "; ++j) wmma::load_matrix_sync(fb[j], &Bs[grp][kk * 16][wn * " + WTN +
          " + j * 16], " + TN + " + 8);");
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < " + FI + "; ++i)");
@@ -193,26 +206,61 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t) {
   w.close();
   w.line("__syncthreads();");
   w.close();
-  // Epilogue: one 16 x 16 fragment at a time through the warp's staging tile.
-  w.line("#pragma unroll 1");
-  w.open("for (int i = 0; i < " + FI + "; ++i)");
-  w.line("#pragma unroll 1");
-  w.open("for (int j = 0; j < " + FJ + "; ++j)");
-  w.line("wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);");
-  w.line("__syncwarp();");
-  w.line("#pragma unroll 1");
-  w.open("for (int t = 0; t < 8; ++t)");
-  w.line("const int ec = lane + 32 * t, rc = ec / 16, cc = ec % 16;");
-  std::string m = w.fresh("m"), n = w.fresh("n");
-  w.line("const pt_idx " + m + " = " + m0 + " + wm * " + WTM + " + i * 16 + rc, " + n + " = " + n0 + " + wn * " + WTN +
-         " + j * 16 + cc;");
-  w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
-  g.store(b, m, n, "Cs[warp][ec]");
-  w.close();
-  w.close();
-  w.line("__syncwarp();");
-  w.close();
-  w.close();
+  if (groups > 1) {
+    // The groups add their partials into one tile in turn (the operand tiles are dead: the loop
+    // ended on a barrier), then every thread of the block runs the epilogue over it.
+    w.line("float* sum = reinterpret_cast<float*>(smem);");
+    w.line("#pragma unroll 1");
+    w.open("for (int gi = 0; gi < " + G + "; ++gi)");
+    w.open("if (grp == gi)");
+    w.line("#pragma unroll");
+    w.open("for (int i = 0; i < " + FI + "; ++i)");
+    w.line("#pragma unroll");
+    w.open("for (int j = 0; j < " + FJ + "; ++j)");
+    w.line("float* at = sum + (wm * " + WTM + " + i * 16) * " + TN + " + wn * " + WTN + " + j * 16;");
+    w.open("if (gi > 0)");
+    w.line("wmma::fragment<wmma::accumulator, 16, 16, 16, float> part;");
+    w.line("wmma::load_matrix_sync(part, at, " + TN + ", wmma::mem_row_major);");
+    w.line("for (int x = 0; x < part.num_elements; ++x) acc[i][j].x[x] += part.x[x];");
+    w.close();
+    w.line("wmma::store_matrix_sync(at, acc[i][j], " + TN + ", wmma::mem_row_major);");
+    w.close();
+    w.close();
+    w.close();
+    w.line("__syncthreads();");
+    w.close();
+    w.line("#pragma unroll 1");
+    w.open("for (int ec = threadIdx.x; ec < " + std::to_string(t.m * t.n) + "; ec += " +
+           std::to_string(t.threads() * groups) + ")");
+    std::string m = w.fresh("m"), n = w.fresh("n");
+    w.line("const pt_idx " + m + " = " + m0 + " + ec / " + TN + ", " + n + " = " + n0 + " + ec % " + TN + ";");
+    w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+    g.store(b, m, n, "sum[ec]");
+    w.close();
+    w.close();
+    w.line("__syncthreads();");  // the next tile's operands overwrite the sum
+  } else {
+    // One 16 x 16 fragment at a time through the warp's staging tile.
+    w.line("#pragma unroll 1");
+    w.open("for (int i = 0; i < " + FI + "; ++i)");
+    w.line("#pragma unroll 1");
+    w.open("for (int j = 0; j < " + FJ + "; ++j)");
+    w.line("wmma::store_matrix_sync(Cs[warp], acc[i][j], 16, wmma::mem_row_major);");
+    w.line("__syncwarp();");
+    w.line("#pragma unroll 1");
+    w.open("for (int t = 0; t < 8; ++t)");
+    w.line("const int ec = lane + 32 * t, rc = ec / 16, cc = ec % 16;");
+    std::string m = w.fresh("m"), n = w.fresh("n");
+    w.line("const pt_idx " + m + " = " + m0 + " + wm * " + WTM + " + i * 16 + rc, " + n + " = " + n0 + " + wn * " +
+           WTN + " + j * 16 + cc;");
+    w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
+    g.store(b, m, n, "Cs[warp][ec]");
+    w.close();
+    w.close();
+    w.line("__syncwarp();");
+    w.close();
+    w.close();
+  }
   w.close();
   w.close();
 }
@@ -323,12 +371,25 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
 /// Emits the kernel that fits `g` and returns its tile and block size.
 GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   if (int groups = split_k_groups(g, e.gemm_tuning())) {
+    auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch), k = as_const_int(g.k);
+    if (!g.mma_type.empty() && e.gemm_tuning().mma_split_k && *k >= 1024 &&
+        2 * tile_count(*m, *n, *b, kMmaSmall.m, kMmaSmall.n) >= e.gemm_tuning().split_k_below) {
+      // 16-bit operands with a long K whose small tensor-core grid covers half the GPU: that
+      // tile, its warps four times over, rather than FFMA. Measured on the H200 at batch 1
+      // (docs/benchmarks.md, the zoo against gemm_mma_split_k=0): the style network's 98-tile
+      // convolutions (3136 x 128, K 1152) took style_transfer from 3.26 to 2.47 ms. Thinner grids
+      // (BERT's and ViT's 24- and 48-tile products) were up to 2.4x slower than FFMA split-K,
+      // whose 32 x 32 tiles reach 4x the SMs, and so were products of K 256 to 768 (two groups)
+      // with 66 to 196 tiles (convnext_tiny, swin_t, BERT-base, resnext50 7-13 % slower).
+      emit_gemm_mma(e, g, kMmaSmall, 4);
+      return {kMmaSmall.m, kMmaSmall.n, kMmaSmall.threads() * 4};
+    }
     emit_gemm_split_k(e, g, groups);
     return {kSplitTile, kSplitTile, 64 * groups};
   }
   if (!g.mma_type.empty()) {
     const MmaTile& t = mma_tile(g, e.gemm_tuning().split_k_below);
-    emit_gemm_mma(e, g, t);
+    emit_gemm_mma(e, g, t, 1);
     return {t.m, t.n, t.threads()};
   }
   CodeWriter& w = e.w();

@@ -188,10 +188,12 @@ class Module:
 }
 
 // The tensor-core tile: 64 x 64 where M fits it or the 128 x 128 grid would not fill the GPU
-// (132 tiles by default), 128 x 128 otherwise; split-K (FFMA) where even the small grid is thin.
+// (132 tiles by default), 128 x 128 otherwise; where even the small grid is thin (split-K), the
+// small tile with its warps four times over sharing K when that grid covers half the GPU and K is
+// long (unless gemm_mma_split_k=0), FFMA otherwise.
 TEST(CudaGeneratedSource, TensorCoreTileFitsTheProblem) {
-  auto source = [](const std::string& m, const std::string& k, const std::string& n) {
-    return only_source(compile_text(replace_all(replace_all(replace_all(R"(
+  auto source = [](const std::string& m, const std::string& k, const std::string& n, int64_t mma_split_k = 1) {
+    IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
@@ -201,16 +203,33 @@ class Module:
             R.output(gv)
         return gv
 )", "DM", m), "DK", k), "DN", n)));
+    codegen::RunCodegenOptions options;
+    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")},
+                                                {"gemm_mma_split_k", mma_split_k}})};
+    return only_source(codegen::run_codegen(mod, options));
   };
   auto tile = [](const std::string& src) {
-    if (src.find("As[128][32 + 8]") != std::string::npos) return 128;
-    if (src.find("As[64][32 + 8]") != std::string::npos) return 64;
+    if (src.find("(*)[128][32 + 8]") != std::string::npos) return 128;
+    if (src.find("(*)[64][32 + 8]") != std::string::npos) return 64;
     return 0;
+  };
+  auto groups = [](const std::string& src) {
+    return src.find("+= 32 * 4)") != std::string::npos ? 4 : 1;
   };
   EXPECT_EQ(tile(source("4096", "512", "4096")), 128);  // 1,024 large tiles
   EXPECT_EQ(tile(source("48", "512", "20000")), 64);    // M fits the small tile (313 of them)
   EXPECT_EQ(tile(source("150", "64", "2100")), 64);     // 34 large tiles, K too short to split
-  EXPECT_EQ(tile(source("256", "1024", "512")), 0);     // 8 large, 32 small tiles: split-K
+  EXPECT_EQ(groups(source("150", "64", "2100")), 1);
+  // 25 large, 98 small tiles (the style network's 128-channel convolutions as products): split-K
+  // on the small tensor-core tile.
+  const std::string split = source("3136", "1152", "128");
+  EXPECT_EQ(tile(split), 64);
+  EXPECT_EQ(groups(split), 4);
+  EXPECT_EQ(tile(source("3136", "768", "128")), 0);  // a shorter K: FFMA
+  EXPECT_EQ(tile(source("3136", "1152", "128", 0)), 0);  // FFMA split-K asked for
+  // 8 large, 32 small tiles (ViT-B/16's batch-1 MLP, 197 x 3072 x 768, is such a product):
+  // FFMA split-K, whose 32 x 32 tiles reach more SMs.
+  EXPECT_EQ(tile(source("256", "1024", "512")), 0);
 }
 
 TEST(CudaGeneratedSource, ElementwiseKernelsHaveA16ByteVariant) {

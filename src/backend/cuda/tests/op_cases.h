@@ -192,6 +192,10 @@ inline const std::vector<OpCase>& op_cases() {
       {"matmul_split_k4", "x: " T_("(45, 300)") ", y: " T_("(300, 70)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       {"matmul_split_k8_bias_relu", "x: " T_("(33, 1030)") ", w: " T_("(1030, 97)") ", b: " T_("(97,)"),
        "a = R.matmul(x, w)\nc = R.add(a, b)\ngv = R.nn.relu(c)", kFloats, {}, {}, 16},
+      // 16-bit split-K on tensor cores over batches and several row tiles (the grid-stride loops
+      // around the groups' barriers), K not a multiple of the groups' 128-deep stride.
+      {"matmul_mma_split_k_batched", "x: " T_("(6, 200, 1100)") ", y: " T_("(6, 1100, 130)"), "gv = R.matmul(x, y)",
+       kFloats, {}, {}, 16},
       // ---- conv2d ----
       {"conv2d_split_k8", "x: " T_("(1, 64, 7, 7)") ", w: " T_("(96, 64, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])", kFloats, {}, {}, 16},

@@ -1,5 +1,6 @@
 // Bindings of the dataflow pattern language and the pattern-based partitioning passes.
 #include "common.h"
+#include "partita/backend/registry.h"
 #include "partita/dpl/matcher.h"
 #include "partita/dpl/pattern.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
@@ -147,6 +148,7 @@ static void bind_partition(py::module_& m) {
   m.def("list_pattern_names", &transform::list_pattern_names);
   m.def("partition_for", &transform::partition_for, py::arg("backend_prefix"), py::arg("mod"),
         py::arg("merge") = true, py::arg("bind_constants") = true);
+  m.def("prepare_for", &backend::prepare_for, py::arg("backends"), py::arg("mod"));
 }
 
 void init_dpl(py::module_& m) {

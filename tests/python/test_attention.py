@@ -70,3 +70,18 @@ def test_partition_for_cudnn_rewrites_and_offloads_attention():
     printed = after.script()
     assert '"Composite": "cudnn.attention"' in printed
     assert "R.nn.softmax" not in printed
+
+
+@pytest.mark.skipif(importlib.util.find_spec("partita.relax.backend.cuda.cudnn") is None,
+                    reason="the cudnn backend is not built here (no CUDA toolkit / cuDNN / frontend headers)")
+def test_partition_for_cudnn_is_the_prepare_step_then_the_patterns():
+    # One implementation: Python's partition_for_cudnn runs the C++ prepare step, so an attention
+    # cuDNN declines (float32 here) is given back as matmul and softmax, as `partita compile` does.
+    from partita.relax.backend import prepare_for
+    from partita.relax.backend.cuda.cudnn import partition_for_cudnn
+    prepared = prepare_for(["cudnn"], partita.script.from_source(_CHAIN)).script()
+    assert "R.nn.attention" not in prepared and "R.nn.softmax" in prepared
+    assert "cudnn.attention" not in partition_for_cudnn(partita.script.from_source(_CHAIN)).script()
+    # In float16 cuDNN takes it.
+    half = _CHAIN.replace("float32", "float16")
+    assert "R.nn.attention" in prepare_for(["cudnn"], partita.script.from_source(half)).script()

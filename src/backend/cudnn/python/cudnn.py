@@ -2,17 +2,17 @@
 activation (relu, gelu, silu, sigmoid, clip) fused, grouped (depthwise when asked), float16 /
 bfloat16 / float32, run in NHWC; and ``R.nn.attention`` (float16 / bfloat16) on cuDNN's fused flash
 attention, with the matmul-softmax-matmul chain rewritten to it first."""
-from .._partition import partition_for
-from ...transform import FoldForInference, PassContext, RewriteAttention
+from .._partition import partition_for, prepare_for
+from ...transform import PassContext
 
 DEPTHWISE_CONFIG = "cudnn.depthwise"
 
 
 def partition_for_cudnn(mod, merge=True, bind_constants=True, depthwise=None):
-    """Folds constants, rewrites scaled dot-product chains to ``R.nn.attention``
-    (``relax.transform.RewriteAttention``), then offloads what the ``cudnn.*`` patterns match;
-    with ``merge`` neighbouring matches become one function, so activations stay in NHWC
-    between convolutions.
+    """The backend's prepare step (``prepare_for(["cudnn"], mod)``: folds constants, rewrites
+    scaled dot-product chains to ``R.nn.attention`` and decomposes again those cuDNN declines),
+    then offloads what the ``cudnn.*`` patterns match; with ``merge`` neighbouring matches become
+    one function, so activations stay in NHWC between convolutions.
 
     Placement preferences measured on the H200 (docs/benchmarks.md), each a PassContext config
     that turns it off: depthwise convolutions (groups equal to the input channels) are left to
@@ -26,5 +26,4 @@ def partition_for_cudnn(mod, merge=True, bind_constants=True, depthwise=None):
         with PassContext(current.opt_level, config, current.required_pass, current.disabled_pass,
                          current.instruments):
             return partition_for_cudnn(mod, merge, bind_constants)
-    mod = RewriteAttention()(FoldForInference()(mod))
-    return partition_for("cudnn", mod, merge, bind_constants)
+    return partition_for("cudnn", prepare_for(["cudnn"], mod), merge, bind_constants)

@@ -301,15 +301,12 @@ IRModule partition_for_cudnn(IRModule mod, bool merge, bool bind_constants, std:
     transform::PassContext::Scope scope(ctx);
     return partition_for_cudnn(std::move(mod), merge, bind_constants, std::nullopt);
   }
-  // Constants folded first, so masks and scales built from shape arithmetic are constants when
-  // the attention chain is matched.
-  mod = transform::FoldForInference()(std::move(mod));
-  mod = transform::RewriteAttention()(std::move(mod));
-  return transform::partition_for("cudnn", std::move(mod), merge, bind_constants);
+  return transform::partition_for("cudnn", prepare_for_cudnn(std::move(mod)), merge, bind_constants);
 }
 
 IRModule prepare_for_cudnn(IRModule mod) {
-  // As partition_for_cudnn begins, but an attention cuDNN cannot run goes back to matmul and
+  // Constants folded first, so masks and scales built from shape arithmetic are constants when
+  // the attention chain is matched; an attention cuDNN cannot run goes back to matmul and
   // softmax, for the other backends of the compile to take.
   mod = transform::FoldForInference()(std::move(mod));
   mod = transform::RewriteAttention()(std::move(mod));

@@ -328,11 +328,15 @@ struct VirtualMachine::Impl {
           const Value& src = regs[size_t(in.args[0])];
           if (src.tuple || !src.tensor.defined()) throw_error("TypeError", "reshape of a non-tensor value");
           auto shape = shape_of(in.outs[0], syms.data(), syms.size());
-          int64_t n = 1;
-          for (int64_t d : shape) n *= d;
+          // Checked arithmetic: a hostile artifact's shape must not wrap around into a "fitting" size.
+          int64_t n = 1, bytes = 0;
+          for (int64_t d : shape)
+            if (d < 0 || __builtin_mul_overflow(n, d, &n))
+              throw_error("ValueError", "a view's shape has a negative or too large dimension");
           if (in.index >= 0) {  // a contiguous part of the source (a slice), `index` bytes in
-            size_t end = size_t(in.index) + size_t(n) * size_t(src.tensor.dtype().bytes());
-            if (end > src.tensor.nbytes())
+            int64_t end = 0;
+            if (__builtin_mul_overflow(n, int64_t(src.tensor.dtype().bytes()), &bytes) ||
+                __builtin_add_overflow(bytes, int64_t(in.index), &end) || size_t(end) > src.tensor.nbytes())
               throw_error("ValueError", "a view of bytes " + std::to_string(in.index) + " to " + std::to_string(end) +
                                             " of a tensor of " + std::to_string(src.tensor.nbytes()) + " bytes");
             regs[size_t(in.dst)] = Value(src.tensor.view(std::move(shape), size_t(in.index)));

@@ -6,6 +6,7 @@
 
 #include "partita/runtime/executable.h"
 #include "partita/runtime/serialize.h"
+#include "partita/runtime/vm.h"
 #include "partita/support/error.h"
 
 using namespace partita;
@@ -45,6 +46,40 @@ TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
     bad.save(bytes);
     EXPECT_THROW(Executable::load(bytes), Error) << variant;
   }
+}
+
+// A view at a byte offset (a slice) may not reach past its source, however its shape is written.
+TEST(VMBytecode, ViewsOutsideTheirSourceAreErrors) {
+  auto run_view = [](int32_t offset, std::vector<int64_t> shape) {
+    Executable ex;
+    VMFunction f;
+    f.name = "main";
+    f.param_names = {"x"};
+    f.num_registers = 2;
+    Instruction view;
+    view.op = Opcode::View;
+    view.index = offset;
+    view.args = {0};
+    view.dst = 1;
+    view.outs = {TensorSpec{DataType::Float(32), true, std::move(shape), {}, {}}};
+    Instruction ret;
+    ret.op = Opcode::Ret;
+    ret.args = {1};
+    f.code = {view, ret};
+    ex.functions.push_back(f);
+    std::string bytes;
+    ex.save(bytes);
+    VirtualMachine vm(Executable::load(bytes));
+    Tensor x = Tensor::empty({4, 16}, DataType::Float(32));
+    for (int i = 0; i < 64; ++i) x.data_as<float>()[i] = float(i);
+    return vm.invoke("main", {x});
+  };
+  auto out = run_view(128, {2, 16});  // rows 2 and 3
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data_as<float>()[0], 32.0f);
+  EXPECT_THROW(run_view(192, {2, 16}), Error);                              // one row too many
+  EXPECT_THROW(run_view(0, {int64_t(1) << 40, int64_t(1) << 40}), Error);   // wraps around
+  EXPECT_THROW(run_view(0, {-2, 16}), Error);
 }
 
 TEST(VMBytecode, EvalDim) {

@@ -42,12 +42,6 @@ class AttentionDecomposer : public ExprMutator {
   }
 
  private:
-  template <class V>
-  static const V* attr(const CallNode& call, const char* name) {
-    const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
-    return v ? std::get_if<V>(v) : nullptr;
-  }
-
   Expr emit(const Expr& e) { return builder_.emit(e); }
 
   std::optional<Expr> decomposed(const CallNode& call) {
@@ -55,10 +49,10 @@ class AttentionDecomposer : public ExprMutator {
     const auto &qs = *call.args[0]->struct_info_.as<TensorStructInfoNode>()->shape;
     const auto &ks = *call.args[1]->struct_info_.as<TensorStructInfoNode>()->shape;
     const auto* q = call.args[0]->struct_info_.as<TensorStructInfoNode>();
-    const std::string* causal = attr<std::string>(call, "causal_mask");
+    const std::string* causal = call_attr<std::string>(call, "causal_mask");
     auto sq = as_const_int(qs[1]), skv = as_const_int(ks[1]);
     auto head_dim = as_const_int(qs[3]);
-    const double* given_scale = attr<double>(call, "scale");
+    const double* given_scale = call_attr<double>(call, "scale");
     const double scale = given_scale ? *given_scale : 1.0 / std::sqrt(double(*head_dim));
     const DataType dt = q->dtype;
 

@@ -21,12 +21,6 @@ namespace {
 
 using detail::UseCounter;
 
-template <class V>
-const V* attr(const CallNode& call, const char* name) {
-  const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
-  return v ? std::get_if<V>(v) : nullptr;
-}
-
 bool is_float_constant(const Expr& e) {
   const auto* c = e.as<ConstantNode>();
   return c && c->data.dtype().is_float() && c->data.dtype().bits() >= 32;
@@ -35,11 +29,11 @@ bool is_float_constant(const Expr& e) {
 /// A conv2d this pass can rewrite: NCHW data, OIHW constant weight of static shape, no output
 /// dtype change. Returns the weight's shape.
 std::optional<std::vector<int64_t>> foldable_conv(const CallNode& conv) {
-  const auto* dl = attr<std::string>(conv, "data_layout");
-  const auto* kl = attr<std::string>(conv, "kernel_layout");
-  const auto* ol = attr<std::string>(conv, "out_layout");
+  const auto* dl = call_attr<std::string>(conv, "data_layout");
+  const auto* kl = call_attr<std::string>(conv, "kernel_layout");
+  const auto* ol = call_attr<std::string>(conv, "out_layout");
   if (!dl || *dl != "NCHW" || !kl || *kl != "OIHW" || !ol || *ol != "NCHW") return std::nullopt;
-  if (const auto* od = attr<DataType>(conv, "out_dtype"); od && !od->is_void()) {
+  if (const auto* od = call_attr<DataType>(conv, "out_dtype"); od && !od->is_void()) {
     const auto* t = conv.struct_info_.as<TensorStructInfoNode>();
     if (!t || !(t->dtype == *od) || !(conv.args[0]->struct_info_.as<TensorStructInfoNode>()->dtype == *od))
       return std::nullopt;
@@ -52,8 +46,8 @@ std::optional<std::vector<int64_t>> foldable_conv(const CallNode& conv) {
 
 /// An inference batch_norm over axis 1 with constant parameters of `channels` elements.
 bool foldable_batch_norm(const CallNode& bn, int64_t channels) {
-  const auto* axis = attr<int64_t>(bn, "axis");
-  const auto* training = attr<bool>(bn, "training");
+  const auto* axis = call_attr<int64_t>(bn, "axis");
+  const auto* training = call_attr<bool>(bn, "training");
   if (!axis || *axis != 1 || !training || *training) return false;
   const auto* data = bn.args[0]->struct_info_.as<TensorStructInfoNode>();
   if (!data || data->ndim != 4) return false;
@@ -93,11 +87,11 @@ class BatchnormFolder : public ExprMutator {
     const Expr &gamma = bn.args[1], &beta = bn.args[2], &mean = bn.args[3], &var = bn.args[4];
     DataType dt = bn.args[1]->struct_info_.as<TensorStructInfoNode>()->dtype;
     Tensor eps = Tensor::empty({}, dt);
-    const double e = *attr<double>(bn, "epsilon");
+    const double e = *call_attr<double>(bn, "epsilon");
     if (dt.bits() == 64) *eps.data_as<double>() = e;
     else *eps.data_as<float>() = float(e);
     Expr inv_std = emit(op::divide(constant_one(dt), emit(op::sqrt(emit(op::add(var, make<ConstantNode>(eps)))))));
-    const bool scale = *attr<bool>(bn, "scale"), center = *attr<bool>(bn, "center");
+    const bool scale = *call_attr<bool>(bn, "scale"), center = *call_attr<bool>(bn, "center");
     Expr s = scale ? emit(op::multiply(gamma, inv_std)) : inv_std;
     Expr ms = emit(op::multiply(mean, s));
     Expr t = center ? emit(op::subtract(beta, ms)) : emit(op::negative(ms));
@@ -161,8 +155,8 @@ class BatchnormFolder : public ExprMutator {
     if (!conv) return std::nullopt;
     auto w_shape = foldable_conv(*conv);
     if (!w_shape) return std::nullopt;
-    const auto* groups = attr<int64_t>(*conv, "groups");
-    const auto* padding = attr<std::vector<int64_t>>(*conv, "padding");
+    const auto* groups = call_attr<int64_t>(*conv, "groups");
+    const auto* padding = call_attr<std::vector<int64_t>>(*conv, "padding");
     if (!groups || *groups != 1 || !padding) return std::nullopt;
     for (int64_t p : *padding)
       if (p != 0) return std::nullopt;

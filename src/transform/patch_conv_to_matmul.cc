@@ -9,15 +9,9 @@ namespace partita::transform {
 
 namespace {
 
-template <class V>
-const V* attr(const CallNode& call, const char* name) {
-  const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
-  return v ? std::get_if<V>(v) : nullptr;
-}
-
 /// An attribute list of one or two values as (height, width); nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> pair_attr(const CallNode& call, const char* name, int64_t absent) {
-  const auto* v = attr<std::vector<int64_t>>(call, name);
+  const auto* v = call_attr<std::vector<int64_t>>(call, name);
   if (!v) return std::pair{absent, absent};
   if (v->size() == 1) return std::pair{(*v)[0], (*v)[0]};
   if (v->size() == 2) return std::pair{(*v)[0], (*v)[1]};
@@ -25,7 +19,7 @@ std::optional<std::pair<int64_t, int64_t>> pair_attr(const CallNode& call, const
 }
 
 bool layout_is(const CallNode& call, const char* name, const char* want) {
-  const auto* v = attr<std::string>(call, name);
+  const auto* v = call_attr<std::string>(call, name);
   return !v || *v == want;
 }
 
@@ -56,7 +50,7 @@ class PatchConvRewriter : public ExprMutator {
     if (!layout_is(conv, "data_layout", "NCHW") || !layout_is(conv, "kernel_layout", "OIHW") ||
         !layout_is(conv, "out_layout", "NCHW"))
       return std::nullopt;
-    const auto* groups = attr<int64_t>(conv, "groups");
+    const auto* groups = call_attr<int64_t>(conv, "groups");
     if (groups && *groups != 1) return std::nullopt;
     auto x = static_shape(conv.args[0]->struct_info_), w = static_shape(conv.args[1]->struct_info_);
     auto y = static_shape(conv.struct_info_);
@@ -66,11 +60,11 @@ class PatchConvRewriter : public ExprMutator {
     auto strides = pair_attr(conv, "strides", 1), dilation = pair_attr(conv, "dilation", 1);
     if (!strides || !dilation || *strides != std::pair{kh, kw} || *dilation != std::pair<int64_t, int64_t>{1, 1})
       return std::nullopt;
-    if (const auto* p = attr<std::vector<int64_t>>(conv, "padding"))
+    if (const auto* p = call_attr<std::vector<int64_t>>(conv, "padding"))
       for (int64_t v : *p)
         if (v != 0) return std::nullopt;
     DataType out_dtype;
-    if (const auto* od = attr<DataType>(conv, "out_dtype")) out_dtype = *od;
+    if (const auto* od = call_attr<DataType>(conv, "out_dtype")) out_dtype = *od;
 
     Expr data = conv.args[0];
     if ((*x)[2] != ho * kh || (*x)[3] != wo * kw)  // rows and columns no patch covers

@@ -133,6 +133,14 @@ class CallNode : public ExprNode {
 };
 using Call = Ref<CallNode>;
 
+/// The attribute `name` of `call` when it has one of type V, else nullptr (no attributes, no such
+/// attribute, or another type): the optional read of attribute values that pass checks use.
+template <class V>
+const V* call_attr(const CallNode& call, const std::string& name) {
+  const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
+  return v ? std::get_if<V>(v) : nullptr;
+}
+
 class BindingBlockNode;
 using BindingBlock = Ref<BindingBlockNode>;
 

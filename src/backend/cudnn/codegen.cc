@@ -19,15 +19,9 @@ using json = nlohmann::json;
 
 namespace {
 
-template <class V>
-const V* attr(const CallNode& call, const char* name) {
-  const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
-  return v ? std::get_if<V>(v) : nullptr;
-}
-
 std::vector<int64_t> ints_attr(const CallNode& call, const char* name, std::vector<int64_t> dflt) {
-  if (const auto* v = attr<std::vector<int64_t>>(call, name)) return *v;
-  if (const auto* i = attr<int64_t>(call, name)) return {*i};
+  if (const auto* v = call_attr<std::vector<int64_t>>(call, name)) return *v;
+  if (const auto* i = call_attr<int64_t>(call, name)) return {*i};
   return dflt;
 }
 
@@ -174,7 +168,7 @@ class ProgramBuilder {
               {"strides", pair2(ints_attr(conv, "strides", {1, 1}))},
               {"padding", padding4(ints_attr(conv, "padding", {0, 0, 0, 0}))},
               {"dilation", pair2(ints_attr(conv, "dilation", {1, 1}))},
-              {"groups", attr<int64_t>(conv, "groups") ? *attr<int64_t>(conv, "groups") : int64_t(1)},
+              {"groups", call_attr<int64_t>(conv, "groups") ? *call_attr<int64_t>(conv, "groups") : int64_t(1)},
               {"activation", c.activation},
               {"clip", {c.clip_min, c.clip_max}}};
     nodes_.push_back(std::move(n));
@@ -186,9 +180,9 @@ class ProgramBuilder {
     std::vector<int> in;
     for (const Expr& a : call.args) in.push_back(logical(leaf(a, params)));
     int out = new_value(call.struct_info_, false);
-    const double* scale = attr<double>(call, "scale");
+    const double* scale = call_attr<double>(call, "scale");
     const double head_dim = double(values_[size_t(in[0])]["shape"][3].get<int64_t>());
-    const std::string* causal = attr<std::string>(call, "causal_mask");
+    const std::string* causal = call_attr<std::string>(call, "causal_mask");
     nodes_.push_back({{"op", "attention"},
                       {"in", in},
                       {"out", out},

@@ -52,24 +52,24 @@ inline constexpr const char* kTakeDepthwiseConfig = "cudnn.depthwise";
 inline constexpr const char* kFuseClipConfig = "cudnn.fuse_clip";
 /// The PassContext config key (an int, 0 by default) that makes the `cudnn.*` patterns take an
 /// attention with a bias (relax.nn.attention_bias: BERT's padding mask, Swin's relative position
-/// bias). By default it stays matmul, softmax and matmul for cuBLAS and the generated kernels:
-/// with cuDNN 9.14's engines for it BERT-base at batch 32 in float16 ran in 58.5 ms, against
-/// 2.27 ms with cuBLAS in the call before (docs/benchmarks.md); attention without a bias (ViT,
-/// causal GPT) runs on cuDNN.
+/// bias). By default it stays matmul, softmax and matmul for cuBLAS and the generated kernels;
+/// attention without a bias (ViT, causal GPT) runs on cuDNN. The default rests on no valid
+/// measurement: it was set after BERT-base at batch 32 took 58.5 ms with cuDNN attention, a time
+/// later traced to reshapes placed on the host (that BERT has no mask: its attention has no bias;
+/// docs/benchmarks.md, session 9), and Swin's biased attention on cuDNN was not re-measured since.
 inline constexpr const char* kBiasedAttentionConfig = "cudnn.attention_bias";
 
 /// The backend's prepare step (BackendInfo::prepare, run before any backend of a compile
 /// partitions): constants folded, the attention chains cuDNN runs rewritten to R.nn.attention
-/// (RewriteAttention, then DecomposeAttention of the calls attention_unsupported refuses, and of
-/// attention calls already in `mod` that it refuses, so other backends take their matmuls).
+/// (RewriteAttention), and every attention call the patterns would decline, rewritten here or
+/// already in `mod`, decomposed again (DecomposeAttention), so other backends take its matmuls.
 IRModule prepare_for_cudnn(IRModule mod);
 
 /// The `cudnn.*` fusion patterns, general ones first.
 std::vector<transform::FusionPattern> cudnn_patterns();
 
-/// FoldForInference and RewriteAttention (the matmul-softmax-matmul chain to R.nn.attention;
-/// an attention cuDNN refuses stays one, for the cuda target's kernel), then the generic
-/// partitioning with the `cudnn.*` patterns (transform::partition_for); `depthwise` sets
+/// The prepare step (prepare_for_cudnn), then the generic partitioning with the `cudnn.*`
+/// patterns (transform::partition_for); `depthwise` sets
 /// kTakeDepthwiseConfig for the call (nullopt: the current PassContext's value).
 IRModule partition_for_cudnn(IRModule mod, bool merge = true, bool bind_constants = true,
                              std::optional<bool> depthwise = std::nullopt);

@@ -65,12 +65,6 @@ std::optional<double> prim_number(const Expr& e) {
   return std::nullopt;
 }
 
-template <class V>
-const V* attr(const CallNode& call, const char* name) {
-  const AttrValue* v = call.attrs ? call.attrs->find(name) : nullptr;
-  return v ? std::get_if<V>(v) : nullptr;
-}
-
 bool is_channel_bias(const Expr& e, int64_t channels) {
   auto s = static_shape(e);
   if (!s) return false;
@@ -136,7 +130,7 @@ std::optional<ConvChain> read_conv_chain(const CallNode& root, const std::functi
 std::optional<std::string> conv_unsupported(const ConvChain& c) {
   const CallNode& conv = *c.conv;
   for (auto [name, want] : {std::pair{"data_layout", "NCHW"}, {"kernel_layout", "OIHW"}, {"out_layout", "NCHW"}}) {
-    const auto* v = attr<std::string>(conv, name);
+    const auto* v = call_attr<std::string>(conv, name);
     if (v && *v != want) return std::string(name) + " " + *v + " (cudnn takes " + want + ")";
   }
   auto x = static_shape(c.data), w = static_shape(c.weight), y = static_shape(result_of(*c.root));
@@ -146,16 +140,16 @@ std::optional<std::string> conv_unsupported(const ConvChain& c) {
   if (!supported_dtype(dt)) return "dtype " + dt.str() + " (cudnn takes float16, bfloat16, float32)";
   if (!(tensor_of(c.weight)->dtype == dt) || !(result_of(*c.root)->dtype == dt))
     return std::string("the weight and the result must have the data's dtype");
-  if (const auto* od = attr<DataType>(conv, "out_dtype"); od && !od->is_void() && !(*od == dt))
+  if (const auto* od = call_attr<DataType>(conv, "out_dtype"); od && !od->is_void() && !(*od == dt))
     return "out_dtype " + od->str() + " differs from the data's dtype";
-  const int64_t groups = attr<int64_t>(conv, "groups") ? *attr<int64_t>(conv, "groups") : 1;
+  const int64_t groups = call_attr<int64_t>(conv, "groups") ? *call_attr<int64_t>(conv, "groups") : 1;
   if (groups < 1 || (*x)[1] % groups || (*w)[0] % groups || (*w)[1] * groups != (*x)[1])
     return "groups " + std::to_string(groups) + " do not divide the channels";
   for (const char* name : {"strides", "dilation"}) {
-    const auto* v = attr<std::vector<int64_t>>(conv, name);
+    const auto* v = call_attr<std::vector<int64_t>>(conv, name);
     if (v && (v->empty() || v->size() > 2 || (*v)[0] < 1 || v->back() < 1)) return std::string("bad ") + name;
   }
-  if (const auto* p = attr<std::vector<int64_t>>(conv, "padding"); p && p->size() != 1 && p->size() != 2 && p->size() != 4)
+  if (const auto* p = call_attr<std::vector<int64_t>>(conv, "padding"); p && p->size() != 1 && p->size() != 2 && p->size() != 4)
     return std::string("padding must hold 1, 2 or 4 values");
   if (c.bias) {
     if (!is_channel_bias(c.bias, (*w)[0])) return std::string("the bias must have shape (1, K, 1, 1) or (K, 1, 1)");
@@ -195,7 +189,7 @@ std::optional<std::string> attention_unsupported(const CallNode& call) {
   if (call.attrs && call.attrs->find("window_size") &&
       !std::holds_alternative<std::monostate>(*call.attrs->find("window_size")))
     return std::string("sliding-window attention");
-  const auto* causal = attr<std::string>(call, "causal_mask");
+  const auto* causal = call_attr<std::string>(call, "causal_mask");
   if (causal && *causal == "BottomRight" && skv < sq)
     return std::string("causal_mask BottomRight with more queries than keys (TVM's offset is |Sq - Skv|)");
   // cuDNN 9.14 refuses a bottom-right diagonal together with a bias (where Sq == Skv it is the
@@ -216,7 +210,7 @@ namespace {
 
 /// A depthwise convolution: groups equal to the input channels, more than one.
 bool is_depthwise(const ConvChain& c) {
-  const auto* g = attr<int64_t>(*c.conv, "groups");
+  const auto* g = call_attr<int64_t>(*c.conv, "groups");
   auto x = static_shape(c.data);
   return g && *g > 1 && x && x->size() == 4 && (*x)[1] == *g;
 }

@@ -12,26 +12,36 @@
 using namespace partita;
 using namespace partita::runtime;
 
-TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
+namespace {
+
+/// `main(x)`: `step` into register 1 (its `dst`), then return it.
+Executable one_step(Instruction step) {
   Executable ex;
-  ex.kernel_names = {"relax.add"};
   VMFunction f;
   f.name = "main";
   f.param_names = {"x"};
   f.num_registers = 2;
+  step.dst = 1;
+  Instruction ret;
+  ret.op = Opcode::Ret;
+  ret.args = {1};
+  f.code = {std::move(step), ret};
+  ex.functions.push_back(std::move(f));
+  return ex;
+}
+
+}  // namespace
+
+TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
   Instruction add;
   add.op = Opcode::CallKernel;
   add.index = 0;
   add.args = {0, 0};
-  add.dst = 1;
   add.outs = {TensorSpec{DataType::Float(32), true, {2}, {}, {}}};
-  f.attrs.push_back({});
   add.attrs = 0;
-  Instruction ret;
-  ret.op = Opcode::Ret;
-  ret.args = {1};
-  f.code = {add, ret};
-  ex.functions.push_back(f);
+  Executable ex = one_step(add);
+  ex.kernel_names = {"relax.add"};
+  ex.functions[0].attrs.push_back({});
   std::string ok;
   ex.save(ok);
   EXPECT_NO_THROW(Executable::load(ok));
@@ -51,24 +61,13 @@ TEST(VMBytecode, OutOfRangeOperandsAreRejected) {
 // A view at a byte offset (a slice) may not reach past its source, however its shape is written.
 TEST(VMBytecode, ViewsOutsideTheirSourceAreErrors) {
   auto run_view = [](int32_t offset, std::vector<int64_t> shape) {
-    Executable ex;
-    VMFunction f;
-    f.name = "main";
-    f.param_names = {"x"};
-    f.num_registers = 2;
     Instruction view;
     view.op = Opcode::View;
     view.index = offset;
     view.args = {0};
-    view.dst = 1;
     view.outs = {TensorSpec{DataType::Float(32), true, std::move(shape), {}, {}}};
-    Instruction ret;
-    ret.op = Opcode::Ret;
-    ret.args = {1};
-    f.code = {view, ret};
-    ex.functions.push_back(f);
     std::string bytes;
-    ex.save(bytes);
+    one_step(view).save(bytes);
     VirtualMachine vm(Executable::load(bytes));
     Tensor x = Tensor::empty({4, 16}, DataType::Float(32));
     for (int i = 0; i < 64; ++i) x.data_as<float>()[i] = float(i);

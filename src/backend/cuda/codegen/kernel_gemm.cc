@@ -304,6 +304,22 @@ int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
   return small < tuning.split_k_below && *k >= 512 ? 8 : 4;
 }
 
+// A split-K product (split_k_groups > 0) of 16-bit operands with a long K whose small
+// tensor-core grid covers half the GPU runs on that tile, its warps kMmaSplitGroups times over,
+// rather than FFMA. Measured on the H200 at batch 1 (docs/benchmarks.md, the zoo against
+// gemm_mma_split_k=0): the style network's 98-tile convolutions (3136 x 128, K 1152) took
+// style_transfer from 3.26 to 2.51 ms, every other model within 3 %. With every thin grid on it
+// BERT-base and ViT (24- and 48-tile products) were up to 2.4x slower; with the half-grid rule
+// but no bound on K (two groups below 1024), convnext_tiny, swin_t, BERT-base and resnext50 were
+// 7-13 % slower.
+constexpr int kMmaSplitGroups = 4;
+bool mma_split_k(const GemmSpec& g, const GemmTuning& tuning) {
+  if (g.mma_type.empty() || !tuning.mma_split_k) return false;
+  auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch), k = as_const_int(g.k);
+  return m && n && b && k && *k >= 1024 &&
+         2 * tile_count(*m, *n, *b, kMmaSmall.m, kMmaSmall.n) >= tuning.split_k_below;
+}
+
 void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
@@ -371,18 +387,9 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
 /// Emits the kernel that fits `g` and returns its tile and block size.
 GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   if (int groups = split_k_groups(g, e.gemm_tuning())) {
-    auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch), k = as_const_int(g.k);
-    if (!g.mma_type.empty() && e.gemm_tuning().mma_split_k && *k >= 1024 &&
-        2 * tile_count(*m, *n, *b, kMmaSmall.m, kMmaSmall.n) >= e.gemm_tuning().split_k_below) {
-      // 16-bit operands with a long K whose small tensor-core grid covers half the GPU: that
-      // tile, its warps four times over, rather than FFMA. Measured on the H200 at batch 1
-      // (docs/benchmarks.md, the zoo against gemm_mma_split_k=0): the style network's 98-tile
-      // convolutions (3136 x 128, K 1152) took style_transfer from 3.26 to 2.47 ms. Thinner grids
-      // (BERT's and ViT's 24- and 48-tile products) were up to 2.4x slower than FFMA split-K,
-      // whose 32 x 32 tiles reach 4x the SMs, and so were products of K 256 to 768 (two groups)
-      // with 66 to 196 tiles (convnext_tiny, swin_t, BERT-base, resnext50 7-13 % slower).
-      emit_gemm_mma(e, g, kMmaSmall, 4);
-      return {kMmaSmall.m, kMmaSmall.n, kMmaSmall.threads() * 4};
+    if (mma_split_k(g, e.gemm_tuning())) {
+      emit_gemm_mma(e, g, kMmaSmall, kMmaSplitGroups);
+      return {kMmaSmall.m, kMmaSmall.n, kMmaSmall.threads() * kMmaSplitGroups};
     }
     emit_gemm_split_k(e, g, groups);
     return {kSplitTile, kSplitTile, 64 * groups};

@@ -14,11 +14,12 @@ def partition_for_cudnn(mod, merge=True, bind_constants=True, depthwise=None):
     then offloads what the ``cudnn.*`` patterns match; with ``merge`` neighbouring matches become
     one function, so activations stay in NHWC between convolutions.
 
-    Placement preferences measured on the H200 (docs/benchmarks.md), each a PassContext config
-    that turns it off: depthwise convolutions (groups equal to the input channels) are left to
-    the generated CUDA kernels, which run them faster than cuDNN's engines (``depthwise=True`` or
-    ``"cudnn.depthwise": 1`` offloads them); a clip (ReLU6) is not fused into a convolution
-    (``"cudnn.fuse_clip": 1``); an attention with a bias is not taken (``"cudnn.attention_bias": 1``)."""
+    Placement preferences, each a PassContext config that turns it off: depthwise convolutions
+    (groups equal to the input channels) are left to the generated CUDA kernels, which ran them
+    faster than cuDNN's engines on the H200 (``depthwise=True`` or ``"cudnn.depthwise": 1``
+    offloads them); a clip (ReLU6) is not fused into a convolution, measured likewise
+    (``"cudnn.fuse_clip": 1``); an attention with a bias is not taken (``"cudnn.attention_bias": 1``;
+    that default's measurement turned out to be of something else, see the C++ header cudnn.h)."""
     if depthwise is not None:
         current = PassContext.current()
         config = dict(current.config)

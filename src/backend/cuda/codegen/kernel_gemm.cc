@@ -27,36 +27,88 @@ std::string gemm_accumulator(DataType in) {
 }
 
 
-// One operand tile into shared memory, the same for both operands of both kernels: `rows` x
-// `cols` elements, consecutive threads along cols (coalesced when the operand's fastest axis is
-// that one), `threads` threads of the block from `first_thread`. The element at tile position
-// (r, c) is global (row0 + r, col0 + c), zero outside rows x cols; `store` writes it to shared
-// memory (transposed or rounded as the kernel needs).
+// One operand tile of a K slice: `rows` x `cols` elements, consecutive threads along cols
+// (coalesced when the operand's fastest axis is that one), `threads` threads of the block from
+// `first_thread`, each holding rows * cols / threads of them in a register array. The element at
+// tile position (r, c) is global (row0 + r, col0 + c), zero outside rows x cols; `fetch` reads
+// them into the registers, `put` writes the registers to shared memory through `store`
+// (transposed or rounded as the kernel needs). Kept apart so that a kernel can fetch the next
+// slice while it computes on the current one.
 struct TileLoad {
   TileLoad(int rows_, int cols_, int threads_) : rows(rows_), cols(cols_), threads(threads_) {}
   int rows = 0, cols = 0, threads = 0;
   std::string thread = "threadIdx.x";  // the thread's index among `threads`
   std::string row0, col0, row_limit, col_limit, value_type;
-  std::string unroll = "#pragma unroll";
+  std::string reg;  // the register array's name (declared by emit_k_loop)
   std::function<std::string(const std::string& row, const std::string& col)> load;
   std::function<std::string(const std::string& r, const std::string& c, const std::string& v)> store;
+  int per_thread() const { return rows * cols / threads; }
 };
 
-void emit_tile_load(CodeWriter& w, const TileLoad& t) {
+// The tile position (r, c) of register i of the calling thread.
+std::pair<std::string, std::string> tile_position(CodeWriter& w, const TileLoad& t, const std::string& i) {
   const std::string C = std::to_string(t.cols);
-  std::string i = w.fresh("r");
-  w.line(t.unroll);
-  w.open("for (int " + i + " = 0; " + i + " < " + std::to_string(t.rows * t.cols / t.threads) + "; ++" + i + ")");
   std::string e = w.fresh("e"), r = w.fresh("tr"), c = w.fresh("tc");
   w.line("const int " + e + " = " + t.thread + " + " + i + " * " + std::to_string(t.threads) + ", " + r + " = " + e +
          " / " + C + ", " + c + " = " + e + " % " + C + ";");
-  std::string row = w.fresh("gr"), col = w.fresh("gc"), v = w.fresh("v");
+  return {r, c};
+}
+
+void emit_tile_fetch(CodeWriter& w, const TileLoad& t) {
+  std::string i = w.fresh("r");
+  w.line("#pragma unroll");
+  w.open("for (int " + i + " = 0; " + i + " < " + std::to_string(t.per_thread()) + "; ++" + i + ")");
+  auto [r, c] = tile_position(w, t, i);
+  std::string row = w.fresh("gr"), col = w.fresh("gc");
   w.line("const pt_idx " + row + " = " + t.row0 + " + " + r + ", " + col + " = " + t.col0 + " + " + c + ";");
-  w.line(t.value_type + " " + v + " = 0;");
+  w.line(t.reg + "[" + i + "] = 0;");
   w.open("if (" + row + " < " + t.row_limit + " && " + col + " < " + t.col_limit + ")");
-  w.line(v + " = " + t.load(row, col) + ";");
+  w.line(t.reg + "[" + i + "] = " + t.load(row, col) + ";");
   w.close();
-  w.line(t.store(r, c, v));
+  w.close();
+}
+
+void emit_tile_put(CodeWriter& w, const TileLoad& t) {
+  std::string i = w.fresh("r");
+  w.line("#pragma unroll");
+  w.open("for (int " + i + " = 0; " + i + " < " + std::to_string(t.per_thread()) + "; ++" + i + ")");
+  auto [r, c] = tile_position(w, t, i);
+  w.line(t.store(r, c, t.reg + "[" + i + "]"));
+  w.close();
+}
+
+// The K loop of every GEMM kernel: slices of `depth` starting at s (+ grp * depth when `groups`
+// groups of the block share K, each taking every groups-th slice; every group runs the same
+// number of slices, its last ones possibly beyond K: zeros, so the block's barriers are uniform).
+// Each slice's operand tiles go to shared memory, then `compute` runs on them. With `prefetch`
+// the next slice's elements are fetched into registers before `compute`, so their global loads
+// (and fused producers) are in flight while the current slice computes.
+void emit_k_loop(CodeWriter& w, const std::string& K, int depth, int groups, TileLoad a, TileLoad b, bool prefetch,
+                 const std::function<void()>& compute) {
+  const std::string step = std::to_string(depth * groups);
+  const std::string own = groups > 1 ? " + grp * " + std::to_string(depth) : "";
+  a.reg = w.fresh("ra"), b.reg = w.fresh("rb");
+  w.line(a.value_type + " " + a.reg + "[" + std::to_string(a.per_thread()) + "];");
+  w.line(b.value_type + " " + b.reg + "[" + std::to_string(b.per_thread()) + "];");
+  auto fetch = [&](const std::string& k0) {
+    a.col0 = k0, b.row0 = k0;
+    emit_tile_fetch(w, a);
+    emit_tile_fetch(w, b);
+  };
+  std::string s = w.fresh("s");
+  if (prefetch) fetch("(pt_idx)0" + own);
+  w.open("for (pt_idx " + s + " = 0; " + s + " < " + K + "; " + s + " += " + step + ")");
+  if (!prefetch) fetch(s + own);
+  emit_tile_put(w, a);
+  emit_tile_put(w, b);
+  w.line("__syncthreads();");
+  if (prefetch) {
+    w.open("if (" + s + " + " + step + " < " + K + ")");
+    fetch(s + " + " + step + own);
+    w.close();
+  }
+  compute();
+  w.line("__syncthreads();");
   w.close();
 }
 
@@ -130,7 +182,7 @@ struct MmaTile {
   int frags_m() const { return m / warps_m / 16; }
   int frags_n() const { return n / warps_n / 16; }
 };
-constexpr MmaTile kMmaLarge{128, 128, 2, 4}, kMmaSmall{64, 64, 2, 2};
+constexpr MmaTile kMmaLarge{128, 128, 2, 4}, kMmaSmall{64, 64, 2, 2}, kMmaThin{32, 32, 2, 2};
 
 /// Blocks of a grid of `tm` x `tn` tiles over a batch of `b` m x n products.
 int64_t tile_count(int64_t m, int64_t n, int64_t b, int64_t tm, int64_t tn) {
@@ -165,47 +217,37 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t, int gr
   w.line("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll");
   w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
-  // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
-  // block's barriers are uniform.
-  std::string s0 = w.fresh("s"), k0 = w.fresh("k");
-  w.open("for (pt_idx " + s0 + " = 0; " + s0 + " < " + K + "; " + s0 + " += 32 * " + G + ")");
-  w.line("const pt_idx " + k0 + " = " + s0 + " + grp * 32;");
   TileLoad a{t.m, 32, t.threads()};
   a.thread = "lt";
-  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
-  a.unroll = "#pragma unroll 4";
+  a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
   a.store = [&](const std::string& r, const std::string& c, const std::string& v) {
     return "As[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
-  emit_tile_load(w, a);
   TileLoad bt{32, t.n, t.threads()};
   bt.thread = "lt";
-  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
-  bt.unroll = "#pragma unroll 4";
+  bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [&](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
-  emit_tile_load(w, bt);
-  w.line("__syncthreads();");
-  w.line("#pragma unroll");
-  w.open("for (int kk = 0; kk < 2; ++kk)");
-  w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
-  w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[" + FJ + "];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < " + FI + "; ++i) wmma::load_matrix_sync(fa[i], &As[grp][wm * " + WTM +
-         " + i * 16][kk * 16], 32 + 8);");
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < " + FJ + "; ++j) wmma::load_matrix_sync(fb[j], &Bs[grp][kk * 16][wn * " + WTN +
-         " + j * 16], " + TN + " + 8);");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < " + FI + "; ++i)");
-  w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
+  emit_k_loop(w, K, 32, groups, a, bt, e.gemm_tuning().prefetch, [&] {
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < 2; ++kk)");
+    w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
+    w.line("wmma::fragment<wmma::matrix_b, 16, 16, 16, " + H + ", wmma::row_major> fb[" + FJ + "];");
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < " + FI + "; ++i) wmma::load_matrix_sync(fa[i], &As[grp][wm * " + WTM +
+           " + i * 16][kk * 16], 32 + 8);");
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < " + FJ + "; ++j) wmma::load_matrix_sync(fb[j], &Bs[grp][kk * 16][wn * " + WTN +
+           " + j * 16], " + TN + " + 8);");
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < " + FI + "; ++i)");
+    w.line("#pragma unroll");
+    w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);");
+    w.close();
+  });
   if (groups > 1) {
     // The groups add their partials into one tile in turn (the operand tiles are dead: the loop
     // ended on a barrier), then every thread of the block runs the epilogue over it.
@@ -332,34 +374,26 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, kSplitTile, kSplitTile);
   emit_zero_acc(w, "float");
-  // Every group runs the same number of slices (its last ones may lie beyond K: zeros), so the
-  // block's barriers are uniform.
-  std::string t = w.fresh("t"), k0 = w.fresh("k");
-  w.open("for (pt_idx " + t + " = 0; " + t + " < " + K + "; " + t + " += " + std::to_string(16 * groups) + ")");
-  w.line("const pt_idx " + k0 + " = " + t + " + grp * 16;");
   TileLoad a{kSplitTile, kTileK, 64};
   a.thread = "lt";
-  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
+  a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
   a.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "As[grp][" + c + "][" + r + "] = " + v + ";";
   };
-  emit_tile_load(w, a);
   TileLoad bt{kTileK, kSplitTile, 64};
   bt.thread = "lt";
-  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
+  bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + v + ";";
   };
-  emit_tile_load(w, bt);
-  w.line("__syncthreads();");
-  w.line("#pragma unroll");
-  w.open("for (int kk = 0; kk < 16; ++kk)");
-  emit_fma_step(w, "float", "As[grp][kk][ty + 8 * i]", "Bs[grp][kk][tx + 8 * j]");
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
+  emit_k_loop(w, K, kTileK, groups, a, bt, e.gemm_tuning().prefetch, [&] {
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < 16; ++kk)");
+    emit_fma_step(w, "float", "As[grp][kk][ty + 8 * i]", "Bs[grp][kk][tx + 8 * j]");
+    w.close();
+  });
   // The operand tiles are dead (the loop ended on a barrier): their space holds the partials.
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < 4; ++i)");
@@ -384,12 +418,22 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.close();
 }
 
+/// The tensor-core tile a thin 16-bit product (split-K) takes instead of the FFMA split-K kernel
+/// (GemmTuning::mma_thin), or null for FFMA.
+const MmaTile* thin_mma_tile(const GemmSpec& g, const GemmTuning& tuning) {
+  if (g.mma_type.empty() || tuning.mma_thin == 0) return nullptr;
+  if (tuning.mma_thin == 32) return &kMmaThin;
+  auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch);
+  return tile_count(*m, *n, *b, kMmaSmall.m, kMmaSmall.n) >= tuning.split_k_below ? &kMmaSmall : &kMmaThin;
+}
+
 /// Emits the kernel that fits `g` and returns its tile and block size.
 GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   if (int groups = split_k_groups(g, e.gemm_tuning())) {
-    if (mma_split_k(g, e.gemm_tuning())) {
-      emit_gemm_mma(e, g, kMmaSmall, kMmaSplitGroups);
-      return {kMmaSmall.m, kMmaSmall.n, kMmaSmall.threads() * kMmaSplitGroups};
+    const MmaTile* thin = mma_split_k(g, e.gemm_tuning()) ? &kMmaSmall : thin_mma_tile(g, e.gemm_tuning());
+    if (thin) {
+      emit_gemm_mma(e, g, *thin, kMmaSplitGroups);
+      return {thin->m, thin->n, thin->threads() * kMmaSplitGroups};
     }
     emit_gemm_split_k(e, g, groups);
     return {kSplitTile, kSplitTile, 64 * groups};
@@ -407,31 +451,26 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, kTileM, kTileN);
   emit_zero_acc(w, g.acc);
-  std::string k0 = w.fresh("k");
-  w.open("for (pt_idx " + k0 + " = 0; " + k0 + " < " + K + "; " + k0 + " += " + TK + ")");
   // A tile: TM x TK, consecutive threads along k (stored transposed); B tile: TK x TN,
   // consecutive threads along n.
   TileLoad a{kTileM, kTileK, kThreads};
-  a.row0 = m0, a.col0 = k0, a.row_limit = M, a.col_limit = K, a.value_type = g.acc;
+  a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = g.acc;
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
   a.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "As[" + c + "][" + r + "] = " + v + ";";
   };
-  emit_tile_load(w, a);
   TileLoad bt{kTileK, kTileN, kThreads};
-  bt.row0 = k0, bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = g.acc;
+  bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = g.acc;
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[" + r + "][" + c + "] = " + v + ";";
   };
-  emit_tile_load(w, bt);
-  w.line("__syncthreads();");
-  w.line("#pragma unroll");
-  w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
-  emit_fma_step(w, g.acc, "As[kk][ty + 16 * i]", "Bs[kk][tx + 16 * j]");
-  w.close();
-  w.line("__syncthreads();");
-  w.close();
+  emit_k_loop(w, K, kTileK, 1, a, bt, e.gemm_tuning().prefetch, [&] {
+    w.line("#pragma unroll");
+    w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
+    emit_fma_step(w, g.acc, "As[kk][ty + 16 * i]", "Bs[kk][tx + 16 * j]");
+    w.close();
+  });
   // Epilogue.
   w.line("#pragma unroll");
   w.open("for (int i = 0; i < 4; ++i)");

@@ -7,6 +7,7 @@
 #include "cudagen_util.h"
 #include "op_cases.h"
 #include <algorithm>
+#include <regex>
 #include <set>
 
 #include "partita/codegen/codegen.h"
@@ -192,7 +193,8 @@ class Module:
 // small tile with its warps four times over sharing K when that grid covers half the GPU and K is
 // long (unless gemm_mma_split_k=0), FFMA otherwise.
 TEST(CudaGeneratedSource, TensorCoreTileFitsTheProblem) {
-  auto source = [](const std::string& m, const std::string& k, const std::string& n, int64_t mma_split_k = 1) {
+  auto source = [](const std::string& m, const std::string& k, const std::string& n, int64_t mma_split_k = 1,
+                   int64_t mma_thin = 0) {
     IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
@@ -205,16 +207,18 @@ class Module:
 )", "DM", m), "DK", k), "DN", n)));
     codegen::RunCodegenOptions options;
     options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")},
-                                                {"gemm_mma_split_k", mma_split_k}})};
+                                                {"gemm_mma_split_k", mma_split_k},
+                                                {"gemm_mma_thin", mma_thin}})};
     return only_source(codegen::run_codegen(mod, options));
   };
   auto tile = [](const std::string& src) {
     if (src.find("(*)[128][32 + 8]") != std::string::npos) return 128;
     if (src.find("(*)[64][32 + 8]") != std::string::npos) return 64;
+    if (src.find("(*)[32][32 + 8]") != std::string::npos) return 32;
     return 0;
   };
   auto groups = [](const std::string& src) {
-    return src.find("+= 32 * 4)") != std::string::npos ? 4 : 1;
+    return src.find(" += 128)") != std::string::npos ? 4 : 1;  // four 32-deep slices a step
   };
   EXPECT_EQ(tile(source("4096", "512", "4096")), 128);  // 1,024 large tiles
   EXPECT_EQ(tile(source("48", "512", "20000")), 64);    // M fits the small tile (313 of them)
@@ -230,6 +234,46 @@ class Module:
   // 8 large, 32 small tiles (ViT-B/16's batch-1 MLP, 197 x 3072 x 768, is such a product):
   // FFMA split-K, whose 32 x 32 tiles reach more SMs.
   EXPECT_EQ(tile(source("256", "1024", "512")), 0);
+  // gemm_mma_thin puts the other thin 16-bit products on tensor cores, K shared by four groups:
+  // the 32 x 32 tile (32), or the 64 x 64 one where its grid covers the GPU (64).
+  EXPECT_EQ(tile(source("256", "1024", "512", 1, 32)), 32);
+  EXPECT_EQ(groups(source("256", "1024", "512", 1, 32)), 4);
+  EXPECT_EQ(tile(source("3136", "768", "128", 1, 32)), 32);
+  EXPECT_EQ(tile(source("256", "1024", "512", 1, 64)), 32);  // 32 small tiles: under 132
+  EXPECT_EQ(tile(source("197", "768", "3072", 1, 64)), 64);  // 192 small tiles
+  EXPECT_EQ(groups(source("197", "768", "3072", 1, 64)), 4);
+  EXPECT_EQ(tile(source("197", "768", "3072", 1, 0)), 0);
+}
+
+// Every GEMM kernel fetches the next K slice into registers before computing on the current one
+// (gemm_prefetch=1, the default): the fetch sits under "is there a next slice"; with
+// gemm_prefetch=0 each slice is fetched at the top of its iteration.
+TEST(CudaGeneratedSource, GemmKernelsPrefetchTheNextSlice) {
+  auto source = [](const std::string& m, const std::string& dtype, int64_t prefetch) {
+    IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((DM, 512), dtype="DT"), w: R.Tensor((512, 512), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DM", m), "DT", dtype)));
+    codegen::RunCodegenOptions options;
+    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")},
+                                                {"gemm_prefetch", prefetch}})};
+    return only_source(codegen::run_codegen(mod, options));
+  };
+  // The regular FFMA kernel, the FFMA split-K kernel and the tensor-core kernel.
+  for (const auto& [m, dtype] : std::vector<std::pair<std::string, std::string>>{
+           {"8192", "float32"}, {"64", "float32"}, {"8192", "float16"}}) {
+    const std::string on = source(m, dtype, 1), off = source(m, dtype, 0);
+    EXPECT_NE(on.find(" < 512)"), std::string::npos) << m << " " << dtype;
+    std::regex next(R"(if \(s\d+ \+ \d+ < 512\))");
+    EXPECT_TRUE(std::regex_search(on, next)) << m << " " << dtype << "\n" << on;
+    EXPECT_FALSE(std::regex_search(off, next)) << m << " " << dtype;
+  }
 }
 
 TEST(CudaGeneratedSource, ElementwiseKernelsHaveA16ByteVariant) {

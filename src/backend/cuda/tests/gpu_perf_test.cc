@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "cudagen_util.h"
 #include "partita/codegen/codegen.h"
@@ -23,9 +24,12 @@ struct Measured {
 };
 
 // The single fused function of `text` (its shapes static), run on device tensors.
-Measured time_kernel(const std::string& text, const std::vector<Tensor>& inputs) {
+Measured time_kernel(const std::string& text, const std::vector<Tensor>& inputs,
+                     const codegen::Target& target = cuda_target()) {
   IRModule parted = backend::cuda::partition_for_cuda(script::parse_module(text));
-  IRModule out = run_cuda_codegen(parted);
+  codegen::RunCodegenOptions options;
+  options.targets = {target};
+  IRModule out = codegen::run_codegen(parted, options);
   auto mods = codegen::external_mods_of(out);
   EXPECT_EQ(mods.size(), 1u);
   EXPECT_EQ(mods[0]->function_names().size(), 1u) << "expected one fused kernel";
@@ -163,6 +167,52 @@ class Module:
     m = time_kernel(conv, {random_input({32, 256, 28, 28}, d, 1), random_input({256, 256, 3, 3}, d, 2, {-0.1, 0.1})});
     double flops = 2.0 * 32 * 256 * 28 * 28 * 256 * 9;
     std::printf("[perf] conv2d 3x3 32x256x28x28 -> 256 %s: %.3f ms, %.1f TFLOP/s\n", dt, m.ms, flops / m.ms / 1e9);
+  }
+}
+
+// The batch-1 products of ViT-B/16 and BERT-base and the style network's 3 x 3 convolutions (as
+// products): thin grids, under a wave of the GPU's SMs in 64 x 64 tiles. Each kernel choice of
+// GemmTuning is timed (gemm_mma_thin, gemm_prefetch) and checked against the default's result.
+TEST(CudaPerf, ThinProducts) {
+  PARTITA_REQUIRE_PERF();
+  struct Shape {
+    const char* name;
+    int64_t m, k, n;
+  };
+  const Shape shapes[] = {{"vit qkv", 197, 768, 2304}, {"vit proj", 197, 768, 768}, {"vit fc1", 197, 768, 3072},
+                          {"vit fc2", 197, 3072, 768}, {"bert fc1", 128, 768, 3072}, {"bert fc2", 128, 3072, 768},
+                          {"style conv", 3136, 1152, 128}, {"conv 14x14", 196, 2304, 256}};
+  const std::pair<const char*, std::vector<std::pair<std::string, int64_t>>> variants[] = {
+      {"ffma", {{"gemm_mma_thin", 0}, {"gemm_prefetch", 1}}},
+      {"ffma-noprefetch", {{"gemm_mma_thin", 0}, {"gemm_prefetch", 0}}},
+      {"mma32", {{"gemm_mma_thin", 32}, {"gemm_prefetch", 1}}},
+      {"mma32-noprefetch", {{"gemm_mma_thin", 32}, {"gemm_prefetch", 0}}},
+      {"mma64", {{"gemm_mma_thin", 64}, {"gemm_prefetch", 1}}}};
+  for (const char* dt : {"float16"}) {  // bfloat16 takes the same kernels
+    DataType d = DataType::parse(dt);
+    for (const Shape& s : shapes) {
+      std::string text = replace_all(replace_all(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((DM, DK), dtype="DT"), w: R.Tensor((DK, DN), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DM", std::to_string(s.m)), "DK", std::to_string(s.k)), "DN", std::to_string(s.n)), "DT", dt);
+      Tensor x = random_input({s.m, s.k}, d, 1, {-0.5, 0.5}), w = random_input({s.k, s.n}, d, 2, {-0.5, 0.5});
+      std::optional<Tensor> first;
+      for (const auto& [name, options] : variants) {
+        std::map<std::string, codegen::TargetOptionValue> o{{"cache_dir", cuda_target().get_string("cache_dir")}};
+        for (const auto& [k, v] : options) o[k] = v;
+        Measured m = time_kernel(text, {x, w}, codegen::Target("cuda", o));
+        std::printf("[perf] %-10s %lldx%lldx%lld %s %-16s %.4f ms, %.1f TFLOP/s\n", s.name, (long long)s.m,
+                    (long long)s.k, (long long)s.n, dt, name, m.ms, 2.0 * s.m * s.k * s.n / m.ms / 1e9);
+        if (!first) first = m.outputs[0];
+        else EXPECT_TRUE(close(m.outputs[0], *first, tolerance(d, 4), tolerance(d, 4))) << s.name << " " << name;
+      }
+    }
   }
 }
 

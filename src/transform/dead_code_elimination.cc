@@ -1,8 +1,6 @@
 // DeadCodeElimination (TVM relax.transform.DeadCodeElimination): drops functions unreachable
 // from the entry functions, then unused pure bindings in every function (to a fixed point), then
 // functions that became unreachable.
-#include <unordered_set>
-
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/transform/basic.h"
@@ -12,22 +10,15 @@ namespace partita::transform {
 
 namespace {
 
-// Every variable that is read somewhere in `expr`.
-class UsageCollector : public ExprVisitor {
- public:
-  std::unordered_set<const Object*> used;
-  void visit_(const VarNode* v) override { used.insert(v); }
-  void visit_(const DataflowVarNode* v) override { used.insert(v); }
-};
+using detail::UseCounter;
 
 class UnusedBindingRemover : public ExprMutator {
  public:
-  UnusedBindingRemover(std::unordered_set<const Object*> used, IRModule mod)
-      : ExprMutator(mod), used_(std::move(used)) {}
+  UnusedBindingRemover(UseCounter used, IRModule mod) : ExprMutator(mod), used_(std::move(used)) {}
   bool removed = false;
 
   void visit_binding(const Binding& binding) override {
-    if (!used_.count(binding->var.get()) && removable(binding)) {
+    if (!used_.uses(binding->var) && removable(binding)) {
       removed = true;
       return;
     }
@@ -41,16 +32,16 @@ class UnusedBindingRemover : public ExprMutator {
     if (auto* mc = b.as<MatchCastNode>()) return definable_symbolic_vars_of(mc->struct_info).empty();
     return true;
   }
-  std::unordered_set<const Object*> used_;
+  UseCounter used_;
 };
 
 }  // namespace
 
 Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
-    UsageCollector c;
+    UseCounter c;
     c.visit_expr(f);
-    UnusedBindingRemover r(std::move(c.used), mod);
+    UnusedBindingRemover r(std::move(c), mod);
     Function nf = r.visit_expr(f).as_ref<FunctionNode>();
     if (!r.removed) return f;
     f = nf;

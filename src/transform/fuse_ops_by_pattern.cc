@@ -293,11 +293,12 @@ class PatternPass {
 IRModule annotate_composites(IRModule mod) {
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> wrapped;  // composite name -> wrapper
-  std::function<Binding(const Binding&)> rewrite;      // calls of composites -> their wrappers
-  auto wrap = [&](const GlobalVar& gv) -> GlobalVar {
+  // A call of a composite -> its wrapper, made on first use.
+  std::function<GlobalVar(const GlobalVarNode*)> wrapper = [&](const GlobalVarNode* gv) {
     if (auto it = wrapped.find(gv->name_hint); it != wrapped.end()) return it->second;
+    if (!composite_callee(mod, GlobalVar(gv))) return GlobalVar();
     // A composite calling another (a pattern matched a call of one) calls its wrapper too.
-    Function func = rewrite_bindings(mod.lookup(gv).as_ref<FunctionNode>(), rewrite);
+    Function func = redirect_calls(mod.lookup(GlobalVar(gv)).as_ref<FunctionNode>(), wrapper);
     std::string codegen = codegen_name_of(*func->attr_string("Composite"));
     auto* inner_node = copy_node(func);
     inner_node->attrs.erase("Primitive");
@@ -317,27 +318,12 @@ IRModule annotate_composites(IRModule mod) {
     mod.remove(gv->name_hint);
     GlobalVar ngv = add_fresh_function(mod, names, gv->name_hint + "_" + codegen, [&](auto& name) {
       DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-      Function wrapper =
+      Function outer =
           make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
-      wrapper->struct_info_ = func_struct_info_of(*wrapper);
-      return wrapper;
+      outer->struct_info_ = func_struct_info_of(*outer);
+      return outer;
     });
-    wrapped.emplace(gv->name_hint, ngv);
-    return ngv;
-  };
-  auto is_composite = [&](const Expr& op) -> const GlobalVarNode* {
-    auto* gv = op.as<GlobalVarNode>();
-    if (!gv) return nullptr;
-    return wrapped.count(gv->name_hint) || composite_callee(mod, op) ? gv : nullptr;
-  };
-  rewrite = [&](const Binding& b) -> Binding {
-    auto* vb = b.as<VarBindingNode>();
-    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-    const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
-    if (!gv) return b;
-    auto* nc = copy_node(Ref<CallNode>(call));
-    nc->op = wrap(GlobalVar(gv));
-    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+    return wrapped.emplace(gv->name_hint, ngv).first->second;
   };
   std::vector<std::string> names_before;
   for (const auto& [name, entry] : mod->functions) names_before.push_back(name);
@@ -345,9 +331,8 @@ IRModule annotate_composites(IRModule mod) {
     if (!mod.contains(name)) continue;
     auto* f = mod.lookup(name).as<FunctionNode>();
     if (!f || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
-    Function func(f);
-    Function out = rewrite_bindings(func, rewrite);
-    if (!(out == func)) mod.update(mod.get_global_var(name), out);
+    Function out = redirect_calls(Function(f), wrapper);
+    if (out.get() != f) mod.update(mod.get_global_var(name), out);
   }
   return mod;
 }

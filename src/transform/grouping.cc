@@ -251,7 +251,6 @@ struct Creator {
   PtrMap<int> output_at;
   int n_param_for_const = 0;
   Function func;
-  bool has_outputs = false;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
 
   /// Empty again, keeping the vectors' storage (one Creator serves group after group).
@@ -264,7 +263,6 @@ struct Creator {
     output_at.clear();
     n_param_for_const = 0;
     func = Function();
-    has_outputs = false;
     fingerprint.clear();
   }
   int output_index(const VarNode* v) const {
@@ -874,17 +872,6 @@ struct GroupFuser::Impl {
   };
 
  public:
-  /// Once every binding and output of `c` is known: notes whether the group is used at all and
-  /// takes its fingerprint.
-  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
-    if (c.outputs.empty()) return;  // dead code: nothing of the group is used
-    c.has_outputs = true;
-    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
-    // layers: a known fingerprint skips building and comparing the function.
-    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
-    // Built (or found already made) when the group is emitted, in order.
-  }
-
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
@@ -946,6 +933,9 @@ struct GroupFuser::Impl {
   /// else built and added (or found structurally equal to one already in the module).
   GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings,
                            const DictAttrs& attrs) {
+    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
+    // layers: a known fingerprint skips building and comparing the function.
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
     GlobalVar gv;
     if (!c.fingerprint.empty()) {
       auto it = by_fingerprint_.find(c.fingerprint);
@@ -1033,8 +1023,7 @@ struct GroupFuser::Impl {
                        [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-      create_function(c, cur_, attrs);
-      if (c.has_outputs) emit_group(fn, u, c, attrs);
+      if (!c.outputs.empty()) emit_group(fn, u, c, attrs);  // else nothing of the group is used
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
     order0.swap(order);  // the old order's storage serves the next block

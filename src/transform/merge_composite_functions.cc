@@ -304,36 +304,25 @@ IRModule merge_composite_functions(IRModule mod) {
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
-    Function out = rewrite_bindings(func, [&](const Binding& b) -> Binding {
-      auto* vb = b.as<VarBindingNode>();
-      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-      if (!gv) return b;
+    Function out = redirect_calls(func, [&](const GlobalVarNode* gv) {
       auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
-      if (fresh) {
-        const FunctionNode* gf = nullptr;
-        // A new group function, or one the module already had (FuseOpsByPattern with
-        // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
-        if (grouped.contains(gv->name_hint)) {
-          auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
-          if (f && f->attrs.count("Codegen")) gf = f;
+      // A new group function, or one the module already had (FuseOpsByPattern with
+      // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
+      auto* gf = fresh && grouped.contains(gv->name_hint)
+                     ? grouped.lookup(gv->name_hint).as<FunctionNode>()
+                     : nullptr;
+      if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
+        auto it = renamed.find(gv->name_hint);
+        if (it == renamed.end()) {
+          result.remove(gv->name_hint);
+          GlobalVar ngv = add_fresh_function(
+              result, names, gv->name_hint + "_" + *codegen,
+              [&](const std::string& name) { return inliner.run(Function(gf), name); });
+          it = renamed.emplace(gv->name_hint, ngv).first;
         }
-        if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
-          auto it = renamed.find(gv->name_hint);
-          if (it == renamed.end()) {
-            result.remove(gv->name_hint);
-            GlobalVar ngv = add_fresh_function(
-                result, names, gv->name_hint + "_" + *codegen,
-                [&](const std::string& name) { return inliner.run(Function(gf), name); });
-            it = renamed.emplace(gv->name_hint, ngv).first;
-          }
-          *callee = it->second;
-        }
+        *callee = it->second;
       }
-      if (!callee->defined()) return b;
-      auto* nc = copy_node(Ref<CallNode>(call));
-      nc->op = *callee;
-      return make<VarBindingNode>(b->var, Expr(Call(nc)));
+      return *callee;
     });
     if (!(out == func)) result.update(result.get_global_var(target), out);
   }

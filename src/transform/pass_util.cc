@@ -51,24 +51,16 @@ const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee) {
   return f && f->attrs.count("Composite") ? f : nullptr;
 }
 
-Function rewrite_bindings(const Function& func,
-                          const std::function<Binding(const Binding&)>& rewrite) {
+Function rewrite_blocks(const Function& func,
+                        const std::function<BindingBlock(const BindingBlock&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();
   if (!seq) return func;
   std::vector<BindingBlock> blocks;
   bool changed = false;
   for (const auto& blk : seq->blocks) {
-    std::vector<Binding> bindings;
-    bool block_changed = false;
-    for (const auto& b : blk->bindings) {
-      Binding nb = rewrite(b);
-      block_changed = block_changed || !(nb == b);
-      if (nb) bindings.push_back(std::move(nb));
-    }
-    changed = changed || block_changed;
-    if (!block_changed) blocks.push_back(blk);
-    else if (!bindings.empty())
-      blocks.push_back(make<BindingBlockNode>(std::move(bindings), blk->is_dataflow));
+    BindingBlock nb = rewrite(blk);
+    changed = changed || !(nb == blk);
+    if (nb) blocks.push_back(std::move(nb));
   }
   if (!changed) return func;
   auto* ns = copy_node(Ref<SeqExprNode>(seq));
@@ -76,6 +68,36 @@ Function rewrite_bindings(const Function& func,
   auto* nf = copy_node(func);
   nf->body = SeqExpr(ns);
   return Function(nf);
+}
+
+Function rewrite_bindings(const Function& func,
+                          const std::function<Binding(const Binding&)>& rewrite) {
+  return rewrite_blocks(func, [&](const BindingBlock& blk) -> BindingBlock {
+    std::vector<Binding> bindings;
+    bool changed = false;
+    for (const auto& b : blk->bindings) {
+      Binding nb = rewrite(b);
+      changed = changed || !(nb == b);
+      if (nb) bindings.push_back(std::move(nb));
+    }
+    if (!changed) return blk;
+    if (bindings.empty()) return {};
+    return make<BindingBlockNode>(std::move(bindings), blk->is_dataflow);
+  });
+}
+
+Function redirect_calls(const Function& func,
+                        const std::function<GlobalVar(const GlobalVarNode*)>& callee) {
+  return rewrite_bindings(func, [&](const Binding& b) -> Binding {
+    auto* vb = b.as<VarBindingNode>();
+    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+    GlobalVar to = gv ? callee(gv) : GlobalVar();
+    if (!to.defined()) return b;
+    auto* nc = copy_node(Ref<CallNode>(call));
+    nc->op = to;
+    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+  });
 }
 
 // Functions are numbered in name order; a GlobalVar met in a call is resolved through the node the

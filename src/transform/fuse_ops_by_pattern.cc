@@ -133,28 +133,16 @@ class PatternPass {
       if (pat_->attrs_getter) extra_attrs_[i] = pat_->attrs_getter(annotated_exprs());
     }
     release_tables();
-    group_of_.assign(n, -1);
-    std::vector<int>& root_to_group = tmp_;
-    root_to_group.assign(n, -1);
-    group_attrs_.clear();
-    int groups = 0;
-    for (int i = 0; i < n; ++i) {
-      int r = graph.find(i);
-      if (!composite[r]) continue;
-      if (root_to_group[r] < 0) {
-        root_to_group[r] = groups++;
-        if (pat_->attrs_getter) group_attrs_.push_back(attrs_);
-      }
-      group_of_[i] = root_to_group[r];
-      // A group takes the attributes of the last match whose root ended up in it (as the
-      // reference's table keyed by root).
-      if (pat_->attrs_getter && extra_attrs_[i]) {
-        DictAttrs& attrs = group_attrs_[size_t(group_of_[i])];
-        attrs = attrs_;
-        for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
-      }
+    graph.number_groups([&](int r) { return composite[r]; }, group_of_, tmp_);
+    group_attrs_.assign(pat_->attrs_getter ? tmp_.size() : 0, attrs_);
+    // A group takes the attributes of the last match whose root ended up in it (as the
+    // reference's table keyed by root).
+    for (int i = 0; i < int(extra_attrs_.size()); ++i) {
+      if (!extra_attrs_[i]) continue;
+      DictAttrs& attrs = group_attrs_[size_t(group_of_[i])] = attrs_;
+      for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
     }
-    return groups;
+    return int(tmp_.size());
   }
 
   // ---- what a check function sees ----
@@ -271,7 +259,7 @@ class PatternPass {
   const OpNode* root_op_ = nullptr;
   DictAttrs attrs_;
   // Working arrays, reused from pattern to pattern.
-  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;
+  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;  // tmp_: group roots
   std::vector<char> composite_;
   std::vector<std::pair<const Object*, int>> jumped_;
   GroupGraph graph_;

@@ -92,19 +92,13 @@ class GroupsBuilder {
         const std::vector<Expr>& call_args = flat_args(*call);
         for (const auto& a : call_args) {
           int j = index_of(a);
-          if (j < 0) continue;
-          int p = graph.find(j);
-          if (codegen[p] != cg) continue;
-          bool ok = true;
-          for (const auto& b : call_args) {
+          int p = j < 0 ? -1 : graph.find(j);
+          auto depends = [&](const Expr& b) {
             int k = index_of(b);
-            if (k < 0 || graph.find(k) == p) continue;
-            if (graph.is_ancestor(p, k)) {
-              ok = false;
-              break;
-            }
-          }
-          if (ok) parents.push_back(p);
+            return k >= 0 && graph.find(k) != p && graph.is_ancestor(p, k);
+          };
+          if (p >= 0 && codegen[p] == cg && std::none_of(call_args.begin(), call_args.end(), depends))
+            parents.push_back(p);
         }
         int root = i;
         for (int p : parents) root = graph.unite(root, p);
@@ -129,18 +123,10 @@ class GroupsBuilder {
       }
     }
     BlockGroups bg;
-    bg.group_of.assign(n, -1);
-    std::vector<int> root_to_group(n, -1);
-    for (int i = 0; i < n; ++i) {
-      int r = graph.find(i);
-      if (codegen[r] < 0) continue;
-      if (root_to_group[r] < 0) {
-        root_to_group[r] = int(bg.attrs.size());
-        bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
-      }
-      bg.group_of[i] = root_to_group[r];
-    }
-    bg.count = int(bg.attrs.size());
+    std::vector<int> roots;
+    graph.number_groups([&](int r) { return codegen[r] >= 0; }, bg.group_of, roots);
+    for (int r : roots) bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
+    bg.count = int(roots.size());
     return bg;
   }
 

@@ -739,6 +739,9 @@ struct GroupFuser::Impl {
   bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
                       const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
+    auto put = [&fp](std::initializer_list<int64_t> xs) {
+      for (int64_t x : xs) fp.push_back(x);
+    };
     auto seen = std::find(fattrs_seen_.begin(), fattrs_seen_.end(), attrs);
     fp.push_back(seen - fattrs_seen_.begin());
     if (seen == fattrs_seen_.end()) fattrs_seen_.push_back(attrs);
@@ -756,31 +759,34 @@ struct GroupFuser::Impl {
     };
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
     auto arg_token = [&](const Expr& a) -> bool {
-      int64_t k = index_in(c.arguments, a.get()), l = index_in(locals, a.get());
-      if (k >= 0 || l >= 0) {
-        fp.insert(fp.end(), {k >= 0 ? kParam : kLocal, k >= 0 ? k : l});
-        return true;
+      if (int64_t k = index_in(c.arguments, a.get()); k >= 0) {
+        put({kParam, k});
+      } else if (a.as<VarNode>()) {  // bound earlier in the group, or outside it
+        int64_t l = index_in(locals, a.get());
+        if (l < 0) return false;
+        put({kLocal, l});
+      } else {
+        if (!is_leaf(a)) return false;
+        put({kLeaf, int64_t(a->kind()), intern(a)});
       }
-      if (a.as<VarNode>() || !is_leaf(a)) return false;  // a variable bound outside the group
-      fp.insert(fp.end(), {kLeaf, int64_t(a->kind()), intern(a)});
       return true;
     };
     for (int i : c.bindings) {
       const Binding& b = bindings[i];
       auto* vb = b.as<VarBindingNode>();
       if (!vb) return false;
-      fp.insert(fp.end(), {c.output_index(b->var.get()), int64_t(b->var->kind()),
+      put({c.output_index(b->var.get()), int64_t(b->var->kind()),
                            intern(b->var->struct_info_)});
       if (auto* call = vb->value.as<CallNode>()) {
         if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
-        fp.insert(fp.end(), {kCall, intern(call->op), intern(call->attrs),
+        put({kCall, intern(call->op), intern(call->attrs),
                              int64_t(call->sinfo_args.size())});
         for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
         fp.push_back(int64_t(call->args.size()));
         for (const auto& a : call->args)
           if (!arg_token(a)) return false;
       } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
-        fp.insert(fp.end(), {kGetItem, g->index});
+        put({kGetItem, g->index});
         if (!arg_token(g->tuple)) return false;
       } else {
         return false;

@@ -131,25 +131,18 @@ class GroupsBuilder {
   }
 
  private:
-  // The codegen (index into codegens_) of a call's callee when it is a composite, else -1;
-  // looked up once per GlobalVar node (every call of a composite shares a handful of them).
+  // The codegen (index into codegens_) of a call's callee when it is a composite, else -1.
   int composite_codegen(const Expr& op) {
-    auto* gv = op.as<GlobalVarNode>();
-    if (!gv) return -1;
-    if (const int* hit = cache_.find(gv)) return *hit;
-    int id = -1;
-    if (const FunctionNode* f = composite_callee(mod_, op)) {
-      std::string cg = codegen_name_of(*f->attr_string("Composite"));
-      auto it = std::find(codegens_.begin(), codegens_.end(), cg);
-      id = int(it - codegens_.begin());
-      if (it == codegens_.end()) codegens_.push_back(std::move(cg));
-    }
-    cache_.emplace(gv, id);
+    const FunctionNode* f = composite_callee(mod_, op);
+    if (!f) return -1;
+    std::string cg = codegen_name_of(*f->attr_string("Composite"));
+    auto it = std::find(codegens_.begin(), codegens_.end(), cg);
+    int id = int(it - codegens_.begin());
+    if (it == codegens_.end()) codegens_.push_back(std::move(cg));
     return id;
   }
   const IRModule& mod_;
   std::vector<std::string> codegens_;
-  PtrMap<int> cache_;  // GlobalVar node -> composite_codegen (the module outlives the builder)
 };
 
 // TVM's ToNonDataflow on a whole function, the functions nested in it included: every block a
@@ -203,8 +196,7 @@ class CompositeInliner {
     PtrMap<Var> local;  // composite function -> its local function var here
     auto inline_composite = [&](const Expr& value, std::vector<Binding>& out) -> Expr {
       auto* call = value.as<CallNode>();
-      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-      const FunctionNode* f = gv ? composite_of(gv) : nullptr;
+      const FunctionNode* f = composite_callee(original_, call ? call->op : Expr());
       if (!f) return Expr();
       Var* lv = local.find(f);
       if (!lv) {
@@ -226,15 +218,6 @@ class CompositeInliner {
   }
 
  private:
-  // The composite function a call's callee names in the original module, else null (looked up
-  // by name once per GlobalVar node).
-  const FunctionNode* composite_of(const GlobalVarNode* gv) {
-    if (const FunctionNode* const* hit = composite_of_.find(gv)) return *hit;
-    const FunctionNode* f = composite_callee(original_, GlobalVar(gv));
-    composite_of_.emplace(gv, f);
-    return f;
-  }
-
   // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local
   // function a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
@@ -245,7 +228,6 @@ class CompositeInliner {
 
   const IRModule& original_;
   int n_gv_ = 0;  // local functions are "gv", "gv1", ... across all merged functions
-  PtrMap<const FunctionNode*> composite_of_;  // keyed by GlobalVar node (the module keeps them)
 };
 
 std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {

@@ -862,10 +862,9 @@ struct GroupFuser::Impl {
   /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
   /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
   Var emit_var(const Var& like, const Expr& value) {
-    Var v = like.as<DataflowVarNode>()
-                ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
-                : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
-    return v;
+    if (like.as<DataflowVarNode>())
+      return make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_);
+    return make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
   }
 
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,

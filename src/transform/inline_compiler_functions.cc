@@ -75,13 +75,13 @@ class Inliner {
     std::vector<Binding> out;
     bool changed = false;
     // Tuple-result calls: the item bindings `w = v[i]` that can take the producers' place.
-    std::unordered_map<const VarNode*, std::map<int, Var>> items;
+    std::unordered_map<const VarNode*, std::map<int, Binding>> items;
     std::set<const BindingNode*> skip;
     for (const auto& b : block->bindings) {
       auto* vb = b.as<VarBindingNode>();
       if (!vb) continue;
       if (auto* tgi = vb->value.as<TupleGetItemNode>())
-        if (auto* tv = tgi->tuple.as<VarNode>()) items[tv].emplace(tgi->index, vb->var);
+        if (auto* tv = tgi->tuple.as<VarNode>()) items[tv].emplace(tgi->index, b);
     }
     for (const auto& b : block->bindings) {
       if (skip.count(b.get())) {
@@ -111,10 +111,9 @@ class Inliner {
             auto fv = index < int(tup->fields.size()) ? tup->fields[index].as_ref<VarNode>() : Var();
             if (!fv || taken.count(fv.get()) || is_param(callee, fv)) continue;
             taken.insert(fv.get());
-            dest[fv] = w;
+            dest[fv] = w->var;
             ++item_uses;
-            for (const auto& b2 : block->bindings)
-              if (b2->var == w) skip.insert(b2.get());
+            skip.insert(w.get());
           }
         }
       }

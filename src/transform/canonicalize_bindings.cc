@@ -5,6 +5,7 @@
 //     non-dataflow vars used only inside their dataflow block become DataflowVars; a dataflow
 //     var that only feeds an output var is replaced by the output var's binding.
 #include <unordered_set>
+#include <utility>
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
@@ -119,17 +120,15 @@ class Planner : public ExprVisitor {
 
  private:
   void visit_(const FunctionNode* f) override {
-    auto cache = current_block_;
-    current_block_ = nullptr;
     for (auto& v : free_vars(Expr(f))) used_outside_home_.insert(v);
-    ExprVisitor::visit_(f);
-    current_block_ = cache;
+    outside_blocks(f);
   }
-
-  void visit_(const SeqExprNode* seq) override {
-    auto cache = current_block_;
-    current_block_ = nullptr;
-    ExprVisitor::visit_(seq);
+  void visit_(const SeqExprNode* seq) override { outside_blocks(seq); }
+  // A nested function or SeqExpr (its parameters, its own blocks) is in no enclosing block.
+  template <class Node>
+  void outside_blocks(const Node* n) {
+    auto cache = std::exchange(current_block_, nullptr);
+    ExprVisitor::visit_(n);
     current_block_ = cache;
   }
 

@@ -1,7 +1,7 @@
 // DeadCodeElimination (TVM relax.transform.DeadCodeElimination): drops functions unreachable
 // from the entry functions, then unused pure bindings in every function (to a fixed point), then
 // functions that became unreachable.
-#include <unordered_set>
+#include <algorithm>
 
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
@@ -12,22 +12,32 @@ namespace partita::transform {
 
 namespace {
 
-// Every variable that is read somewhere in `expr`.
-class UsageCollector : public ExprVisitor {
+using detail::UseCounter;
+
+bool removable(const Binding& b) {
+  if (contains_impure_call(binding_value(*b))) return false;
+  // A match_cast that defines symbolic variables is kept: later struct info may use them.
+  if (auto* mc = b.as<MatchCastNode>()) return definable_symbolic_vars_of(mc->struct_info).empty();
+  return true;
+}
+
+// Counts uses and keeps every binding, nested ones included.
+class BindingUseCounter : public UseCounter {
  public:
-  std::unordered_set<const Object*> used;
-  void visit_(const VarNode* v) override { used.insert(v); }
-  void visit_(const DataflowVarNode* v) override { used.insert(v); }
+  std::vector<Binding> bindings;
+  void visit_binding(const Binding& b) override {
+    bindings.push_back(b);
+    UseCounter::visit_binding(b);
+  }
 };
 
 class UnusedBindingRemover : public ExprMutator {
  public:
-  UnusedBindingRemover(std::unordered_set<const Object*> used, IRModule mod)
-      : ExprMutator(mod), used_(std::move(used)) {}
+  UnusedBindingRemover(const UseCounter& used, IRModule mod) : ExprMutator(mod), used_(used) {}
   bool removed = false;
 
   void visit_binding(const Binding& binding) override {
-    if (!used_.count(binding->var.get()) && removable(binding)) {
+    if (!used_.uses(binding->var) && removable(binding)) {
       removed = true;
       return;
     }
@@ -35,22 +45,19 @@ class UnusedBindingRemover : public ExprMutator {
   }
 
  private:
-  bool removable(const Binding& b) const {
-    if (contains_impure_call(binding_value(*b))) return false;
-    // A match_cast that defines symbolic variables is kept: later struct info may use them.
-    if (auto* mc = b.as<MatchCastNode>()) return definable_symbolic_vars_of(mc->struct_info).empty();
-    return true;
-  }
-  std::unordered_set<const Object*> used_;
+  const UseCounter& used_;
 };
 
 }  // namespace
 
 Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
-    UsageCollector c;
+    BindingUseCounter c;
     c.visit_expr(f);
-    UnusedBindingRemover r(std::move(c.used), mod);
+    // The mutator rebuilds the whole function: it runs only when some binding is dead.
+    auto dead = [&](const Binding& b) { return !c.uses(b->var) && removable(b); };
+    if (std::none_of(c.bindings.begin(), c.bindings.end(), dead)) return f;
+    UnusedBindingRemover r(c, mod);
     Function nf = r.visit_expr(f).as_ref<FunctionNode>();
     if (!r.removed) return f;
     f = nf;

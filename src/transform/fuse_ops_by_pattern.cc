@@ -133,28 +133,16 @@ class PatternPass {
       if (pat_->attrs_getter) extra_attrs_[i] = pat_->attrs_getter(annotated_exprs());
     }
     release_tables();
-    group_of_.assign(n, -1);
-    std::vector<int>& root_to_group = tmp_;
-    root_to_group.assign(n, -1);
-    group_attrs_.clear();
-    int groups = 0;
-    for (int i = 0; i < n; ++i) {
-      int r = graph.find(i);
-      if (!composite[r]) continue;
-      if (root_to_group[r] < 0) {
-        root_to_group[r] = groups++;
-        if (pat_->attrs_getter) group_attrs_.push_back(attrs_);
-      }
-      group_of_[i] = root_to_group[r];
-      // A group takes the attributes of the last match whose root ended up in it (as the
-      // reference's table keyed by root).
-      if (pat_->attrs_getter && extra_attrs_[i]) {
-        DictAttrs& attrs = group_attrs_[size_t(group_of_[i])];
-        attrs = attrs_;
-        for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
-      }
+    graph.number_groups([&](int r) { return composite[r]; }, group_of_, tmp_);
+    group_attrs_.assign(pat_->attrs_getter ? tmp_.size() : 0, attrs_);
+    // A group takes the attributes of the last match whose root ended up in it (as the
+    // reference's table keyed by root).
+    for (int i = 0; i < int(extra_attrs_.size()); ++i) {
+      if (!extra_attrs_[i]) continue;
+      DictAttrs& attrs = group_attrs_[size_t(group_of_[i])] = attrs_;
+      for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
     }
-    return groups;
+    return int(tmp_.size());
   }
 
   // ---- what a check function sees ----
@@ -271,7 +259,7 @@ class PatternPass {
   const OpNode* root_op_ = nullptr;
   DictAttrs attrs_;
   // Working arrays, reused from pattern to pattern.
-  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;
+  std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;  // tmp_: group roots
   std::vector<char> composite_;
   std::vector<std::pair<const Object*, int>> jumped_;
   GroupGraph graph_;
@@ -293,11 +281,12 @@ class PatternPass {
 IRModule annotate_composites(IRModule mod) {
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> wrapped;  // composite name -> wrapper
-  std::function<Binding(const Binding&)> rewrite;      // calls of composites -> their wrappers
-  auto wrap = [&](const GlobalVar& gv) -> GlobalVar {
+  // A call of a composite -> its wrapper, made on first use.
+  std::function<GlobalVar(const GlobalVarNode*)> wrapper = [&](const GlobalVarNode* gv) {
     if (auto it = wrapped.find(gv->name_hint); it != wrapped.end()) return it->second;
+    if (!composite_callee(mod, GlobalVar(gv))) return GlobalVar();
     // A composite calling another (a pattern matched a call of one) calls its wrapper too.
-    Function func = rewrite_bindings(mod.lookup(gv).as_ref<FunctionNode>(), rewrite);
+    Function func = redirect_calls(mod.lookup(GlobalVar(gv)).as_ref<FunctionNode>(), wrapper);
     std::string codegen = codegen_name_of(*func->attr_string("Composite"));
     auto* inner_node = copy_node(func);
     inner_node->attrs.erase("Primitive");
@@ -317,27 +306,12 @@ IRModule annotate_composites(IRModule mod) {
     mod.remove(gv->name_hint);
     GlobalVar ngv = add_fresh_function(mod, names, gv->name_hint + "_" + codegen, [&](auto& name) {
       DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-      Function wrapper =
+      Function outer =
           make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
-      wrapper->struct_info_ = func_struct_info_of(*wrapper);
-      return wrapper;
+      outer->struct_info_ = func_struct_info_of(*outer);
+      return outer;
     });
-    wrapped.emplace(gv->name_hint, ngv);
-    return ngv;
-  };
-  auto is_composite = [&](const Expr& op) -> const GlobalVarNode* {
-    auto* gv = op.as<GlobalVarNode>();
-    if (!gv) return nullptr;
-    return wrapped.count(gv->name_hint) || composite_callee(mod, op) ? gv : nullptr;
-  };
-  rewrite = [&](const Binding& b) -> Binding {
-    auto* vb = b.as<VarBindingNode>();
-    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-    const GlobalVarNode* gv = call ? is_composite(call->op) : nullptr;
-    if (!gv) return b;
-    auto* nc = copy_node(Ref<CallNode>(call));
-    nc->op = wrap(GlobalVar(gv));
-    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+    return wrapped.emplace(gv->name_hint, ngv).first->second;
   };
   std::vector<std::string> names_before;
   for (const auto& [name, entry] : mod->functions) names_before.push_back(name);
@@ -345,9 +319,8 @@ IRModule annotate_composites(IRModule mod) {
     if (!mod.contains(name)) continue;
     auto* f = mod.lookup(name).as<FunctionNode>();
     if (!f || f->attrs.count("Composite") || f->attrs.count("Codegen")) continue;
-    Function func(f);
-    Function out = rewrite_bindings(func, rewrite);
-    if (!(out == func)) mod.update(mod.get_global_var(name), out);
+    Function out = redirect_calls(Function(f), wrapper);
+    if (out.get() != f) mod.update(mod.get_global_var(name), out);
   }
   return mod;
 }

@@ -2,7 +2,6 @@
 #include "grouping.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "pass_util.h"
 #include "partita/ir/analysis.h"
@@ -251,7 +250,6 @@ struct Creator {
   PtrMap<int> output_at;
   int n_param_for_const = 0;
   Function func;
-  bool has_outputs = false;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
 
   /// Empty again, keeping the vectors' storage (one Creator serves group after group).
@@ -264,7 +262,6 @@ struct Creator {
     output_at.clear();
     n_param_for_const = 0;
     func = Function();
-    has_outputs = false;
     fingerprint.clear();
   }
   int output_index(const VarNode* v) const {
@@ -652,54 +649,31 @@ struct GroupFuser::Impl {
   // Both tensor struct infos have constant (IntImm) shapes or none.
   static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a,
                                          const TensorStructInfoNode& b) {
-    if (!(a.dtype == b.dtype) || a.ndim != b.ndim || a.shape.has_value() != b.shape.has_value())
-      return false;
-    if (!a.shape) return true;
-    if (a.shape->size() != b.shape->size()) return false;
-    for (size_t k = 0; k < a.shape->size(); ++k) {
-      auto* x = (*a.shape)[k].as<IntImmNode>();
-      auto* y = (*b.shape)[k].as<IntImmNode>();
-      if (x->value != y->value || !(x->dtype == y->dtype)) return false;
-    }
-    return true;
+    auto same_dim = [](const PrimExpr& x, const PrimExpr& y) {
+      auto *i = x.as<IntImmNode>(), *j = y.as<IntImmNode>();
+      return i->value == j->value && i->dtype == j->dtype;
+    };
+    return a.dtype == b.dtype && a.ndim == b.ndim && a.shape.has_value() == b.shape.has_value() &&
+           (!a.shape || std::equal(a.shape->begin(), a.shape->end(), b.shape->begin(),
+                                   b.shape->end(), same_dim));
   }
 
-  // Hash and equality of call attributes with structural_equal's rules (doubles: NaN equals NaN).
-  static size_t attr_value_hash(const AttrValue& v) {
-    size_t h = v.index() * 0x9e3779b97f4a7c15ULL;
-    if (auto* b = std::get_if<bool>(&v)) return h ^ size_t(*b);
-    if (auto* i = std::get_if<int64_t>(&v)) return h ^ std::hash<int64_t>()(*i);
-    if (auto* d = std::get_if<double>(&v))
-      return h ^ (*d == 0 || std::isnan(*d) ? 0 : std::hash<double>()(*d));
-    if (auto* s = std::get_if<std::string>(&v)) return h ^ std::hash<std::string>()(*s);
-    if (auto* t = std::get_if<DataType>(&v))
-      return h ^ (size_t(t->code()) * 131 + size_t(t->bits()) * 17 + size_t(t->lanes()));
-    if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
-      for (int64_t x : *xs) h = (h ^ size_t(x)) * 0x100000001b3ULL;
-    return h;
-  }
-  // The values only: hashing every key and type key was most of the cost, and equal attributes
-  // still hash equal.
+  // The values of call attributes only: hashing every key and type key was most of the cost, and
+  // equal attributes still hash equal. (Attributes equal only structurally, a NaN's, intern
+  // apart: their groups then build their functions and compare them.)
   static size_t attrs_hash(const AttrsNode& a) {
     size_t h = a.values.size();
-    for (const auto& kv : a.values) h = (h * 1000003) ^ attr_value_hash(kv.second);
-    return h;
-  }
-  static bool same_attr_value(const AttrValue& a, const AttrValue& b) {
-    if (a.index() != b.index()) return false;
-    if (auto* x = std::get_if<double>(&a)) {
-      double y = std::get<double>(b);
-      return *x == y || (std::isnan(*x) && std::isnan(y));
+    for (const auto& [key, v] : a.values) {
+      size_t x = v.index() * 0x9e3779b97f4a7c15ULL;
+      if (auto* b = std::get_if<bool>(&v)) x ^= size_t(*b);
+      if (auto* i = std::get_if<int64_t>(&v)) x ^= size_t(*i);
+      if (auto* d = std::get_if<double>(&v)) x ^= std::hash<double>()(*d);
+      if (auto* s = std::get_if<std::string>(&v)) x ^= std::hash<std::string>()(*s);
+      if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
+        for (int64_t y : *xs) x = (x ^ size_t(y)) * 0x100000001b3ULL;
+      h = h * 1000003 ^ x;
     }
-    return a == b;
-  }
-  static bool same_attrs(const AttrsNode& a, const AttrsNode& b) {
-    if (a.type_key != b.type_key || a.values.size() != b.values.size()) return false;
-    for (size_t k = 0; k < a.values.size(); ++k)
-      if (a.values[k].first != b.values[k].first ||
-          !same_attr_value(a.values[k].second, b.values[k].second))
-        return false;
-    return true;
+    return h;
   }
 
   // An id per structurally distinct object (free variables compared by identity), cached by
@@ -714,18 +688,13 @@ struct GroupFuser::Impl {
       // address cannot come back as another object while cached.
       auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) & (kSinfoCache - 1)];
       if (cached.first.get() == t) return cached.second;
-      bool exact = true;
       size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 +
                  size_t(t->dtype.lanes()) + size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
-      if (t->shape) {
-        for (const auto& d : *t->shape) {
-          auto* imm = d.as<IntImmNode>();
-          if (!imm) {
-            exact = false;
-            break;
-          }
-          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
-        }
+      bool exact = true;
+      for (size_t k = 0; t->shape && exact && k < t->shape->size(); ++k) {
+        auto* imm = (*t->shape)[k].as<IntImmNode>();
+        exact = imm != nullptr;
+        if (imm) h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
       }
       if (exact) {
         // Only representatives are kept alive (nearly every binding has its own object).
@@ -742,7 +711,7 @@ struct GroupFuser::Impl {
     if (auto* a = x.as<AttrsNode>())
       return intern_by(x, attrs_hash(*a) ^ 0x5bd1e995, [&](const ObjectRef& rep) {
         auto* r = rep.as<AttrsNode>();
-        return r && same_attrs(*r, *a);
+        return r && r->type_key == a->type_key && r->values == a->values;
       });
     if (const int* id = intern_cache_.find(x.get())) return *id;
     int64_t id = intern_by(x, structural_hash(x), [&](const ObjectRef& rep) {
@@ -763,105 +732,73 @@ struct GroupFuser::Impl {
     return bucket.back().second;
   }
 
-  // A description of the function `create_function` would build, equal only for structurally
+  // A description of the function `build_function` would build, equal only for structurally
   // equal functions: lets a group reuse an earlier identical function without building it.
-  // Empty when the group holds something it does not describe (the function is then built and
-  // compared as before).
-  // Fills `fp`; false (and `fp` left partly filled) when there is no fingerprint.
+  // Fills `fp`; false when the group holds something it does not describe (the function is
+  // then built and compared).
   bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
                       const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
-    int64_t attrs_id = -1;
-    for (size_t k = 0; k < fattrs_seen_.size(); ++k)
-      if (fattrs_seen_[k] == attrs) attrs_id = int64_t(k);
-    if (attrs_id < 0) {
-      attrs_id = int64_t(fattrs_seen_.size());
-      fattrs_seen_.push_back(attrs);
-    }
+    auto put = [&fp](std::initializer_list<int64_t> xs) {
+      for (int64_t x : xs) fp.push_back(x);
+    };
+    auto seen = std::find(fattrs_seen_.begin(), fattrs_seen_.end(), attrs);
+    fp.push_back(seen - fattrs_seen_.begin());
+    if (seen == fattrs_seen_.end()) fattrs_seen_.push_back(attrs);
     // Composites are small: positions are found by scanning (no table to allocate).
     if (c.bindings.size() > 64 || c.arguments.size() > 64) return false;
-    // Written through a pointer into storage sized for the longest description (this runs once
-    // per group; growing the vector element by element cost more than the rest).
-    size_t bound = 4 + c.arguments.size() + c.outputs.size();
-    for (int i : c.bindings) {
-      auto* vb = bindings[i].as<VarBindingNode>();
-      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-      bound += 12 + (call ? call->sinfo_args.size() + 3 * call->args.size() : 0);
-    }
-    fp.resize(bound);
-    int64_t* w = fp.data();
-    auto put = [&w](int64_t x) { *w++ = x; };
-    put(attrs_id);
-    put(int64_t(c.arguments.size()));
+    fp.push_back(int64_t(c.arguments.size()));
+    for (const auto& a : c.arguments) fp.push_back(intern(a->struct_info_));
+    fp.push_back(int64_t(c.bindings.size()));
     std::vector<const Object*>& locals = locals_;
     locals.clear();
-    auto index_in = [](const auto& xs, const Object* p) -> int {
+    auto index_in = [](const auto& xs, const Object* p) -> int64_t {
       for (size_t k = 0; k < xs.size(); ++k)
-        if (xs[k].get() == p) return int(k);
+        if (&*xs[k] == p) return int64_t(k);
       return -1;
     };
-    auto local_index = [&](const Object* p) -> int {
-      for (size_t k = 0; k < locals.size(); ++k)
-        if (locals[k] == p) return int(k);
-      return -1;
-    };
-    for (size_t k = 0; k < c.arguments.size(); ++k) put(intern(c.arguments[k]->struct_info_));
-    put(int64_t(c.bindings.size()));
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
     auto arg_token = [&](const Expr& a) -> bool {
-      if (int k = index_in(c.arguments, a.get()); k >= 0) {
-        put(kParam);
-        put(k);
-        return true;
-      }
-      if (a.as<VarNode>()) {
-        int l = local_index(a.get());
+      if (int64_t k = index_in(c.arguments, a.get()); k >= 0) {
+        put({kParam, k});
+      } else if (a.as<VarNode>()) {  // bound earlier in the group, or outside it
+        int64_t l = index_in(locals, a.get());
         if (l < 0) return false;
-        put(kLocal);
-        put(l);
-        return true;
+        put({kLocal, l});
+      } else {
+        if (!is_leaf(a)) return false;
+        put({kLeaf, int64_t(a->kind()), intern(a)});
       }
-      if (is_leaf(a)) {  // not a variable (those returned above)
-        put(kLeaf);
-        put(int64_t(a->kind()));
-        put(intern(a));
-        return true;
-      }
-      return false;
+      return true;
     };
-    for (size_t li = 0; li < c.bindings.size(); ++li) {
-      const Binding& b = bindings[c.bindings[li]];
+    for (int i : c.bindings) {
+      const Binding& b = bindings[i];
       auto* vb = b.as<VarBindingNode>();
       if (!vb) return false;
-      put(c.output_index(b->var.get()));
-      put(int64_t(b->var->kind()));
-      put(intern(b->var->struct_info_));
+      put({c.output_index(b->var.get()), int64_t(b->var->kind()),
+                           intern(b->var->struct_info_)});
       if (auto* call = vb->value.as<CallNode>()) {
         if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
-        put(kCall);
-        put(intern(call->op));
-        put(intern(call->attrs));
-        put(int64_t(call->sinfo_args.size()));
-        for (const auto& si : call->sinfo_args) put(intern(si));
-        put(int64_t(call->args.size()));
+        put({kCall, intern(call->op), intern(call->attrs),
+                             int64_t(call->sinfo_args.size())});
+        for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
+        fp.push_back(int64_t(call->args.size()));
         for (const auto& a : call->args)
           if (!arg_token(a)) return false;
       } else if (auto* g = vb->value.as<TupleGetItemNode>()) {
-        put(kGetItem);
-        put(g->index);
+        put({kGetItem, g->index});
         if (!arg_token(g->tuple)) return false;
       } else {
         return false;
       }
       locals.push_back(b->var.get());
     }
-    put(int64_t(c.outputs.size()));
+    fp.push_back(int64_t(c.outputs.size()));
     for (auto* o : c.outputs) {
-      int l = local_index(o);
+      int64_t l = index_in(locals, o);
       if (l < 0) return false;
-      put(l);
+      fp.push_back(l);
     }
-    fp.resize(size_t(w - fp.data()));
     return true;
   }
 
@@ -874,17 +811,6 @@ struct GroupFuser::Impl {
   };
 
  public:
-  /// Once every binding and output of `c` is known: notes whether the group is used at all and
-  /// takes its fingerprint.
-  void create_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
-    if (c.outputs.empty()) return;  // dead code: nothing of the group is used
-    c.has_outputs = true;
-    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
-    // layers: a known fingerprint skips building and comparing the function.
-    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
-    // Built (or found already made) when the group is emitted, in order.
-  }
-
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
@@ -936,16 +862,18 @@ struct GroupFuser::Impl {
   /// The variable bound to a group's call (or to one of its outputs): "lv", "lv1", ... when
   /// `like` is a DataflowVar, else "gv", "gv1", ... (one name supply per Fusor).
   Var emit_var(const Var& like, const Expr& value) {
-    Var v = like.as<DataflowVarNode>()
-                ? Var(make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_))
-                : make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
-    return v;
+    if (like.as<DataflowVarNode>())
+      return make<DataflowVarNode>(numbered("lv", n_lv_), value->struct_info_);
+    return make<VarNode>(numbered("gv", n_gv_), value->struct_info_);
   }
 
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,
   /// else built and added (or found structurally equal to one already in the module).
   GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings,
                            const DictAttrs& attrs) {
+    // Composites repeat (one per match of a pattern), and so do merged groups of repeated
+    // layers: a known fingerprint skips building and comparing the function.
+    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
     GlobalVar gv;
     if (!c.fingerprint.empty()) {
       auto it = by_fingerprint_.find(c.fingerprint);
@@ -1033,8 +961,7 @@ struct GroupFuser::Impl {
                        [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-      create_function(c, cur_, attrs);
-      if (c.has_outputs) emit_group(fn, u, c, attrs);
+      if (!c.outputs.empty()) emit_group(fn, u, c, attrs);  // else nothing of the group is used
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
     order0.swap(order);  // the old order's storage serves the next block

@@ -59,6 +59,23 @@ class GroupGraph {
   /// group unless it would absorb only part of an earlier match (a root flagged in `composite`)
   /// or create a cycle. Returns whether it did; the new group's root is flagged.
   bool group_match(const std::vector<int>& matched, std::vector<char>& composite);
+  /// Numbers the groups whose root `keep` accepts 0, 1, ... in order of their first node: the
+  /// group of each node (-1: none) into `group_of`, the root of each group into `roots`.
+  template <class Keep>
+  void number_groups(Keep&& keep, std::vector<int>& group_of, std::vector<int>& roots) {
+    group_of.assign(size(), -1);
+    roots.clear();
+    std::vector<int> number(size(), -1);  // per root
+    for (int i = 0; i < size(); ++i) {
+      int r = find(i);
+      if (!keep(r)) continue;
+      if (number[r] < 0) {
+        number[r] = int(roots.size());
+        roots.push_back(r);
+      }
+      group_of[i] = number[r];
+    }
+  }
 
  private:
   template <class Target>

@@ -35,11 +35,10 @@ class Inliner {
       if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
       uses_ = detail::UseCounter();
       uses_.visit_expr(func);
-      Expr body = rewrite(fn->body);
-      if (body == fn->body) continue;
-      auto updated = make<FunctionNode>(fn->params, body, fn->ret_struct_info, fn->is_pure, fn->attrs);
-      updated->struct_info_ = fn->struct_info_;
-      out.update(gv, updated);
+      Function updated = detail::rewrite_blocks(Function(fn), [&](const BindingBlock& block) {
+        return rewrite_block(block);
+      });
+      if (updated.get() != fn) out.update(gv, updated);
     }
     // Inlined globals nobody calls any more go away.
     std::set<std::string> still_called;
@@ -72,33 +71,17 @@ class Inliner {
     return {};
   }
 
-  Expr rewrite(const Expr& e) {
-    if (auto* seq = e.as<SeqExprNode>()) {
-      std::vector<BindingBlock> blocks;
-      bool changed = false;
-      for (const auto& block : seq->blocks) {
-        blocks.push_back(rewrite_block(block));
-        changed = changed || !(blocks.back() == block);
-      }
-      if (!changed) return e;
-      auto out = make<SeqExprNode>(std::move(blocks), seq->body);
-      out->struct_info_ = e->struct_info_;
-      return out;
-    }
-    return e;
-  }
-
   BindingBlock rewrite_block(const BindingBlock& block) {
     std::vector<Binding> out;
     bool changed = false;
     // Tuple-result calls: the item bindings `w = v[i]` that can take the producers' place.
-    std::unordered_map<const VarNode*, std::map<int, Var>> items;
+    std::unordered_map<const VarNode*, std::map<int, Binding>> items;
     std::set<const BindingNode*> skip;
     for (const auto& b : block->bindings) {
       auto* vb = b.as<VarBindingNode>();
       if (!vb) continue;
       if (auto* tgi = vb->value.as<TupleGetItemNode>())
-        if (auto* tv = tgi->tuple.as<VarNode>()) items[tv].emplace(tgi->index, vb->var);
+        if (auto* tv = tgi->tuple.as<VarNode>()) items[tv].emplace(tgi->index, b);
     }
     for (const auto& b : block->bindings) {
       if (skip.count(b.get())) {
@@ -128,10 +111,9 @@ class Inliner {
             auto fv = index < int(tup->fields.size()) ? tup->fields[index].as_ref<VarNode>() : Var();
             if (!fv || taken.count(fv.get()) || is_param(callee, fv)) continue;
             taken.insert(fv.get());
-            dest[fv] = w;
+            dest[fv] = w->var;
             ++item_uses;
-            for (const auto& b2 : block->bindings)
-              if (b2->var == w) skip.insert(b2.get());
+            skip.insert(w.get());
           }
         }
       }
@@ -164,20 +146,13 @@ class Inliner {
     for (const auto& block : seq->blocks) {
       for (const auto& b : block->bindings) {
         auto dit = dest.find(b->var);
-        if (auto* mc = b.as<MatchCastNode>()) {
-          Expr value = substitute_vars(mc->value, remap);
-          Var target = dit != dest.end() ? dit->second : fresh_var(b->var, Expr(), dataflow);
-          out.push_back(make<MatchCastNode>(target, value, mc->struct_info));
-          remap[b->var] = target;
-          continue;
-        }
         auto* vb = b.as<VarBindingNode>();
-        if (auto fn = vb->value.as_ref<FunctionNode>()) {
+        if (auto fn = vb ? vb->value.as_ref<FunctionNode>() : Function()) {
           local_funcs[vb->var] = fn;
           continue;
         }
         Function inner;
-        auto* call = vb->value.as<CallNode>();
+        auto* call = vb ? vb->value.as<CallNode>() : nullptr;
         if (call) {
           if (auto ov = call->op.as_ref<VarNode>(); ov && local_funcs.count(ov)) inner = local_funcs[ov];
           else if (const FunctionNode* fn = detail::composite_callee(mod_, call->op)) {
@@ -198,9 +173,10 @@ class Inliner {
           remap[b->var] = target ? Expr(target) : result;
           continue;
         }
-        Expr value = substitute_vars(vb->value, remap);
-        Var target = dit != dest.end() ? dit->second : fresh_var(b->var, value, dataflow);
-        out.push_back(make<VarBindingNode>(target, value));
+        // A match_cast's new variable keeps its struct info, a binding's takes its new value's.
+        Expr value = substitute_vars(binding_value(*b), remap);
+        Var target = dit != dest.end() ? dit->second : fresh_var(b->var, vb ? value : Expr(), dataflow);
+        out.push_back(detail::rebind(b, target, value));
         remap[b->var] = target;
       }
     }

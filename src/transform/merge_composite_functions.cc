@@ -92,19 +92,13 @@ class GroupsBuilder {
         const std::vector<Expr>& call_args = flat_args(*call);
         for (const auto& a : call_args) {
           int j = index_of(a);
-          if (j < 0) continue;
-          int p = graph.find(j);
-          if (codegen[p] != cg) continue;
-          bool ok = true;
-          for (const auto& b : call_args) {
+          int p = j < 0 ? -1 : graph.find(j);
+          auto depends = [&](const Expr& b) {
             int k = index_of(b);
-            if (k < 0 || graph.find(k) == p) continue;
-            if (graph.is_ancestor(p, k)) {
-              ok = false;
-              break;
-            }
-          }
-          if (ok) parents.push_back(p);
+            return k >= 0 && graph.find(k) != p && graph.is_ancestor(p, k);
+          };
+          if (p >= 0 && codegen[p] == cg && std::none_of(call_args.begin(), call_args.end(), depends))
+            parents.push_back(p);
         }
         int root = i;
         for (int p : parents) root = graph.unite(root, p);
@@ -129,41 +123,26 @@ class GroupsBuilder {
       }
     }
     BlockGroups bg;
-    bg.group_of.assign(n, -1);
-    std::vector<int> root_to_group(n, -1);
-    for (int i = 0; i < n; ++i) {
-      int r = graph.find(i);
-      if (codegen[r] < 0) continue;
-      if (root_to_group[r] < 0) {
-        root_to_group[r] = int(bg.attrs.size());
-        bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
-      }
-      bg.group_of[i] = root_to_group[r];
-    }
-    bg.count = int(bg.attrs.size());
+    std::vector<int> roots;
+    graph.number_groups([&](int r) { return codegen[r] >= 0; }, bg.group_of, roots);
+    for (int r : roots) bg.attrs.push_back(DictAttrs{{"Codegen", codegens_[codegen[r]]}});
+    bg.count = int(roots.size());
     return bg;
   }
 
  private:
-  // The codegen (index into codegens_) of a call's callee when it is a composite, else -1;
-  // looked up once per GlobalVar node (every call of a composite shares a handful of them).
+  // The codegen (index into codegens_) of a call's callee when it is a composite, else -1.
   int composite_codegen(const Expr& op) {
-    auto* gv = op.as<GlobalVarNode>();
-    if (!gv) return -1;
-    if (const int* hit = cache_.find(gv)) return *hit;
-    int id = -1;
-    if (const FunctionNode* f = composite_callee(mod_, op)) {
-      std::string cg = codegen_name_of(*f->attr_string("Composite"));
-      auto it = std::find(codegens_.begin(), codegens_.end(), cg);
-      id = int(it - codegens_.begin());
-      if (it == codegens_.end()) codegens_.push_back(std::move(cg));
-    }
-    cache_.emplace(gv, id);
+    const FunctionNode* f = composite_callee(mod_, op);
+    if (!f) return -1;
+    std::string cg = codegen_name_of(*f->attr_string("Composite"));
+    auto it = std::find(codegens_.begin(), codegens_.end(), cg);
+    int id = int(it - codegens_.begin());
+    if (it == codegens_.end()) codegens_.push_back(std::move(cg));
     return id;
   }
   const IRModule& mod_;
   std::vector<std::string> codegens_;
-  PtrMap<int> cache_;  // GlobalVar node -> composite_codegen (the module outlives the builder)
 };
 
 // TVM's ToNonDataflow on a whole function, the functions nested in it included: every block a
@@ -217,8 +196,7 @@ class CompositeInliner {
     PtrMap<Var> local;  // composite function -> its local function var here
     auto inline_composite = [&](const Expr& value, std::vector<Binding>& out) -> Expr {
       auto* call = value.as<CallNode>();
-      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-      const FunctionNode* f = gv ? composite_of(gv) : nullptr;
+      const FunctionNode* f = composite_callee(original_, call ? call->op : Expr());
       if (!f) return Expr();
       Var* lv = local.find(f);
       if (!lv) {
@@ -240,15 +218,6 @@ class CompositeInliner {
   }
 
  private:
-  // The composite function a call's callee names in the original module, else null (looked up
-  // by name once per GlobalVar node).
-  const FunctionNode* composite_of(const GlobalVarNode* gv) {
-    if (const FunctionNode* const* hit = composite_of_.find(gv)) return *hit;
-    const FunctionNode* f = composite_callee(original_, GlobalVar(gv));
-    composite_of_.emplace(gv, f);
-    return f;
-  }
-
   // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local
   // function a merged function calls.
   static Function inline_copy(const FunctionNode& f) {
@@ -259,7 +228,6 @@ class CompositeInliner {
 
   const IRModule& original_;
   int n_gv_ = 0;  // local functions are "gv", "gv1", ... across all merged functions
-  PtrMap<const FunctionNode*> composite_of_;  // keyed by GlobalVar node (the module keeps them)
 };
 
 std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {
@@ -304,36 +272,25 @@ IRModule merge_composite_functions(IRModule mod) {
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
-    Function out = rewrite_bindings(func, [&](const Binding& b) -> Binding {
-      auto* vb = b.as<VarBindingNode>();
-      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-      auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
-      if (!gv) return b;
+    Function out = redirect_calls(func, [&](const GlobalVarNode* gv) {
       auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
-      if (fresh) {
-        const FunctionNode* gf = nullptr;
-        // A new group function, or one the module already had (FuseOpsByPattern with
-        // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
-        if (grouped.contains(gv->name_hint)) {
-          auto* f = grouped.lookup(gv->name_hint).as<FunctionNode>();
-          if (f && f->attrs.count("Codegen")) gf = f;
+      // A new group function, or one the module already had (FuseOpsByPattern with
+      // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
+      auto* gf = fresh && grouped.contains(gv->name_hint)
+                     ? grouped.lookup(gv->name_hint).as<FunctionNode>()
+                     : nullptr;
+      if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
+        auto it = renamed.find(gv->name_hint);
+        if (it == renamed.end()) {
+          result.remove(gv->name_hint);
+          GlobalVar ngv = add_fresh_function(
+              result, names, gv->name_hint + "_" + *codegen,
+              [&](const std::string& name) { return inliner.run(Function(gf), name); });
+          it = renamed.emplace(gv->name_hint, ngv).first;
         }
-        if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
-          auto it = renamed.find(gv->name_hint);
-          if (it == renamed.end()) {
-            result.remove(gv->name_hint);
-            GlobalVar ngv = add_fresh_function(
-                result, names, gv->name_hint + "_" + *codegen,
-                [&](const std::string& name) { return inliner.run(Function(gf), name); });
-            it = renamed.emplace(gv->name_hint, ngv).first;
-          }
-          *callee = it->second;
-        }
+        *callee = it->second;
       }
-      if (!callee->defined()) return b;
-      auto* nc = copy_node(Ref<CallNode>(call));
-      nc->op = *callee;
-      return make<VarBindingNode>(b->var, Expr(Call(nc)));
+      return *callee;
     });
     if (!(out == func)) result.update(result.get_global_var(target), out);
   }

@@ -2,9 +2,9 @@
 #include "pass_util.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "partita/ir/analysis.h"
-#include "partita/ir/ptr_map.h"
 
 namespace partita::transform::detail {
 
@@ -51,24 +51,16 @@ const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee) {
   return f && f->attrs.count("Composite") ? f : nullptr;
 }
 
-Function rewrite_bindings(const Function& func,
-                          const std::function<Binding(const Binding&)>& rewrite) {
+Function rewrite_blocks(const Function& func,
+                        const std::function<BindingBlock(const BindingBlock&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();
   if (!seq) return func;
   std::vector<BindingBlock> blocks;
   bool changed = false;
   for (const auto& blk : seq->blocks) {
-    std::vector<Binding> bindings;
-    bool block_changed = false;
-    for (const auto& b : blk->bindings) {
-      Binding nb = rewrite(b);
-      block_changed = block_changed || !(nb == b);
-      if (nb) bindings.push_back(std::move(nb));
-    }
-    changed = changed || block_changed;
-    if (!block_changed) blocks.push_back(blk);
-    else if (!bindings.empty())
-      blocks.push_back(make<BindingBlockNode>(std::move(bindings), blk->is_dataflow));
+    BindingBlock nb = rewrite(blk);
+    changed = changed || !(nb == blk);
+    if (nb) blocks.push_back(std::move(nb));
   }
   if (!changed) return func;
   auto* ns = copy_node(Ref<SeqExprNode>(seq));
@@ -78,82 +70,56 @@ Function rewrite_bindings(const Function& func,
   return Function(nf);
 }
 
-// Functions are numbered in name order; a GlobalVar met in a call is resolved through the node the
-// module itself keys the function by, by name only when it is another node (names are long: every
-// merged function is named after all its operators).
+Function rewrite_bindings(const Function& func,
+                          const std::function<Binding(const Binding&)>& rewrite) {
+  return rewrite_blocks(func, [&](const BindingBlock& blk) -> BindingBlock {
+    std::vector<Binding> bindings;
+    bool changed = false;
+    for (const auto& b : blk->bindings) {
+      Binding nb = rewrite(b);
+      changed = changed || !(nb == b);
+      if (nb) bindings.push_back(std::move(nb));
+    }
+    if (!changed) return blk;
+    if (bindings.empty()) return {};
+    return make<BindingBlockNode>(std::move(bindings), blk->is_dataflow);
+  });
+}
+
+Function redirect_calls(const Function& func,
+                        const std::function<GlobalVar(const GlobalVarNode*)>& callee) {
+  return rewrite_bindings(func, [&](const Binding& b) -> Binding {
+    auto* vb = b.as<VarBindingNode>();
+    auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr;
+    GlobalVar to = gv ? callee(gv) : GlobalVar();
+    if (!to.defined()) return b;
+    auto* nc = copy_node(Ref<CallNode>(call));
+    nc->op = to;
+    return make<VarBindingNode>(b->var, Expr(Call(nc)));
+  });
+}
+
 IRModule remove_unreachable_functions(IRModule mod, const std::vector<std::string>& roots) {
-  std::vector<const std::pair<const std::string, std::pair<GlobalVar, Expr>>*> entries;
-  entries.reserve(mod->functions.size());
-  PtrMap<int> index_of(mod->functions.size());
-  for (const auto& entry : mod->functions) {
-    index_of.emplace(entry.second.first.get(), int(entries.size()));
-    entries.push_back(&entry);
-  }
-  std::vector<char> live(entries.size(), 0);
-  std::vector<int> stack;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    auto* f = entries[i]->second.second.as<FunctionNode>();
-    bool root = (f && f->attrs.count("global_symbol")) ||
-                std::find(roots.begin(), roots.end(), entries[i]->first) != roots.end();
-    if (root) {
-      live[i] = 1;
-      stack.push_back(int(i));
-    }
-  }
-  PtrMap<char> seen;  // GlobalVar nodes already visited
-  auto visit = [&](const GlobalVar& gv) {
-    if (!seen.emplace(gv.get(), 1).second) return;
-    int i = -1;
-    if (const int* at = index_of.find(gv.get())) {
-      i = *at;
-    } else {
-      auto it = mod->functions.find(gv->name_hint);
-      if (it == mod->functions.end()) return;
-      i = *index_of.find(it->second.first.get());
-    }
-    if (!live[i]) {
-      live[i] = 1;
-      stack.push_back(i);
-    }
+  std::unordered_set<std::string> live;
+  std::vector<Expr> stack;
+  auto reach = [&](const std::string& name) {
+    if (mod.contains(name) && live.insert(name).second) stack.push_back(mod.lookup(name));
   };
+  for (const auto& [name, entry] : mod->functions) {
+    auto* f = entry.second.as<FunctionNode>();
+    if ((f && f->attrs.count("global_symbol")) ||
+        std::find(roots.begin(), roots.end(), name) != roots.end())
+      reach(name);
+  }
   while (!stack.empty()) {
-    int i = stack.back();
+    Expr f = std::move(stack.back());
     stack.pop_back();
-    const Expr& f = entries[i]->second.second;
-    auto* fn = f.as<FunctionNode>();
-    auto* seq = fn ? fn->body.as<SeqExprNode>() : nullptr;
-    if (!seq) {
-      for (const auto& gv : all_global_vars(f)) visit(gv);
-      continue;
-    }
-    // Flat bindings of calls and leaves are scanned directly, as are local functions made of
-    // such bindings (the inlined composites); anything else generically.
-    auto scan = [&](auto&& self, const Expr& e) -> void {
-      if (auto* c = e.as<CallNode>()) {
-        if (auto* g = c->op.as<GlobalVarNode>()) visit(GlobalVar(g));
-        bool leaf_args = true;
-        for (const auto& a : c->args)
-          leaf_args = leaf_args && (a.as<VarNode>() || a.as<ConstantNode>());
-        if (leaf_args && !c->op.as<FunctionNode>()) return;
-      } else if (e.as<VarNode>() || e.as<TupleGetItemNode>() || e.as<ConstantNode>()) {
-        return;
-      } else if (auto* lf = e.as<FunctionNode>()) {
-        if (auto* ls = lf->body.as<SeqExprNode>()) {
-          for (const auto& blk : ls->blocks)
-            for (const auto& b : blk->bindings) self(self, binding_value(*b));
-          self(self, ls->body);
-          return;
-        }
-      }
-      for (const auto& gv : all_global_vars(e)) visit(gv);
-    };
-    for (const auto& blk : seq->blocks)
-      for (const auto& b : blk->bindings) scan(scan, binding_value(*b));
-    scan(scan, seq->body);
+    for (const auto& gv : all_global_vars(f)) reach(gv->name_hint);
   }
   std::vector<std::string> dead;
-  for (size_t i = 0; i < entries.size(); ++i)
-    if (!live[i]) dead.push_back(entries[i]->first);
+  for (const auto& [name, entry] : mod->functions)
+    if (!live.count(name)) dead.push_back(name);
   for (const auto& name : dead) mod.remove(name);
   return mod;
 }

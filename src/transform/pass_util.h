@@ -14,11 +14,21 @@
 
 namespace partita::transform::detail {
 
+/// `func` with each block of its body replaced by `rewrite(block)` (a null one drops it); the
+/// body and the function are new only when a block changed.
+Function rewrite_blocks(const Function& func,
+                        const std::function<BindingBlock(const BindingBlock&)>& rewrite);
+
 /// `func` with each binding of its body replaced by `rewrite(binding)`: the same binding keeps
 /// it, a null one drops it (and a block left empty with it). Blocks, the body and the function
 /// are new only where something changed.
 Function rewrite_bindings(const Function& func,
                           const std::function<Binding(const Binding&)>& rewrite);
+
+/// `func` with each call of a GlobalVar that `callee(gv)` maps to a GlobalVar (null: none)
+/// calling that one instead.
+Function redirect_calls(const Function& func,
+                        const std::function<GlobalVar(const GlobalVarNode*)>& callee);
 
 /// A binding of `var` to `value` of the kind of `like` (a match_cast keeps its struct info).
 Binding rebind(const Binding& like, const Var& var, const Expr& value);

@@ -680,9 +680,9 @@ struct GroupFuser::Impl {
   // address; the interned objects are kept alive so addresses are never reused.
   int64_t intern(const ObjectRef& x) {
     if (!x) return -1;
-    // Tensor struct info with a constant shape (the common case) by an exact key: no generic
-    // structural hashing.
-    if (auto* t = x.as<TensorStructInfoNode>()) {
+    // Tensor struct info with a constant shape and no device (the common case) by an exact key:
+    // no generic structural hashing. One with a device goes the generic way, which compares it.
+    if (auto* t = x.as<TensorStructInfoNode>(); t && !t->vdevice) {
       // Many calls share a struct info object (a group function's result, a parameter's): a
       // small cache by address skips reading the shape. Entries keep their object alive, so an
       // address cannot come back as another object while cached.

@@ -7,6 +7,7 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/functor.h"
 #include "partita/script/parser.h"
+#include "partita/script/printer.h"
 #include "partita/support/error.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 #include "partita/transform/merge_composite_functions.h"
@@ -64,6 +65,29 @@ TEST(PartitionFeatures, ConvAddReluChainAndNaming) {
   EXPECT_EQ(*f->attr_string("Composite"), "dnnl.cbr");
   EXPECT_TRUE(std::get<bool>(f->attrs.at("Primitive")));  // a bool, as TVM sets it
   EXPECT_FALSE(f->attrs.count("global_symbol"));
+}
+
+// Two groups alike but for the device their tensors live on are two functions: the group
+// fingerprint's key for a tensor's struct info includes its vdevice (it did not, and the second
+// group reused the first's function, on the other device).
+TEST(PartitionFeatures, GroupsOnOtherDevicesAreOtherFunctions) {
+  const std::string text = R"(
+@I.ir_module
+class Module:
+    I.module_global_infos({"vdevice": [I.vdevice("llvm"), I.vdevice("cuda", 0)]})
+    @R.function
+    def main(a: R.Tensor((4, 4), "float32", "llvm"), b: R.Tensor((4, 4), "float32", "llvm"), c: R.Tensor((4, 4), "float32", "cuda"), d: R.Tensor((4, 4), "float32", "cuda")):
+        with R.dataflow():
+            x: R.Tensor((4, 4), "float32", "llvm") = R.multiply(a, b)
+            y: R.Tensor((4, 4), "float32", "cuda") = R.multiply(c, d)
+            R.output(x, y)
+        return (x, y)
+)";
+  IRModule m = script::parse_module(text);
+  auto pats = {fp("example.multiply", is_op("relax.multiply")({wildcard(), wildcard()}))};
+  IRModule out = fuse_ops_by_pattern(pats, m, true, false);
+  ASSERT_TRUE(well_formed(out));
+  EXPECT_EQ(out->functions.size(), 3u) << script::print_module(out);
 }
 
 TEST(PartitionFeatures, CheckRejectsAndLeakingHelper) {

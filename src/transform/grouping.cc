@@ -200,6 +200,15 @@ class SymbolicVarRenewer : public ExprMutator {
 }  // namespace
 
 Function renew_symbolic_vars(const Function& func) {
+  // Nothing to renew when no parameter defines a symbolic variable (the common case): the
+  // mutator would rebuild every binding for nothing.
+  bool any = false;
+  post_order_visit(func, [&](const Expr& e) {
+    if (auto* f = e.as<FunctionNode>())
+      for (const Var& p : f->params)
+        any = any || (p->struct_info_ && !definable_symbolic_vars_of(p->struct_info_).empty());
+  });
+  if (!any) return func;
   Function out = SymbolicVarRenewer().visit_expr(func).as_ref<FunctionNode>();
   if (out.get() != func.get()) out->struct_info_ = func_struct_info_of(*out);
   return out;
@@ -561,7 +570,11 @@ Function FunctionSlots::rebuild() {
 // ---- GroupFuser ------------------------------------------------------------------------------
 
 struct GroupFuser::Impl {
-  Impl(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {}
+  Impl(IRModule mod, bool lift_constants) : mod_(std::move(mod)), lift_constants_(lift_constants) {
+    for (const auto& [name, entry] : mod_->functions)
+      if (auto* f = entry.second.as<FunctionNode>(); f && f->attrs.count("Primitive"))
+        dedup_.emplace(structural_hash(entry.second), entry.first);
+  }
 
   /// Adds binding `b` (position `index`) to group `c`; a group's bindings are added in block
   /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
@@ -593,40 +606,8 @@ struct GroupFuser::Impl {
     c.bindings.push_back(index);
   }
 
-  // A cheap key for de-duplication, equal for structurally equal functions: the struct info of
-  // the parameters and result, the attributes and the called operators. Hashing whole functions
-  // dominated partitioning; candidates with equal keys are still compared structurally.
-  static size_t dedup_key(const Function& func) {
-    size_t h = structural_hash(func->ret_struct_info) * 31 + func->params.size();
-    for (const auto& p : func->params) h = h * 1000003 ^ structural_hash(p->struct_info_);
-    for (const auto& [k, v] : func->attrs) h = h * 31 ^ std::hash<std::string>()(k);
-    if (auto* seq = func->body.as<SeqExprNode>()) {
-      for (const auto& blk : seq->blocks) {
-        h = h * 31 + blk->bindings.size();
-        for (const auto& b : blk->bindings) {
-          auto* vb = b.as<VarBindingNode>();
-          auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-          h = h * 31 ^ size_t(vb && !call ? vb->value->kind() : b->kind());
-          if (!call) continue;
-          h = h * 31 + call->args.size();
-          if (auto* op = call->op.as<OpNode>()) h = h * 31 ^ std::hash<std::string>()(op->name);
-          if (auto* gv = call->op.as<GlobalVarNode>())
-            h = h * 31 ^ std::hash<std::string>()(gv->name_hint);
-        }
-      }
-    }
-    return h;
-  }
-
   GlobalVar add_function(const Function& func, const std::string& hint) {
-    if (!dedup_seeded_) {
-      dedup_seeded_ = true;
-      for (const auto& [name, entry] : mod_->functions) {
-        auto* f = entry.second.as<FunctionNode>();
-        if (f && f->attrs.count("Primitive")) dedup_.emplace(dedup_key(Function(f)), entry.first);
-      }
-    }
-    size_t h = dedup_key(func);
+    size_t h = structural_hash(func);
     auto range = dedup_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it)
       if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
@@ -1002,7 +983,6 @@ struct GroupFuser::Impl {
   bool lift_constants_;
   NameSupply names_;  // function names (all start with "fused")
   int n_lv_ = 0, n_gv_ = 0;
-  bool dedup_seeded_ = false;
   std::unordered_multimap<size_t, GlobalVar> dedup_;
   // Fingerprint -> the function a group with that fingerprint became (added or found equal).
   std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;

@@ -145,89 +145,53 @@ class GroupsBuilder {
   std::vector<std::string> codegens_;
 };
 
-// TVM's ToNonDataflow on a whole function, the functions nested in it included: every block a
-// plain block, every dataflow variable a plain variable. (A Codegen function FuseOpsByPattern
-// made with annotate_codegen=True holds its composite as a nested function.)
-void collect_dataflow_vars(const FunctionNode& f, PtrMap<Expr>& plain) {
-  auto* seq = f.body.as<SeqExprNode>();
-  if (!seq) return;
-  for (const auto& blk : seq->blocks)
-    for (const auto& b : blk->bindings) {
-      if (b->var.as<DataflowVarNode>())
-        plain.emplace(b->var.get(), make<VarNode>(b->var->name_hint, b->var->struct_info_));
-      if (auto* inner = binding_value(*b).as<FunctionNode>()) collect_dataflow_vars(*inner, plain);
-    }
-}
-
-// `f` in one plain block with `to_plain` applied; `rewrite(value, out)`, when given, may give a
-// top-level value's replacement (after emitting bindings of its own into `out`).
-using ValueRewrite = std::function<Expr(const Expr&, std::vector<Binding>&)>;
-Function without_dataflow(const Function& f, Substitutor& to_plain, const ValueRewrite& rewrite) {
-  auto* seq = f->body.as<SeqExprNode>();
-  if (!seq) return f;
-  std::vector<Binding> out;
-  for (const auto& blk : seq->blocks)
-    for (const auto& b : blk->bindings) {
-      Var var = to_plain.visit_var_def(b->var);
-      const Expr& value0 = binding_value(*b);
-      Expr value = rewrite ? rewrite(value0, out) : Expr();
-      if (!value && value0.as<FunctionNode>())
-        value = without_dataflow(value0.as_ref<FunctionNode>(), to_plain, nullptr);
-      if (!value) value = to_plain(value0);
-      out.push_back(rebind(b, var, value));
-    }
-  auto* nf = copy_node(f);
-  nf->body = single_block_seq(std::move(out), false, to_plain(seq->body), seq->struct_info_);
-  return Function(nf);
-}
-
 // Inlines composite functions into a merged function as local functions bound to `gv`, `gv1`,
-// ... (one name supply for the whole pass), with the body turned into a plain binding block.
-class CompositeInliner {
+// ... (one name supply for the whole pass), and makes every dataflow block and variable plain,
+// the functions nested in it included (TVM's CompositeInliner and ToNonDataflow).
+class CompositeInliner : public ExprMutator {
  public:
   explicit CompositeInliner(const IRModule& original) : original_(original) {}
 
-  // `func` (a new group function) as the public function `global_symbol`: composites inlined,
-  // dataflow variables made plain (TVM's ToNonDataflow), "Primitive" dropped.
+  // `func` (a new group function) as the public function `global_symbol`, "Primitive" dropped.
   Function run(const Function& func, const std::string& global_symbol) {
-    PtrMap<Expr> plain(64);
-    collect_dataflow_vars(*func, plain);
-    Substitutor to_plain(std::move(plain));
-    PtrMap<Var> local;  // composite function -> its local function var here
-    auto inline_composite = [&](const Expr& value, std::vector<Binding>& out) -> Expr {
-      auto* call = value.as<CallNode>();
-      const FunctionNode* f = composite_callee(original_, call ? call->op : Expr());
-      if (!f) return Expr();
-      Var* lv = local.find(f);
-      if (!lv) {
-        Function inner = inline_copy(*f);
-        Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
-        out.push_back(make<VarBindingNode>(v, inner));
-        lv = local.emplace(f, v).first;
-      }
-      // One new call: the composite's local variable as the callee, arguments renamed.
-      auto* nc = copy_node(Ref<CallNode>(call));
-      nc->op = *lv;
-      for (auto& a : nc->args) a = to_plain(a);
-      return Call(nc);
-    };
-    auto* nf = copy_node(without_dataflow(func, to_plain, inline_composite));
+    local_.clear();
+    auto* nf = copy_node(visit_expr(func).as_ref<FunctionNode>());
     nf->attrs.erase("Primitive");
     nf->attrs["global_symbol"] = global_symbol;
     return Function(nf);
   }
 
- private:
-  // `f` with fresh parameters, binding and symbolic variables and without "Primitive": the local
-  // function a merged function calls.
-  static Function inline_copy(const FunctionNode& f) {
-    auto* n = copy_node(renew_symbolic_vars(copy_with_new_vars(Function(&f))));
-    n->attrs.erase("Primitive");
-    return Function(n);
+  using ExprMutator::visit_;
+  BindingBlock visit_dataflow_block_(const BindingBlockNode* block) override {
+    return visit_binding_block_(block);
+  }
+  Var visit_var_def_(const DataflowVarNode* v) override {
+    Var plain = make<VarNode>(v->name_hint, v->struct_info_);
+    var_remap_[Var(v)] = plain;
+    return plain;
+  }
+  Expr visit_(const CallNode* call) override {
+    const FunctionNode* f = composite_callee(original_, call->op);
+    if (!f) return ExprMutator::visit_(call);
+    Var* lv = local_.find(f);
+    if (!lv) {
+      // A copy with fresh parameters, binding and symbolic variables, without "Primitive".
+      auto* inner = copy_node(renew_symbolic_vars(copy_with_new_vars(Function(f))));
+      inner->attrs.erase("Primitive");
+      Var v = make<VarNode>(numbered("gv", n_gv_), inner->struct_info_);
+      builder_.emit_normalized(make<VarBindingNode>(v, Expr(Function(inner))));
+      lv = local_.emplace(f, v).first;
+    }
+    auto* nc = copy_node(Ref<CallNode>(call));
+    nc->op = *lv;
+    for (auto& a : nc->args) a = visit_expr(a);
+    return Call(nc);
   }
 
+ private:
   const IRModule& original_;
-  int n_gv_ = 0;  // local functions are "gv", "gv1", ... across all merged functions
+  PtrMap<Var> local_;  // composite function -> its local function var in the function made now
+  int n_gv_ = 0;       // local functions are "gv", "gv1", ... across all merged functions
 };
 
 std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {

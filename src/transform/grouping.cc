@@ -254,9 +254,7 @@ struct Creator {
   std::vector<int> bindings;
   std::vector<Expr> arguments;
   std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
-  PtrMap<char> argument_set;
-  std::vector<const VarNode*> outputs;
-  PtrMap<int> output_at;
+  std::vector<const VarNode*> outputs;  // groups have few: found by scanning
   int n_param_for_const = 0;
   Function func;
   std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
@@ -266,23 +264,19 @@ struct Creator {
     bindings.clear();
     arguments.clear();
     const_param_no.clear();
-    argument_set.clear();
     outputs.clear();
-    output_at.clear();
     n_param_for_const = 0;
     func = Function();
     fingerprint.clear();
   }
   int output_index(const VarNode* v) const {
-    const int* i = output_at.find(v);
-    return i ? *i : -1;
+    auto it = std::find(outputs.begin(), outputs.end(), v);
+    return it == outputs.end() ? -1 : int(it - outputs.begin());
   }
-  void append_output(const VarNode* v) {
-    if (output_at.emplace(v, int(outputs.size())).second) outputs.push_back(v);
-  }
+  void append_output(const VarNode* v) { if (output_index(v) < 0) outputs.push_back(v); }
   // `defined_here`: `e` is a variable bound earlier in this group.
   void check_def(const Expr& e, bool defined_here, bool lift_constants) {
-    if (argument_set.contains(e.get())) return;
+    if (std::find(arguments.begin(), arguments.end(), e) != arguments.end()) return;
     auto* var = e.as<VarNode>();
     if (var && defined_here) return;
     if (!lift_constants && e.as<ConstantNode>()) return;
@@ -291,7 +285,6 @@ struct Creator {
     if (is_inlinable(e)) return;
     arguments.push_back(e);
     const_param_no.push_back(no);
-    argument_set.emplace(e.get(), 1);
   }
   std::vector<Var> make_params() const {
     std::vector<Var> params;

@@ -230,31 +230,23 @@ IRModule merge_composite_functions(IRModule mod) {
   CompositeInliner inliner(original);
   NameSupply names;
   std::unordered_map<std::string, GlobalVar> renamed;
-  // GlobalVar node -> the renamed function its calls now call, or null when the callee is not a
-  // new group function (decided once per node: names are long, and there is a call per group).
-  PtrMap<GlobalVar> callee_of;
   IRModule result = grouped;
   for (const auto& target : targets) {
     Function func = result.lookup(target).as_ref<FunctionNode>();
     Function out = redirect_calls(func, [&](const GlobalVarNode* gv) {
-      auto [callee, fresh] = callee_of.emplace(gv, GlobalVar());
+      if (auto it = renamed.find(gv->name_hint); it != renamed.end()) return it->second;
       // A new group function, or one the module already had (FuseOpsByPattern with
       // annotate_codegen=True): TVM renames and inlines every Codegen function main calls.
-      auto* gf = fresh && grouped.contains(gv->name_hint)
+      auto* gf = grouped.contains(gv->name_hint)
                      ? grouped.lookup(gv->name_hint).as<FunctionNode>()
                      : nullptr;
-      if (auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt) {
-        auto it = renamed.find(gv->name_hint);
-        if (it == renamed.end()) {
-          result.remove(gv->name_hint);
-          GlobalVar ngv = add_fresh_function(
-              result, names, gv->name_hint + "_" + *codegen,
-              [&](const std::string& name) { return inliner.run(Function(gf), name); });
-          it = renamed.emplace(gv->name_hint, ngv).first;
-        }
-        *callee = it->second;
-      }
-      return *callee;
+      auto codegen = gf ? gf->attr_string("Codegen") : std::nullopt;
+      if (!codegen) return GlobalVar();
+      result.remove(gv->name_hint);
+      GlobalVar ngv = add_fresh_function(
+          result, names, gv->name_hint + "_" + *codegen,
+          [&](const std::string& name) { return inliner.run(Function(gf), name); });
+      return renamed.emplace(gv->name_hint, ngv).first->second;
     });
     if (!(out == func)) result.update(result.get_global_var(target), out);
   }

@@ -299,21 +299,6 @@ struct Creator {
   }
 };
 
-// name += "_" + the callee's name part, without temporaries (this runs once per binding).
-inline void append_name_part(std::string& name, const CallNode& call) {
-  if (auto* op = call.op.as<OpNode>()) {
-    if (op->name.empty()) return;
-    name += '_';
-    name += op->name;
-  } else if (auto* gv = call.op.as<GlobalVarNode>()) {
-    const std::string& n = gv->name_hint;
-    size_t skip = n.rfind("fused_", 0) == 0 ? 6 : 0;
-    if (n.size() == skip) return;
-    name += '_';
-    name.append(n, skip, std::string::npos);
-  }
-}
-
 /// Puts the units of a block (groups and ungrouped bindings; position i of the block belongs to
 /// unit(i), of those numbered below `offsets.size() - 1`) in an order where each follows the
 /// units it depends on (`edges[offsets[u] .. offsets[u + 1])` for unit u), visiting them in order
@@ -610,12 +595,17 @@ struct GroupFuser::Impl {
     return gv;
   }
 
-  // "fused" + "_" + the operator (or function) name of each call of the group.
+  // "fused" + "_" + the operator (or function, less its "fused_") name of each call of the group.
   static std::string group_name(const Creator& c, const std::vector<Binding>& bindings) {
     std::string name = "fused";
     for (int i : c.bindings) {
       auto* vb = bindings[i].as<VarBindingNode>();
-      if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) append_name_part(name, *call);
+      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+      std::string part;
+      if (auto* op = call ? call->op.as<OpNode>() : nullptr) part = op->name;
+      if (auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr)
+        part = gv->name_hint.substr(gv->name_hint.rfind("fused_", 0) == 0 ? 6 : 0);
+      if (!part.empty()) name += "_" + part;
     }
     return name;
   }

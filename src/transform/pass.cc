@@ -84,6 +84,7 @@ const PassInfo& Pass::info() const {
 
 namespace {
 
+// Every pass is a module pass: function passes and sequences are functions over the module.
 class ModulePassNode : public PassNode {
  public:
   ModulePassNode(PassInfo info, ModulePassFn fn) : PassNode(std::move(info)), fn_(std::move(fn)) {}
@@ -93,48 +94,14 @@ class ModulePassNode : public PassNode {
   ModulePassFn fn_;
 };
 
-class FunctionPassNode : public PassNode {
- public:
-  FunctionPassNode(PassInfo info, FunctionPassFn fn) : PassNode(std::move(info)), fn_(std::move(fn)) {}
-  IRModule run(IRModule mod, const PassContext& ctx) const override {
-    std::vector<std::pair<GlobalVar, Expr>> updates;
-    for (auto& [gv, f] : mod.functions()) {
-      auto* fn = f.as<FunctionNode>();
-      if (!fn || skip(*fn)) continue;
-      Function nf = fn_(Function(fn), mod, ctx);
-      if (nf.get() != fn) updates.emplace_back(gv, nf);
-    }
-    for (auto& [gv, f] : updates) mod.update(gv, f);
-    return mod;
-  }
-
- private:
-  static bool skip(const FunctionNode& fn) {
-    if (fn.attrs.count("Compiler")) return true;
-    auto it = fn.attrs.find("SkipOptimization");
-    if (it == fn.attrs.end()) return false;
-    if (auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
-    if (auto* b = std::get_if<bool>(&it->second)) return *b;
-    return false;
-  }
-  FunctionPassFn fn_;
-};
-
-class SequentialNode : public PassNode {
- public:
-  SequentialNode(PassInfo info, std::vector<Pass> passes)
-      : PassNode(std::move(info)), passes_(std::move(passes)) {}
-  IRModule run(IRModule mod, const PassContext& ctx) const override {
-    for (auto& p : passes_) {
-      if (!ctx.pass_enabled(p.info())) continue;
-      mod = p(std::move(mod), ctx);
-    }
-    return mod;
-  }
-
- private:
-  std::vector<Pass> passes_;
-};
+bool skip_optimization(const FunctionNode& fn) {
+  if (fn.attrs.count("Compiler")) return true;
+  auto it = fn.attrs.find("SkipOptimization");
+  if (it == fn.attrs.end()) return false;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
+  if (auto* b = std::get_if<bool>(&it->second)) return *b;
+  return false;
+}
 
 }  // namespace
 
@@ -143,13 +110,29 @@ Pass create_module_pass(ModulePassFn fn, int opt_level, std::string name, bool r
 }
 
 Pass create_function_pass(FunctionPassFn fn, int opt_level, std::string name, bool required) {
-  return Pass(std::make_shared<FunctionPassNode>(PassInfo{std::move(name), opt_level, required}, std::move(fn)));
+  auto run = [fn = std::move(fn)](IRModule mod, const PassContext& ctx) {
+    std::vector<std::pair<GlobalVar, Expr>> updates;
+    for (auto& [gv, f] : mod.functions()) {
+      auto* func = f.as<FunctionNode>();
+      if (!func || skip_optimization(*func)) continue;
+      Function nf = fn(Function(func), mod, ctx);
+      if (nf.get() != func) updates.emplace_back(gv, nf);
+    }
+    for (auto& [gv, f] : updates) mod.update(gv, f);
+    return mod;
+  };
+  return create_module_pass(std::move(run), opt_level, std::move(name), required);
 }
 
 Pass Sequential(std::vector<Pass> passes, std::string name, int opt_level) {
   for (auto& p : passes)
     if (!p.defined()) throw_error("ValueError", "Sequential '" + name + "' holds an undefined pass");
-  return Pass(std::make_shared<SequentialNode>(PassInfo{std::move(name), opt_level, false}, std::move(passes)));
+  auto run = [passes = std::move(passes)](IRModule mod, const PassContext& ctx) {
+    for (auto& p : passes)
+      if (ctx.pass_enabled(p.info())) mod = p(std::move(mod), ctx);
+    return mod;
+  };
+  return create_module_pass(std::move(run), opt_level, std::move(name));
 }
 
 // ---- instruments ----

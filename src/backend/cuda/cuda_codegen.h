@@ -44,12 +44,11 @@ struct GemmTuning {
   /// split_k_below stay on tensor cores, K shared among four groups of warps (false: the FFMA
   /// split-K kernel for all).
   bool mma_split_k = true;
-  /// The other 16-bit split-K products on tensor cores too, K shared among four groups of warps:
-  /// 0: no (the FFMA split-K kernel); 32: a 32 x 32 tile; 64: the 64 x 64 tile where its grid
-  /// covers split_k_below, else 32 x 32.
-  int mma_thin = 0;
-  /// Every GEMM kernel fetches the next K slice's operands into registers while it computes on
-  /// the current one (false: fetch, store, compute in turn).
+  /// The other 16-bit split-K products on tensor cores too: a 32 x 32 tile, K shared among four
+  /// groups of warps (false: the FFMA split-K kernel).
+  bool mma_thin = true;
+  /// GEMM kernels whose operands are plain reads (no fused producer's arithmetic) fetch the next
+  /// K slice into registers while they compute on the current one (false: never).
   bool prefetch = true;
 };
 /// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).

@@ -40,11 +40,12 @@ PARTITA_REGISTER_BACKEND([] {
        "16-bit products that take split-K, have K >= 1024 and a 64 x 64 tensor-core grid covering "
        "half of gemm_split_k_below stay on tensor cores, four groups of warps sharing K (1); or all "
        "take the FFMA split-K kernel (0)"},
-      {"gemm_mma_thin", codegen::TargetOptionType::Int, int64_t(0),
-       "the other 16-bit split-K products on tensor cores too, four groups of warps sharing K: 0 (no: "
-       "FFMA split-K), 32 (a 32 x 32 tile) or 64 (64 x 64 where that grid covers gemm_split_k_below)"},
+      {"gemm_mma_thin", codegen::TargetOptionType::Int, int64_t(1),
+       "the other 16-bit split-K products on tensor cores too, a 32 x 32 tile with four groups of warps "
+       "sharing K (1), or on the FFMA split-K kernel (0)"},
       {"gemm_prefetch", codegen::TargetOptionType::Int, int64_t(1),
-       "GEMM kernels fetch the next K slice into registers while computing the current one (1) or not (0)"},
+       "GEMM kernels whose operands are plain reads (no fused producer's arithmetic) fetch the next K "
+       "slice into registers while computing the current one (1), or none does (0)"},
       {"cache_dir", codegen::TargetOptionType::String, "",
        "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
        "\"none\": no disk cache)"}};

@@ -46,11 +46,8 @@ codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& func
   tuning.split_k_below = target.get_int("gemm_split_k_below");
   tuning.split_k_groups = int(target.get_int("gemm_split_k_groups"));
   tuning.mma_split_k = target.get_int("gemm_mma_split_k") != 0;
-  tuning.mma_thin = int(target.get_int("gemm_mma_thin"));
+  tuning.mma_thin = target.get_int("gemm_mma_thin") != 0;
   tuning.prefetch = target.get_int("gemm_prefetch") != 0;
-  if (tuning.mma_thin != 0 && tuning.mma_thin != 32 && tuning.mma_thin != 64)
-    throw_error("ValueError", "cuda target: gemm_mma_thin must be 0 (FFMA), 32 or 64, not " +
-                                  std::to_string(tuning.mma_thin));
   if (tuning.split_k_groups != 0 && tuning.split_k_groups != 4 && tuning.split_k_groups != 8)
     throw_error("ValueError", "cuda target: gemm_split_k_groups must be 0 (automatic), 4 or 8, not " +
                                   std::to_string(tuning.split_k_groups));

@@ -115,6 +115,9 @@ class KernelEmitter {
   void store_outputs(const Index& idx);
 
   int anchor() const { return anchor_; }
+  /// Whether reading value `v` is a plain load: a parameter or constant, through views and index
+  /// remappings only (permute_dims, slices, pads, ...), no arithmetic of fused producers.
+  bool plain_read(int v) const;
   /// The 16-bit storage type matrix products of `in` run on tensor cores with ("" for none).
   std::string mma_type(DataType in) const;
   const std::string& index_type() const { return index_type_; }

@@ -3,9 +3,11 @@
 // elementwise producers fuse into the loads and the epilogue into the stores. conv2d is an
 // implicit GEMM per group (M = output channels of the group, N = images x output pixels,
 // K = input channels of the group x kernel window); convolutions with few output channels per
-// group (depthwise) run directly, one thread per output pixel and group. Small problems (batch 1:
-// fewer regular tiles than the GPU has SMs) take a 32 x 32 tile with K split among thread groups
-// of the block; larger 16-bit ones take tensor cores (WMMA). fp32 stays fp32: FFMA, never TF32.
+// group (depthwise) run directly, one thread per output pixel and group. 16-bit products take
+// tensor cores (WMMA). Small problems (batch 1: fewer regular tiles than the GPU has SMs) take a
+// 32 x 32 tile with K split among thread groups of the block (tensor cores for 16-bit operands,
+// FFMA otherwise). fp32 stays fp32: FFMA, never TF32. Kernels whose operands are plain reads
+// fetch the next K slice while computing the current one.
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -13,6 +15,7 @@
 #include "call_attrs.h"
 #include "cuda_types.h"
 #include "kernel_emitter.h"
+#include "partita/transform/fuse_ops_by_kind.h"
 
 namespace partita::backend::cuda {
 namespace {
@@ -120,6 +123,12 @@ struct GemmSpec {
   // Tensor cores (WMMA, m16n16k16, float accumulation) with operands of this storage type
   // ("__half" / "__nv_bfloat16"); empty: the FFMA kernel.
   std::string mma_type;
+  // Fetch the next K slice while computing the current one (emit_k_loop). Set for operands that
+  // are plain reads (KernelEmitter::plain_read): on an H100 at batch 1, float16, the fetch ahead
+  // took BERT-base from 2.53 to 1.89 ms and vit_b_16 from 2.43 to 2.11, but the style network,
+  // whose convolutions read normalized inputs (the norm's arithmetic in every load), from 2.85 to
+  // 3.22, as did other models whose loads compute, by less (docs/benchmarks.md).
+  bool prefetch = true;
   std::function<void(const std::string& b)> at_batch;
   // Emit code and return an accumulator-typed expression of the operand element.
   std::function<std::string(const std::string& b, const std::string& m, const std::string& k)> load_a;
@@ -231,7 +240,7 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t, int gr
   bt.store = [&](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
-  emit_k_loop(w, K, 32, groups, a, bt, e.gemm_tuning().prefetch, [&] {
+  emit_k_loop(w, K, 32, groups, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < 2; ++kk)");
     w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
@@ -320,9 +329,9 @@ const MmaTile& mma_tile(const GemmSpec& g, int64_t fill) {
 // 32 x 32 tiles, with K split among the block's G groups of 64 threads (each a 4 x 4 register
 // block per thread over every G-th 16-deep slice), the partial sums reduced in shared memory
 // (reusing the operand tiles' space) before the one epilogue. G times the parallelism of a
-// 32 x 32 tile, each group a G-th of the K walk. Float accumulation only: 16-bit operands are
-// widened as they are loaded (FFMA, no tensor cores: at these sizes the 128 x 128 tensor-core
-// tiles would leave most SMs idle).
+// 32 x 32 tile, each group a G-th of the K walk. Float accumulation only: the kernel of 32-bit
+// operands (16-bit ones take thin_mma_tile's tensor-core tile unless gemm_mma_thin=0, when they
+// are widened as they are loaded).
 constexpr int kSplitTile = 32;
 
 struct GemmKernel {
@@ -388,7 +397,7 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + v + ";";
   };
-  emit_k_loop(w, K, kTileK, groups, a, bt, e.gemm_tuning().prefetch, [&] {
+  emit_k_loop(w, K, kTileK, groups, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < 16; ++kk)");
     emit_fma_step(w, "float", "As[grp][kk][ty + 8 * i]", "Bs[grp][kk][tx + 8 * j]");
@@ -418,20 +427,21 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.close();
 }
 
-/// The tensor-core tile a thin 16-bit product (split-K) takes instead of the FFMA split-K kernel
-/// (GemmTuning::mma_thin), or null for FFMA.
+/// The tensor-core tile a thin 16-bit product (split-K) takes instead of the FFMA split-K kernel,
+/// its warps kMmaSplitGroups times over, or null for FFMA: the 64 x 64 tile under mma_split_k's
+/// rule, else 32 x 32 (GemmTuning::mma_thin). On an H100 at batch 1 (docs/benchmarks.md, the zoo
+/// against gemm_mma_thin=0 in one call) the 32 x 32 tile took vit_b_16 from 3.55 to 2.11 ms and
+/// BERT-base from 2.52 to 1.89, no model slower; ViT's products ran at 19-23 TFLOP/s against
+/// 7-13 on FFMA, and the 64 x 64 tile where its grid covers the GPU was no faster.
 const MmaTile* thin_mma_tile(const GemmSpec& g, const GemmTuning& tuning) {
-  if (g.mma_type.empty() || tuning.mma_thin == 0) return nullptr;
-  if (tuning.mma_thin == 32) return &kMmaThin;
-  auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch);
-  return tile_count(*m, *n, *b, kMmaSmall.m, kMmaSmall.n) >= tuning.split_k_below ? &kMmaSmall : &kMmaThin;
+  if (mma_split_k(g, tuning)) return &kMmaSmall;
+  return !g.mma_type.empty() && tuning.mma_thin ? &kMmaThin : nullptr;
 }
 
 /// Emits the kernel that fits `g` and returns its tile and block size.
 GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   if (int groups = split_k_groups(g, e.gemm_tuning())) {
-    const MmaTile* thin = mma_split_k(g, e.gemm_tuning()) ? &kMmaSmall : thin_mma_tile(g, e.gemm_tuning());
-    if (thin) {
+    if (const MmaTile* thin = thin_mma_tile(g, e.gemm_tuning())) {
       emit_gemm_mma(e, g, *thin, kMmaSplitGroups);
       return {thin->m, thin->n, thin->threads() * kMmaSplitGroups};
     }
@@ -465,7 +475,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[" + r + "][" + c + "] = " + v + ";";
   };
-  emit_k_loop(w, K, kTileK, 1, a, bt, e.gemm_tuning().prefetch, [&] {
+  emit_k_loop(w, K, kTileK, 1, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
     emit_fma_step(w, g.acc, "As[kk][ty + 16 * i]", "Bs[kk][tx + 16 * j]");
@@ -489,6 +499,15 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
 }
 
 }  // namespace
+
+bool KernelEmitter::plain_read(int v) const {
+  const KValue& x = values_[size_t(v)];
+  if (x.kind != KValue::Op) return x.kind != KValue::Field;
+  if (!transform::is_view_op(x.op) && cuda_fusion_kind(*x.call) != op::FusionKind::Injective) return false;
+  for (int o : x.operands)
+    if (!plain_read(o)) return false;
+  return true;
+}
 
 std::string KernelEmitter::mma_type(DataType in) const {
   if (in == DataType::Float(16) && sm_ >= 70) return "__half";
@@ -577,6 +596,7 @@ void KernelEmitter::emit_matmul() {
     store_outputs(out);
   };
   g.mma_type = mma_type(X.dtype);
+  g.prefetch = tuning_.prefetch && plain_read(aid) && plain_read(bid);
   GemmKernel k = emit_gemm(*this, g);
   set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
            min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),
@@ -821,6 +841,7 @@ void KernelEmitter::emit_conv2d() {
     store(n, idx_var(b + " * " + sOG + " + " + m), oh, ow, acc);
   };
   g.mma_type = mma_type(X.dtype);
+  g.prefetch = tuning_.prefetch && plain_read(xid) && plain_read(wid);
   GemmKernel k = emit_gemm(*this, g);
   set_grid(floordiv(g.n + int_imm(k.tile_n - 1), int_imm(k.tile_n)),
            min(floordiv(g.m + int_imm(k.tile_m - 1), int_imm(k.tile_m)), int_imm(65535)), min(g.batch, int_imm(65535)),

@@ -185,9 +185,8 @@ TEST(CudaPerf, ThinProducts) {
   const std::pair<const char*, std::vector<std::pair<std::string, int64_t>>> variants[] = {
       {"ffma", {{"gemm_mma_thin", 0}, {"gemm_prefetch", 1}}},
       {"ffma-noprefetch", {{"gemm_mma_thin", 0}, {"gemm_prefetch", 0}}},
-      {"mma32", {{"gemm_mma_thin", 32}, {"gemm_prefetch", 1}}},
-      {"mma32-noprefetch", {{"gemm_mma_thin", 32}, {"gemm_prefetch", 0}}},
-      {"mma64", {{"gemm_mma_thin", 64}, {"gemm_prefetch", 1}}}};
+      {"mma32", {{"gemm_mma_thin", 1}, {"gemm_prefetch", 1}}},
+      {"mma32-noprefetch", {{"gemm_mma_thin", 1}, {"gemm_prefetch", 0}}}};
   for (const char* dt : {"float16"}) {  // bfloat16 takes the same kernels
     DataType d = DataType::parse(dt);
     for (const Shape& s : shapes) {

@@ -31,6 +31,15 @@ std::string only_source(const IRModule& mod) {
   return mods.empty() ? "" : mods[0]->get_source();
 }
 
+// The kernel source of `text` partitioned for and compiled by a cuda target with `options`.
+std::string source_with(const std::string& text, codegen::TargetOptionMap options) {
+  IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(text));
+  options["cache_dir"] = cuda_target().get_string("cache_dir");
+  codegen::RunCodegenOptions run;
+  run.targets = {codegen::Target("cuda", options)};
+  return only_source(codegen::run_codegen(mod, run));
+}
+
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -175,10 +184,7 @@ class Module:
             R.output(gv)
         return gv
 )", "DT", dt);
-    codegen::RunCodegenOptions options;
-    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")}, {"arch", arch}})};
-    IRModule out = codegen::run_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)), options);
-    return codegen::external_mods_of(out).at(0)->get_source();
+    return source_with(text, {{"arch", arch}});
   };
   EXPECT_NE(source("float16", "sm_90").find("wmma::mma_sync"), std::string::npos);
   EXPECT_NE(source("bfloat16", "sm_90").find("#include <mma.h>"), std::string::npos);
@@ -195,7 +201,7 @@ class Module:
 TEST(CudaGeneratedSource, TensorCoreTileFitsTheProblem) {
   auto source = [](const std::string& m, const std::string& k, const std::string& n, int64_t mma_split_k = 1,
                    int64_t mma_thin = 1) {
-    IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(replace_all(replace_all(replace_all(R"(
+    return source_with(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
@@ -204,12 +210,7 @@ class Module:
             gv = R.matmul(x, w)
             R.output(gv)
         return gv
-)", "DM", m), "DK", k), "DN", n)));
-    codegen::RunCodegenOptions options;
-    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")},
-                                                {"gemm_mma_split_k", mma_split_k},
-                                                {"gemm_mma_thin", mma_thin}})};
-    return only_source(codegen::run_codegen(mod, options));
+)", "DM", m), "DK", k), "DN", n), {{"gemm_mma_split_k", mma_split_k}, {"gemm_mma_thin", mma_thin}});
   };
   auto tile = [](const std::string& src) {
     if (src.find("(*)[128][32 + 8]") != std::string::npos) return 128;
@@ -251,7 +252,7 @@ class Module:
 // iteration.
 TEST(CudaGeneratedSource, GemmKernelsPrefetchTheNextSliceOfPlainOperands) {
   auto source = [](const std::string& m, const std::string& dtype, int64_t prefetch, const std::string& lhs) {
-    IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(replace_all(replace_all(replace_all(R"(
+    return source_with(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
@@ -261,11 +262,7 @@ class Module:
             gv = R.matmul(a, w)
             R.output(gv)
         return gv
-)", "DM", m), "DT", dtype), "LHS", lhs)));
-    codegen::RunCodegenOptions options;
-    options.targets = {codegen::Target("cuda", {{"cache_dir", cuda_target().get_string("cache_dir")},
-                                                {"gemm_prefetch", prefetch}})};
-    return only_source(codegen::run_codegen(mod, options));
+)", "DM", m), "DT", dtype), "LHS", lhs), {{"gemm_prefetch", prefetch}});
   };
   const std::regex next(R"(if \(s\d+ \+ \d+ < 512\))");
   // The regular FFMA kernel, the FFMA split-K kernel and the tensor-core kernel.

@@ -19,8 +19,8 @@ std::string codegen_error(const std::string& text) {
   return "";
 }
 
-TEST(CudaCodegenErrors, TwoAnchorsInOneFunction) {
-  std::string msg = codegen_error(R"(
+// A "Codegen": "cuda" function holding two matrix products, which one kernel cannot compute.
+const char* const kTwoMatmuls = R"(
 @I.ir_module
 class Module:
     @R.function(private=True)
@@ -39,7 +39,10 @@ class Module:
             gv = cls.two(x)
             R.output(gv)
         return gv
-)");
+)";
+
+TEST(CudaCodegenErrors, TwoAnchorsInOneFunction) {
+  std::string msg = codegen_error(kTwoMatmuls);
   EXPECT_NE(msg.find("cannot compile function 'two'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("two reductions / matmuls / pools"), std::string::npos) << msg;
 }
@@ -156,26 +159,7 @@ class Module:
 }
 
 TEST(CudaCodegenErrors, FallbackRunsARefusedFunctionOnTheHost) {
-  IRModule mod = script::parse_module(R"(
-@I.ir_module
-class Module:
-    @R.function(private=True)
-    def two(x: R.Tensor((4, 4), dtype="float32")) -> R.Tensor((4, 4), dtype="float32"):
-        R.func_attr({"Codegen": "cuda"})
-        with R.dataflow():
-            a = R.matmul(x, x)
-            gv = R.matmul(a, x)
-            R.output(gv)
-        return gv
-
-    @R.function
-    def main(x: R.Tensor((4, 4), dtype="float32")) -> R.Tensor((4, 4), dtype="float32"):
-        cls = Module
-        with R.dataflow():
-            gv = cls.two(x)
-            R.output(gv)
-        return gv
-)");
+  IRModule mod = script::parse_module(kTwoMatmuls);
   std::string warning;
   codegen::RunCodegenOptions options;
   options.targets = {cuda_target()};

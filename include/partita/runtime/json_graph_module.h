@@ -70,17 +70,8 @@ class JsonGraphModule : public RuntimeModule {
   }
 
   std::string type_key() const override { return format_.type_key; }
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> out;
-    for (const auto& f : functions_) out.push_back(f.symbol);
-    return out;
-  }
-  std::vector<std::string> const_names() const override {
-    std::vector<std::string> out;
-    for (const auto& f : functions_)
-      for (const auto& c : f.constants) out.push_back(c.second);
-    return out;
-  }
+  std::vector<std::string> function_names() const override { return symbols_of(functions_); }
+  std::vector<std::string> const_names() const override { return constant_names_of(functions_); }
   void save_to_binary(std::string& out) const override {
     out += write_module_sections(format_, {graph_});
   }

@@ -3,12 +3,14 @@
 // type key. This header belongs to the runtime library and sees nothing of the compiler.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "partita/runtime/tensor.h"
@@ -106,6 +108,28 @@ ModulePtr make_dso_module(std::string so_bytes, std::vector<std::string> symbols
 /// loading the shared object.
 std::string dso_module_binary(std::string_view so_bytes, const std::vector<std::string>& symbols,
                               const std::vector<std::string>& const_names);
+
+/// What a module of compiled functions reports of them (function_names, const_names): the
+/// `symbol` of each, and the distinct names of their `constants` in order of first use (an entry
+/// is a name, or a (slot, name) pair).
+template <class Functions>
+std::vector<std::string> symbols_of(const Functions& functions) {
+  std::vector<std::string> names;
+  for (const auto& f : functions) names.push_back(f.symbol);
+  return names;
+}
+template <class Functions>
+std::vector<std::string> constant_names_of(const Functions& functions) {
+  auto name = [](const auto& c) -> const std::string& {
+    if constexpr (std::is_convertible_v<decltype(c), const std::string&>) return c;
+    else return c.second;
+  };
+  std::vector<std::string> names;
+  for (const auto& f : functions)
+    for (const auto& c : f.constants)
+      if (std::find(names.begin(), names.end(), name(c)) == names.end()) names.push_back(name(c));
+  return names;
+}
 
 namespace detail {
 struct ModuleLoaderRegistrar {

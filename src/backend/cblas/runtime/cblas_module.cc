@@ -213,17 +213,8 @@ class CblasModule : public runtime::RuntimeModule {
   }
 
   std::string type_key() const override { return "cblas"; }
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> out;
-    for (const auto& p : programs_) out.push_back(p.symbol);
-    return out;
-  }
-  std::vector<std::string> const_names() const override {
-    std::set<std::string> names;
-    for (const auto& p : programs_)
-      for (const auto& c : p.constants) names.insert(c.second);
-    return {names.begin(), names.end()};
-  }
+  std::vector<std::string> function_names() const override { return runtime::symbols_of(programs_); }
+  std::vector<std::string> const_names() const override { return runtime::constant_names_of(programs_); }
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard lock(mu_);
     constants_ = constants;

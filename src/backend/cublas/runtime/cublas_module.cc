@@ -82,19 +82,8 @@ class CublasModule : public runtime::RuntimeModule {
     return [this, i](std::span<const Tensor> in, std::span<Tensor> out) { call(i, in, out); };
   }
 
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : program_.functions) names.push_back(f.symbol);
-    return names;
-  }
-
-  std::vector<std::string> const_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : program_.functions)
-      for (const auto& [id, name] : f.constants)
-        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    return names;
-  }
+  std::vector<std::string> function_names() const override { return runtime::symbols_of(program_.functions); }
+  std::vector<std::string> const_names() const override { return runtime::constant_names_of(program_.functions); }
 
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard<std::mutex> lock(mutex_);

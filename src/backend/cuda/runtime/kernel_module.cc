@@ -70,19 +70,8 @@ class CudaKernelModule : public runtime::RuntimeModule {
     return [this, i](std::span<const Tensor> in, std::span<Tensor> out) { call(functions_[i], in, out); };
   }
 
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : functions_) names.push_back(f.symbol);
-    return names;
-  }
-
-  std::vector<std::string> const_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : functions_)
-      for (const auto& c : f.constants)
-        if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
-    return names;
-  }
+  std::vector<std::string> function_names() const override { return runtime::symbols_of(functions_); }
+  std::vector<std::string> const_names() const override { return runtime::constant_names_of(functions_); }
 
   // Kept on the host; with a GPU here the cubin is loaded and the constants uploaded now, else
   // at the first call (so that loading an artifact needs no GPU).

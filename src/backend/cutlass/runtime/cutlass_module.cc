@@ -89,18 +89,8 @@ class CutlassModule : public runtime::RuntimeModule {
   // asks this when it is made and captures only a signature's second call, so that call has
   // happened by then (were a first call captured, the capture fails and the VM runs it plainly).
   bool supports_graph_capture() const override { return true; }
-  std::vector<std::string> function_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : functions_) names.push_back(f.symbol);
-    return names;
-  }
-  std::vector<std::string> const_names() const override {
-    std::vector<std::string> names;
-    for (const auto& f : functions_)
-      for (const auto& c : f.constants)
-        if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
-    return names;
-  }
+  std::vector<std::string> function_names() const override { return runtime::symbols_of(functions_); }
+  std::vector<std::string> const_names() const override { return runtime::constant_names_of(functions_); }
   void init_constants(const std::map<std::string, Tensor>& constants) override {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& name : const_names()) {

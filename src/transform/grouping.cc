@@ -658,7 +658,8 @@ struct GroupFuser::Impl {
       for (size_t k = 0; t->shape && exact && k < t->shape->size(); ++k) {
         auto* imm = (*t->shape)[k].as<IntImmNode>();
         exact = imm != nullptr;
-        if (imm) h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
+        if (imm)
+          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
       }
       if (exact) {
         // Only representatives are kept alive (nearly every binding has its own object).
@@ -739,12 +740,10 @@ struct GroupFuser::Impl {
       const Binding& b = bindings[i];
       auto* vb = b.as<VarBindingNode>();
       if (!vb) return false;
-      put({c.output_index(b->var.get()), int64_t(b->var->kind()),
-                           intern(b->var->struct_info_)});
+      put({c.output_index(b->var.get()), int64_t(b->var->kind()), intern(b->var->struct_info_)});
       if (auto* call = vb->value.as<CallNode>()) {
         if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
-        put({kCall, intern(call->op), intern(call->attrs),
-                             int64_t(call->sinfo_args.size())});
+        put({kCall, intern(call->op), intern(call->attrs), int64_t(call->sinfo_args.size())});
         for (const auto& si : call->sinfo_args) fp.push_back(intern(si));
         fp.push_back(int64_t(call->args.size()));
         for (const auto& a : call->args)

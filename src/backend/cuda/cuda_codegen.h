@@ -41,8 +41,8 @@ struct GemmTuning {
   int64_t split_k_below = 132;  // the H200's SM count
   int split_k_groups = 0;
   /// 16-bit split-K products with K >= 1024 whose 64 x 64 tensor-core grid covers half of
-  /// split_k_below stay on tensor cores, K shared among four groups of warps (false: the FFMA
-  /// split-K kernel for all).
+  /// split_k_below take that tile, K shared among four groups of warps (false: they are treated
+  /// as the other thin products, below).
   bool mma_split_k = true;
   /// The other 16-bit split-K products on tensor cores too: a 32 x 32 tile, K shared among four
   /// groups of warps (false: the FFMA split-K kernel).

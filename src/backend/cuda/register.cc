@@ -38,8 +38,8 @@ PARTITA_REGISTER_BACKEND([] {
        "thread groups sharing K in the split-K kernel: 4, 8, or 0 (automatic)"},
       {"gemm_mma_split_k", codegen::TargetOptionType::Int, int64_t(1),
        "16-bit products that take split-K, have K >= 1024 and a 64 x 64 tensor-core grid covering "
-       "half of gemm_split_k_below stay on tensor cores, four groups of warps sharing K (1); or all "
-       "take the FFMA split-K kernel (0)"},
+       "half of gemm_split_k_below take the 64 x 64 tensor-core tile, four groups of warps sharing K "
+       "(1); or the tile gemm_mma_thin gives other thin products (0)"},
       {"gemm_mma_thin", codegen::TargetOptionType::Int, int64_t(1),
        "the other 16-bit split-K products on tensor cores too, a 32 x 32 tile with four groups of warps "
        "sharing K (1), or on the FFMA split-K kernel (0)"},

@@ -378,6 +378,15 @@ bool KernelEmitter::same_shape(const std::vector<PrimExpr>& a, const std::vector
   return true;
 }
 
+bool KernelEmitter::plain_read(int v) const {
+  const KValue& x = values_[size_t(v)];
+  if (x.kind != KValue::Op) return x.kind != KValue::Field;
+  if (!transform::is_view_op(x.op) && cuda_fusion_kind(*x.call) != op::FusionKind::Injective) return false;
+  for (int o : x.operands)
+    if (!plain_read(o)) return false;
+  return true;
+}
+
 std::string KernelEmitter::idx_var(const std::string& expr) {
   if (is_identifier(expr) || is_number(expr)) return expr;
   std::string key = "idx:" + expr;

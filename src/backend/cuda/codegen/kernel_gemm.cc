@@ -15,7 +15,6 @@
 #include "call_attrs.h"
 #include "cuda_types.h"
 #include "kernel_emitter.h"
-#include "partita/transform/fuse_ops_by_kind.h"
 
 namespace partita::backend::cuda {
 namespace {
@@ -499,15 +498,6 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
 }
 
 }  // namespace
-
-bool KernelEmitter::plain_read(int v) const {
-  const KValue& x = values_[size_t(v)];
-  if (x.kind != KValue::Op) return x.kind != KValue::Field;
-  if (!transform::is_view_op(x.op) && cuda_fusion_kind(*x.call) != op::FusionKind::Injective) return false;
-  for (int o : x.operands)
-    if (!plain_read(o)) return false;
-  return true;
-}
 
 std::string KernelEmitter::mma_type(DataType in) const {
   if (in == DataType::Float(16) && sm_ >= 70) return "__half";

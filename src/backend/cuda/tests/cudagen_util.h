@@ -101,11 +101,12 @@ inline std::vector<Tensor> run_gpu(runtime::VirtualMachine& vm, const std::vecto
   return out;
 }
 
-/// RunCodegen with the tests' cuda target.
-inline IRModule run_cuda_codegen(const IRModule& mod) {
-  codegen::RunCodegenOptions options;
-  options.targets = {cuda_target()};
-  return codegen::run_codegen(mod, options);
+/// RunCodegen with the tests' cuda target, given `options` besides its cache directory.
+inline IRModule run_cuda_codegen(const IRModule& mod, codegen::TargetOptionMap options = {}) {
+  options["cache_dir"] = cuda_target().get_string("cache_dir");
+  codegen::RunCodegenOptions run;
+  run.targets = {codegen::Target("cuda", options)};
+  return codegen::run_codegen(mod, run);
 }
 
 /// `mod` built for the cuda target: build() groups what is left for its codegen (host tensors

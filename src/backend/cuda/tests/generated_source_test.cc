@@ -31,15 +31,6 @@ std::string only_source(const IRModule& mod) {
   return mods.empty() ? "" : mods[0]->get_source();
 }
 
-// The kernel source of `text` partitioned for and compiled by a cuda target with `options`.
-std::string source_with(const std::string& text, codegen::TargetOptionMap options) {
-  IRModule mod = backend::cuda::partition_for_cuda(script::parse_module(text));
-  options["cache_dir"] = cuda_target().get_string("cache_dir");
-  codegen::RunCodegenOptions run;
-  run.targets = {codegen::Target("cuda", options)};
-  return only_source(codegen::run_codegen(mod, run));
-}
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -94,8 +85,8 @@ TEST(CudaGeneratedSource, EveryCaseHasAHostReference) {
     }
 }
 
-IRModule compile_text(const std::string& text) {
-  return run_cuda_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)));
+IRModule compile_text(const std::string& text, codegen::TargetOptionMap options = {}) {
+  return run_cuda_codegen(backend::cuda::partition_for_cuda(script::parse_module(text)), std::move(options));
 }
 
 TEST(CudaGeneratedSource, MatmulBiasReluIsOneKernelWithStaticIndices) {
@@ -184,7 +175,7 @@ class Module:
             R.output(gv)
         return gv
 )", "DT", dt);
-    return source_with(text, {{"arch", arch}});
+    return only_source(compile_text(text, {{"arch", arch}}));
   };
   EXPECT_NE(source("float16", "sm_90").find("wmma::mma_sync"), std::string::npos);
   EXPECT_NE(source("bfloat16", "sm_90").find("#include <mma.h>"), std::string::npos);
@@ -201,7 +192,7 @@ class Module:
 TEST(CudaGeneratedSource, TensorCoreTileFitsTheProblem) {
   auto source = [](const std::string& m, const std::string& k, const std::string& n, int64_t mma_split_k = 1,
                    int64_t mma_thin = 1) {
-    return source_with(replace_all(replace_all(replace_all(R"(
+    return only_source(compile_text(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
@@ -210,7 +201,7 @@ class Module:
             gv = R.matmul(x, w)
             R.output(gv)
         return gv
-)", "DM", m), "DK", k), "DN", n), {{"gemm_mma_split_k", mma_split_k}, {"gemm_mma_thin", mma_thin}});
+)", "DM", m), "DK", k), "DN", n), {{"gemm_mma_split_k", mma_split_k}, {"gemm_mma_thin", mma_thin}}));
   };
   auto tile = [](const std::string& src) {
     if (src.find("(*)[128][32 + 8]") != std::string::npos) return 128;
@@ -252,7 +243,7 @@ class Module:
 // iteration.
 TEST(CudaGeneratedSource, GemmKernelsPrefetchTheNextSliceOfPlainOperands) {
   auto source = [](const std::string& m, const std::string& dtype, int64_t prefetch, const std::string& lhs) {
-    return source_with(replace_all(replace_all(replace_all(R"(
+    return only_source(compile_text(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
@@ -262,7 +253,7 @@ class Module:
             gv = R.matmul(a, w)
             R.output(gv)
         return gv
-)", "DM", m), "DT", dtype), "LHS", lhs), {{"gemm_prefetch", prefetch}});
+)", "DM", m), "DT", dtype), "LHS", lhs), {{"gemm_prefetch", prefetch}}));
   };
   const std::regex next(R"(if \(s\d+ \+ \d+ < 512\))");
   // The regular FFMA kernel, the FFMA split-K kernel and the tensor-core kernel.

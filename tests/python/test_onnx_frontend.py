@@ -308,3 +308,19 @@ def test_gemm_float32_bias_in_a_float16_graph_takes_float16():
     text = mod.script()
     assert "float32" not in text, text  # the bias and the alpha / beta scalars in float16
     assert 'R.Tensor((2, 3), dtype="float16") = R.add(' in text, text
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_instance_norm_is_a_layer_norm(dtype):
+    # A .half() export's InstanceNormalization imports as the float32 one does: a layer norm
+    # over the spatial axes (one kernel, statistics in float, on every backend that runs 16-bit
+    # tensors) with a unit scale in the model's dtype, then the per-channel affine.
+    elem = TensorProto.FLOAT16 if dtype == "float16" else TensorProto.BFLOAT16
+    g = helper.make_graph(
+        [helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)], "g",
+        [helper.make_tensor_value_info("x", elem, [1, 2, 5, 7])],
+        [helper.make_tensor_value_info("y", elem, [1, 2, 5, 7])],
+        [helper.make_tensor("s", elem, [2], [1.5, 0.5]), helper.make_tensor("b", elem, [2], [0.25, -1.0])])
+    text = from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).script()
+    assert "R.nn.layer_norm(x, " in text and "axes=[2, 3]" in text and "R.variance" not in text, text
+    assert "# [0] %s (5, 7) " % dtype in text and "# [1] %s (5, 7) " % dtype in text, text

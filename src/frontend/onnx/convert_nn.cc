@@ -350,18 +350,13 @@ void register_nn(std::map<std::string, ConvertFn>& t) {
     const double eps = ctx.attr_float("epsilon", 1e-5);
     Expr y;
     // The normalization over the spatial axes is a layer norm over them (which backends run
-    // in one pass) with a unit scale; the per-channel scale and bias follow.
+    // in one pass, with float statistics whatever the storage type) with a unit scale; the
+    // per-channel scale and bias follow.
     auto spatial = static_shape(make<TensorStructInfoNode>(ctx.shape(0), dt));
-    if (spatial && (dt == DataType::Float(32) || dt == DataType::Float(64))) {
+    if (spatial && dt.is_float()) {
       std::vector<int64_t> sshape(spatial->begin() + 2, spatial->end());
-      ctx.reserve_constant(sshape, dt, "the unit scale");
-      ctx.reserve_constant(sshape, dt, "the zero bias");
-      Tensor ones = Tensor::empty(sshape, dt), zeros = Tensor::empty(sshape, dt);
-      for (int64_t i = 0; i < ones.numel(); ++i) {
-        if (dt.bits() == 64) ones.data_as<double>()[i] = 1, zeros.data_as<double>()[i] = 0;
-        else ones.data_as<float>()[i] = 1, zeros.data_as<float>()[i] = 0;
-      }
-      y = ctx.emit(op::nn::layer_norm(x, constant(ones), constant(zeros), axes, eps));
+      Expr ones = ctx.full(sshape, 1, dt, "the unit scale"), zeros = ctx.full(sshape, 0, dt, "the zero bias");
+      y = ctx.emit(op::nn::layer_norm(x, ones, zeros, axes, eps));
     } else {
       Expr mean = ctx.emit(op::mean(x, axes, true));
       Expr var = ctx.emit(op::variance(x, axes, true));

@@ -645,19 +645,27 @@ void unify_float_dtypes(const NodeContext& ctx, Expr& a, Expr& b) {
   else if (b.as<ConstantNode>() || (db == f32 && narrow(da))) b = ctx.emit(op::astype(b, da));
 }
 
-Expr NodeContext::scalar(double v, DataType dtype) const {
-  Tensor t = Tensor::empty({}, dtype);
-  if (dtype == DataType::Float(32)) *t.data_as<float>() = float(v);
-  else if (dtype == DataType::Float(64)) *t.data_as<double>() = v;
-  else if (dtype == DataType::Int(64)) *t.data_as<int64_t>() = int64_t(v);
-  else if (dtype == DataType::Int(32)) *t.data_as<int32_t>() = int32_t(v);
-  else if (dtype.is_bool() || dtype == DataType::UInt(8)) *t.data_as<uint8_t>() = uint8_t(v);
-  else if (dtype == DataType::Int(8)) *t.data_as<int8_t>() = int8_t(v);
-  else if (dtype == DataType::Int(16)) *t.data_as<int16_t>() = int16_t(v);
-  // float16 / bfloat16 models (.half() exports): HardSwish's, InstanceNormalization's scalars.
-  else if (dtype == DataType::Float(16)) *t.data_as<uint16_t>() = runtime::float_to_half_bits(float(v));
-  else if (dtype == DataType::BFloat16()) *t.data_as<uint16_t>() = runtime::float_to_bfloat16_bits(float(v));
+Expr NodeContext::scalar(double v, DataType dtype) const { return full({}, v, dtype, "a scalar"); }
+
+Expr NodeContext::full(const std::vector<int64_t>& shape, double v, DataType dtype, const std::string& what) const {
+  if (!shape.empty()) reserve_constant(shape, dtype, what);
+  Tensor t = Tensor::empty(shape, dtype);
+  if (t.numel() == 0) return constant(t);
+  void* first = t.data();
+  if (dtype == DataType::Float(32)) *static_cast<float*>(first) = float(v);
+  else if (dtype == DataType::Float(64)) *static_cast<double*>(first) = v;
+  else if (dtype == DataType::Int(64)) *static_cast<int64_t*>(first) = int64_t(v);
+  else if (dtype == DataType::Int(32)) *static_cast<int32_t*>(first) = int32_t(v);
+  else if (dtype.is_bool() || dtype == DataType::UInt(8)) *static_cast<uint8_t*>(first) = uint8_t(v);
+  else if (dtype == DataType::Int(8)) *static_cast<int8_t*>(first) = int8_t(v);
+  else if (dtype == DataType::Int(16)) *static_cast<int16_t*>(first) = int16_t(v);
+  // float16 / bfloat16 models (.half() exports): HardSwish's, InstanceNormalization's constants.
+  else if (dtype == DataType::Float(16)) *static_cast<uint16_t*>(first) = runtime::float_to_half_bits(float(v));
+  else if (dtype == DataType::BFloat16()) *static_cast<uint16_t*>(first) = runtime::float_to_bfloat16_bits(float(v));
   else fail("cannot make a " + dtype.str() + " constant", "NotImplementedError");
+  const size_t element = dtype.bytes();
+  auto* bytes = static_cast<unsigned char*>(first);
+  for (int64_t i = 1; i < t.numel(); ++i) std::memcpy(bytes + size_t(i) * element, bytes, element);
   return constant(t);
 }
 

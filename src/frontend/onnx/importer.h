@@ -79,6 +79,9 @@ class NodeContext {
   Expr emit(const Expr& e) const;
   /// A scalar constant of dtype `dtype`.
   Expr scalar(double v, DataType dtype) const;
+  /// A constant of `shape` and `dtype` whose every element is `v`; counted against the
+  /// importer's constant budget (reserve_constant, naming `what`) unless it is a scalar.
+  Expr full(const std::vector<int64_t>& shape, double v, DataType dtype, const std::string& what) const;
   /// Number of outputs the graph uses (trailing empty names dropped).
   size_t num_outputs() const;
   /// Whether output `i` is named (used by the graph).

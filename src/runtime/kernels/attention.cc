@@ -12,18 +12,6 @@
 namespace partita::runtime::kernels {
 namespace {
 
-template <class T>
-float load(const T* p, int64_t i) {
-  if constexpr (is_float16_storage_v<T>) return p[i].to_float();
-  else return float(p[i]);
-}
-
-template <class T>
-void store(T* p, int64_t i, double v) {
-  if constexpr (is_float16_storage_v<T>) p[i] = T::from(float(v));
-  else p[i] = T(v);
-}
-
 void attention(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<Tensor> out) {
   const char* op = in.size() == 4 ? "attention_bias" : "attention";
   if (attrs.has("window_size"))
@@ -83,9 +71,9 @@ void attention(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<T
             for (int64_t j = 0; j < visible; ++j) {
               const int64_t koff = ((b * Skv + j) * Nkv + kvn) * H;
               double s = 0;
-              for (int64_t h = 0; h < H; ++h) s += double(load(pq, qoff + h)) * double(load(pk, koff + h));
+              for (int64_t h = 0; h < H; ++h) s += load_real(pq, qoff + h) * load_real(pk, koff + h);
               s *= scale;
-              if (pb) s += load(pb, b * bs[0] + n * bs[1] + i * bs[2] + j * bs[3]);
+              if (pb) s += load_real(pb, b * bs[0] + n * bs[1] + i * bs[2] + j * bs[3]);
               p[size_t(j)] = s;
               m = std::max(m, s);
             }
@@ -94,10 +82,10 @@ void attention(std::span<const Tensor> in, const KernelAttrs& attrs, std::span<T
             std::fill(acc.begin(), acc.end(), 0.0);
             for (int64_t j = 0; j < visible; ++j) {
               const int64_t voff = ((b * Skv + j) * Nkv + kvn) * Hv;
-              for (int64_t h = 0; h < Hv; ++h) acc[size_t(h)] += p[size_t(j)] * double(load(pv, voff + h));
+              for (int64_t h = 0; h < Hv; ++h) acc[size_t(h)] += p[size_t(j)] * load_real(pv, voff + h);
             }
             const int64_t ooff = ((b * Sq + i) * N + n) * Hv;
-            for (int64_t h = 0; h < Hv; ++h) store(po, ooff + h, acc[size_t(h)] / sum);
+            for (int64_t h = 0; h < Hv; ++h) store_real(po, ooff + h, acc[size_t(h)] / sum);
           }
         }
     }

@@ -61,6 +61,29 @@ void dispatch_float(DataType dt, const char* op, F&& f) {
   unsupported(op, dt);
 }
 
+/// Like dispatch_float, plus float16 and bfloat16 (storage types: read and write their elements
+/// with load_real / store_real, computing in double).
+template <class F>
+void dispatch_float_with_float16(DataType dt, const char* op, F&& f) {
+  if (dt == DataType::Float(16)) return f(Half{});
+  if (dt == DataType::BFloat16()) return f(BFloat16{});
+  dispatch_float(dt, op, f);
+}
+
+/// Element i of a floating-point tensor of any storage type, exactly, as double.
+template <class T>
+double load_real(const T* p, int64_t i) {
+  if constexpr (is_float16_storage_v<T>) return double(p[i].to_float());
+  else return double(p[i]);
+}
+
+/// Stores `v` into element i, rounded once to the storage type.
+template <class T>
+void store_real(T* p, int64_t i, double v) {
+  if constexpr (is_float16_storage_v<T>) p[i] = T::from(v);
+  else p[i] = T(v);
+}
+
 inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size());
   int64_t acc = 1;

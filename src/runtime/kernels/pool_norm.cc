@@ -150,7 +150,9 @@ void k_layer_norm(std::span<const Tensor> in, const KernelAttrs& attrs, std::spa
   for (int d = 0; d < nd; ++d) (d >= nd - k ? inner : outer) *= x.shape()[size_t(d)];
   double eps = attrs.get_float("epsilon", 1e-5);
   bool center = attrs.get_bool("center", true), scale = attrs.get_bool("scale", true);
-  dispatch_float(x.dtype(), "layer_norm", [&](auto tag) {
+  // 16-bit tensors too (InstanceNormalization of .half() exports imports as a layer norm),
+  // with statistics in double as for the others.
+  dispatch_float_with_float16(x.dtype(), "layer_norm", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data_as<T>();
     const T *g = in[1].data_as<T>(), *b = in[2].data_as<T>();
@@ -158,12 +160,13 @@ void k_layer_norm(std::span<const Tensor> in, const KernelAttrs& attrs, std::spa
     for (int64_t o = 0; o < outer; ++o) {
       const T* r = px + o * inner;
       double s = 0, sq = 0;
-      for (int64_t i = 0; i < inner; ++i) s += double(r[i]);
+      for (int64_t i = 0; i < inner; ++i) s += load_real(r, i);
       double mean = s / double(inner);
-      for (int64_t i = 0; i < inner; ++i) sq += (double(r[i]) - mean) * (double(r[i]) - mean);
+      for (int64_t i = 0; i < inner; ++i) sq += (load_real(r, i) - mean) * (load_real(r, i) - mean);
       double inv = 1.0 / std::sqrt(sq / double(inner) + eps);
       for (int64_t i = 0; i < inner; ++i)
-        py[o * inner + i] = T((double(r[i]) - mean) * inv * (scale ? double(g[i]) : 1.0) + (center ? double(b[i]) : 0.0));
+        store_real(py, o * inner + i, (load_real(r, i) - mean) * inv * (scale ? load_real(g, i) : 1.0) +
+                                          (center ? load_real(b, i) : 0.0));
     }
   });
 }

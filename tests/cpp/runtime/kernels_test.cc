@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "partita/runtime/half.h"
 #include "partita/runtime/kernel.h"
 #include "partita/support/error.h"
 
@@ -16,7 +17,8 @@ using namespace partita::runtime;
 namespace {
 
 const DataType f32 = DataType::Float(32), f64 = DataType::Float(64), i32 = DataType::Int(32),
-               i64 = DataType::Int(64), boolean = DataType::Bool();
+               i64 = DataType::Int(64), boolean = DataType::Bool(), f16 = DataType::Float(16),
+               bf16 = DataType::BFloat16();
 
 double get(const Tensor& t, int64_t i) {
   DataType d = t.dtype();
@@ -24,6 +26,8 @@ double get(const Tensor& t, int64_t i) {
   if (d == f64) return t.data_as<double>()[i];
   if (d == i32) return t.data_as<int32_t>()[i];
   if (d == i64) return double(t.data_as<int64_t>()[i]);
+  if (d == f16) return t.data_as<Half>()[i].to_float();
+  if (d == bf16) return t.data_as<BFloat16>()[i].to_float();
   return t.data_as<uint8_t>()[i];
 }
 void set(Tensor& t, int64_t i, double v) {
@@ -32,6 +36,8 @@ void set(Tensor& t, int64_t i, double v) {
   else if (d == f64) t.data_as<double>()[i] = v;
   else if (d == i32) t.data_as<int32_t>()[i] = int32_t(v);
   else if (d == i64) t.data_as<int64_t>()[i] = int64_t(v);
+  else if (d == f16) t.data_as<Half>()[i] = Half::from(v);
+  else if (d == bf16) t.data_as<BFloat16>()[i] = BFloat16::from(v);
   else t.data_as<uint8_t>()[i] = uint8_t(v != 0);
 }
 Tensor rnd(std::vector<int64_t> shape, DataType dt, uint32_t seed) {
@@ -351,6 +357,28 @@ TEST(Kernels, PoolsCeilModeAndPadding) {
         want.push_back(s / double((h1 - h0) * (w1 - w0)));
       }
   expect_near(ad, want);
+}
+
+TEST(Kernels, LayerNormOf16BitTensorsHasDoubleStatistics) {
+  // InstanceNormalization of .half() exports imports as a layer norm: the host runs it for
+  // float16 / bfloat16 storage, with statistics in double (data far from zero would lose its
+  // variance in a 16-bit mean) and one rounding of each result.
+  for (DataType dt : {f16, bf16}) {
+    Tensor x = rnd({2, 48}, dt, 21), g = rnd({48}, dt, 22), b = rnd({48}, dt, 23);
+    for (int64_t i = 0; i < x.numel(); ++i) set(x, i, 100 + get(x, i));
+    Tensor y = run1("relax.nn.layer_norm", {x, g, b}, A({{"axes", std::vector<int64_t>{-1}}, {"epsilon", 1e-5}}),
+                    {2, 48}, dt);
+    for (int64_t r = 0; r < 2; ++r) {
+      double m = 0, v = 0;
+      for (int k = 0; k < 48; ++k) m += get(x, r * 48 + k) / 48;
+      for (int k = 0; k < 48; ++k) v += (get(x, r * 48 + k) - m) * (get(x, r * 48 + k) - m) / 48;
+      for (int k = 0; k < 48; ++k) {
+        double want = (get(x, r * 48 + k) - m) / std::sqrt(v + 1e-5) * get(g, k) + get(b, k);
+        EXPECT_NEAR(get(y, r * 48 + k), want, (dt == f16 ? 1e-3 : 8e-3) * (std::abs(want) + 1))
+            << dt.str() << " row " << r << " element " << k;
+      }
+    }
+  }
 }
 
 TEST(Kernels, LayerNormAndBatchNorm) {

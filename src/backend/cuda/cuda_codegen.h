@@ -50,6 +50,9 @@ struct GemmTuning {
   /// GEMM kernels whose operands are plain reads (no fused producer's arithmetic) fetch the next
   /// K slice into registers while they compute on the current one (false: never).
   bool prefetch = true;
+  /// Products of at most 32 rows take 32 x 128 tiles on the regular kernels (false: the square
+  /// tiles, half of whose rows are then beyond M).
+  bool wide = true;
 };
 /// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
 GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,

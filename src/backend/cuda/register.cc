@@ -46,6 +46,9 @@ PARTITA_REGISTER_BACKEND([] {
       {"gemm_prefetch", codegen::TargetOptionType::Int, int64_t(1),
        "GEMM kernels whose operands are plain reads (no fused producer's arithmetic) fetch the next K "
        "slice into registers while computing the current one (1), or none does (0)"},
+      {"gemm_wide", codegen::TargetOptionType::Int, int64_t(1),
+       "products of at most 32 rows take 32 x 128 tiles on the regular FFMA and tensor-core kernels (1), "
+       "or the square tiles (0)"},
       {"cache_dir", codegen::TargetOptionType::String, "",
        "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
        "\"none\": no disk cache)"}};

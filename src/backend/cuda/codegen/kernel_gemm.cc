@@ -19,7 +19,7 @@
 namespace partita::backend::cuda {
 namespace {
 
-constexpr int kTileM = 64, kTileN = 64, kTileK = 16, kThreads = 256;
+constexpr int kTileK = 16, kThreads = 256;
 
 // Accumulate in float (double for float64); integers in their own type, as the host's GEMM does.
 std::string gemm_accumulator(DataType in) {
@@ -137,6 +137,26 @@ struct GemmSpec {
 
 namespace {
 
+// The FFMA kernel's tile: 256 threads of 4 x 4 accumulators, n / 4 of them along a row. Square,
+// or, for products of at most 32 rows (convolutions to 32 channels or fewer: style_transfer's
+// first and fourth-last at 224 x 224), 32 x 128, so that no thread computes rows beyond M.
+struct FfmaTile {
+  int m, n;
+  int threads_n() const { return n / 4; }
+  int threads_m() const { return m / 4; }
+};
+constexpr FfmaTile kFfmaSquare{64, 64}, kFfmaWide{32, 128};
+
+/// Whether `g` has at most 32 rows (known) and wide tiles are on (GemmTuning::wide).
+bool wide_rows(const GemmSpec& g, const GemmTuning& tuning) {
+  auto m = as_const_int(g.m);
+  return tuning.wide && m && *m <= 32;
+}
+
+const FfmaTile& ffma_tile(const GemmSpec& g, const GemmTuning& tuning) {
+  return wide_rows(g, tuning) ? kFfmaWide : kFfmaSquare;
+}
+
 // The loops of every GEMM kernel: batches `b` over blockIdx.z, row tiles `m0` of `tile_m` over
 // blockIdx.y (both grid-strided), and the block's column tile `n0`; the kernel closes both loops.
 struct TileLoops {
@@ -190,7 +210,9 @@ struct MmaTile {
   int frags_m() const { return m / warps_m / 16; }
   int frags_n() const { return n / warps_n / 16; }
 };
-constexpr MmaTile kMmaLarge{128, 128, 2, 4}, kMmaSmall{64, 64, 2, 2}, kMmaThin{32, 32, 2, 2};
+// kMmaWide: products of at most 32 rows, four warps side by side (no warp on rows beyond M).
+constexpr MmaTile kMmaLarge{128, 128, 2, 4}, kMmaSmall{64, 64, 2, 2}, kMmaThin{32, 32, 2, 2},
+                  kMmaWide{32, 128, 1, 4};
 
 /// Blocks of a grid of `tm` x `tn` tiles over a batch of `b` m x n products.
 int64_t tile_count(int64_t m, int64_t n, int64_t b, int64_t tm, int64_t tn) {
@@ -315,12 +337,15 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t, int gr
   w.close();
 }
 
-/// The tensor-core tile for `g`: the small one where M fits it or the large grid would not fill
-/// the GPU (`fill`: the tile count a grid needs to, GemmTuning::split_k_below), else the large one.
-const MmaTile& mma_tile(const GemmSpec& g, int64_t fill) {
+/// The tensor-core tile for `g`: the wide one for at most 32 rows, the small one where M fits it
+/// or the large grid would not fill the GPU (GemmTuning::split_k_below: the tile count a grid
+/// needs to), else the large one.
+const MmaTile& mma_tile(const GemmSpec& g, const GemmTuning& tuning) {
   auto m = as_const_int(g.m), n = as_const_int(g.n), b = as_const_int(g.batch);
   if (!m || !n || !b) return kMmaLarge;
+  if (wide_rows(g, tuning)) return kMmaWide;
   if (*m <= kMmaSmall.m) return kMmaSmall;
+  const int64_t fill = tuning.split_k_below;
   return fill > 0 && tile_count(*m, *n, *b, kMmaLarge.m, kMmaLarge.n) < fill ? kMmaSmall : kMmaLarge;
 }
 
@@ -342,7 +367,9 @@ int split_k_groups(const GemmSpec& g, const GemmTuning& tuning) {
   if (g.acc != "float" || tuning.split_k_below <= 0) return 0;
   auto m = as_const_int(g.m), n = as_const_int(g.n), k = as_const_int(g.k), b = as_const_int(g.batch);
   if (!m || !n || !k || !b || *k < 256) return 0;
-  const int64_t tm = g.mma_type.empty() ? kTileM : kMmaLarge.m, tn = g.mma_type.empty() ? kTileN : kMmaLarge.n;
+  // The regular kernel's grid (the largest tensor-core tile's for 16-bit operands).
+  const FfmaTile& ffma = ffma_tile(g, tuning);
+  const int64_t tm = g.mma_type.empty() ? ffma.m : kMmaLarge.m, tn = g.mma_type.empty() ? ffma.n : kMmaLarge.n;
   if (tile_count(*m, *n, *b, tm, tn) >= tuning.split_k_below) return 0;
   // 16-bit operands whose small tensor-core grid fills the GPU twice stay on tensor cores. Below
   // that, split-K: with the small tile at half a grid (the style network's 128-channel
@@ -448,27 +475,29 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
     return {kSplitTile, kSplitTile, 64 * groups};
   }
   if (!g.mma_type.empty()) {
-    const MmaTile& t = mma_tile(g, e.gemm_tuning().split_k_below);
+    const MmaTile& t = mma_tile(g, e.gemm_tuning());
     emit_gemm_mma(e, g, t, 1);
     return {t.m, t.n, t.threads()};
   }
   CodeWriter& w = e.w();
+  const FfmaTile& t = ffma_tile(g, e.gemm_tuning());
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
-  const std::string TM = std::to_string(kTileM), TN = std::to_string(kTileN), TK = std::to_string(kTileK);
+  const std::string TM = std::to_string(t.m), TN = std::to_string(t.n), TK = std::to_string(kTileK),
+                    XN = std::to_string(t.threads_n()), XM = std::to_string(t.threads_m());
   w.line("__shared__ " + g.acc + " As[" + TK + "][" + TM + " + 1];");
   w.line("__shared__ " + g.acc + " Bs[" + TK + "][" + TN + "];");
-  w.line("const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;");
-  auto [b, m0, n0] = open_tile_loops(w, g, B, M, kTileM, kTileN);
+  w.line("const int tx = threadIdx.x % " + XN + ", ty = threadIdx.x / " + XN + ";");
+  auto [b, m0, n0] = open_tile_loops(w, g, B, M, t.m, t.n);
   emit_zero_acc(w, g.acc);
   // A tile: TM x TK, consecutive threads along k (stored transposed); B tile: TK x TN,
   // consecutive threads along n.
-  TileLoad a{kTileM, kTileK, kThreads};
+  TileLoad a{t.m, kTileK, kThreads};
   a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = g.acc;
   a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
   a.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "As[" + c + "][" + r + "] = " + v + ";";
   };
-  TileLoad bt{kTileK, kTileN, kThreads};
+  TileLoad bt{kTileK, t.n, kThreads};
   bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = g.acc;
   bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
@@ -477,7 +506,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   emit_k_loop(w, K, kTileK, 1, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
-    emit_fma_step(w, g.acc, "As[kk][ty + 16 * i]", "Bs[kk][tx + 16 * j]");
+    emit_fma_step(w, g.acc, "As[kk][ty + " + XM + " * i]", "Bs[kk][tx + " + XN + " * j]");
     w.close();
   });
   // Epilogue.
@@ -486,7 +515,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("#pragma unroll");
   w.open("for (int j = 0; j < 4; ++j)");
   std::string m = w.fresh("m"), n = w.fresh("n");
-  w.line("const pt_idx " + m + " = " + m0 + " + ty + 16 * i, " + n + " = " + n0 + " + tx + 16 * j;");
+  w.line("const pt_idx " + m + " = " + m0 + " + ty + " + XM + " * i, " + n + " = " + n0 + " + tx + " + XN + " * j;");
   w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
   g.store(b, m, n, "acc[i][j]");
   w.close();
@@ -494,7 +523,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.close();
   w.close();
   w.close();
-  return {kTileM, kTileN, kThreads};
+  return {t.m, t.n, kThreads};
 }
 
 }  // namespace

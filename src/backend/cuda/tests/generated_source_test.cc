@@ -235,6 +235,31 @@ class Module:
   EXPECT_EQ(tile(source("3136", "1152", "128", 0)), 32);  // no 64 x 64 split-K: the thin tile
 }
 
+// Products of at most 32 rows (convolutions to 32 channels or fewer) take 32 x 128 tiles on the
+// regular kernels, FFMA and tensor cores, so that no thread or warp works on rows beyond M
+// (gemm_wide=0: the square tiles).
+TEST(CudaGeneratedSource, ProductsOfFewRowsTakeWideTiles) {
+  auto source = [](const std::string& m, const std::string& dtype, int64_t wide) {
+    return only_source(compile_text(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((DM, 192), dtype="DT"), w: R.Tensor((192, 50176), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DM", m), "DT", dtype), {{"gemm_wide", wide}}));
+  };
+  EXPECT_NE(source("32", "float32", 1).find("Bs[16][128]"), std::string::npos);
+  EXPECT_NE(source("7", "float32", 1).find("Bs[16][128]"), std::string::npos);
+  EXPECT_NE(source("32", "float32", 0).find("Bs[16][64]"), std::string::npos);
+  EXPECT_NE(source("33", "float32", 1).find("Bs[16][64]"), std::string::npos);
+  EXPECT_NE(source("32", "float16", 1).find("(*)[32][128 + 8]"), std::string::npos);
+  EXPECT_NE(source("32", "float16", 0).find("(*)[32][64 + 8]"), std::string::npos);
+  EXPECT_NE(source("48", "float16", 1).find("(*)[32][64 + 8]"), std::string::npos);
+}
+
 // A GEMM kernel whose operands are plain reads (parameters, constants, index remappings)
 // fetches the next K slice into registers before computing on the current one (gemm_prefetch=1,
 // the default): the fetch sits under "is there a next slice". With gemm_prefetch=0, or when an

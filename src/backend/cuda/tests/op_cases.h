@@ -171,6 +171,8 @@ inline const std::vector<OpCase>& op_cases() {
       // 16-bit: the 64 x 64 tensor-core tile where the 128 x 128 grid would leave SMs idle (M > 64,
       // K too short for split-K), partial tiles in M and N.
       {"matmul_small_mma_tiles", "x: " T_("(150, 64)") ", y: " T_("(64, 2100)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 16},
+      // At most 32 rows: the 32 x 128 tiles (gemm_wide), three of them, the last one ragged.
+      {"matmul_wide_rows", "x: " T_("(29, 70)") ", y: " T_("(70, 300)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       {"matmul_int", "x: " T_("(19, 21)") ", y: " T_("(21, 70)"), "gv = R.matmul(x, y)", {"int32", "int64"}},
       {"matmul_batch_broadcast", "x: " T_("(2, 1, 5, 7)") ", y: " T_("(3, 7, 66)"), "gv = R.matmul(x, y)", kFloats, {}, {}, 8},
       // A 2-D right-hand side shared by every batch: the batch folds into the rows, also under a

@@ -640,9 +640,14 @@ void KernelEmitter::emit_direct_conv(const DirectConv& d) {
   auto reduction = as_const_int(CG * KH);
   const bool split = total && reduction && *total < kFewPixels && *reduction >= 16;
   const auto kw_const = as_const_int(d.kernel_w);
-  if (!split && d.unit_stride_w && kw_const && *kw_const > 1) {
+  if (d.unit_stride_w && kw_const && *kw_const > 1) {
     const int64_t run = og * 4 <= 32 ? 4 : og * 2 <= 32 ? 2 : 1;
-    if (run > 1) return emit_direct_conv_rows(d, run);
+    // Split, runs of 4 outputs share their inputs too, with twice the parts (a quarter of the
+    // threads otherwise) while the partial sums fit 24 KiB of shared memory.
+    if (!split && run > 1) return emit_direct_conv_rows(d, run, 1);
+    const int64_t acc_bytes = acc_t == "double" ? 8 : 4;
+    if (split && og * 4 * 2 * kDirectParts * kLanes * acc_bytes <= 24576)
+      return emit_direct_conv_rows(d, 4, 2 * kDirectParts);
   }
   const std::string parts = std::to_string(kDirectParts), lanes = std::to_string(kLanes);
   std::string red, lane, part, i = w_->fresh("e");
@@ -713,26 +718,51 @@ void KernelEmitter::emit_direct_conv(const DirectConv& d) {
 
 // The direct convolution with unit stride along the width: each thread computes `run` adjacent
 // outputs of a row, so the run + KW - 1 inputs of each kernel row they share are loaded (and
-// their fused producers evaluated) once into registers, not KW times per output.
-void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run) {
+// their fused producers evaluated) once into registers, not KW times per output. With `parts`
+// > 1 (few pixels, a long reduction), that many threads share a run, each walking every
+// parts-th (channel, kernel row), and their partial sums meet in shared memory.
+void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int64_t parts) {
+  constexpr int64_t kLanes = 64;
   const int64_t og = d.group_outputs, kw_n = *as_const_int(d.kernel_w);
   const std::string acc_t = gemm_accumulator(values_[size_t(d.data)].dtype);
   const std::string sRun = std::to_string(run), sOG = std::to_string(og), sWin = std::to_string(run + kw_n - 1);
+  const std::string sAcc = std::to_string(og * run), lanes = std::to_string(kLanes);
   const std::vector<PrimExpr> pixels{d.images, int_imm(d.groups), d.out_h,
                                      floordiv(d.out_w + int_imm(run - 1), int_imm(run))};
-  std::string i = w_->fresh("e");
-  w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
-           "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
+  const bool split = parts > 1;
+  std::string i = w_->fresh("e"), red, lane, part;
+  if (split) {
+    red = w_->fresh("red"), lane = w_->fresh("lane"), part = w_->fresh("part");
+    w_->line("__shared__ " + acc_t + " " + red + "[" + std::to_string(parts) + "][" + sAcc + "][" + lanes + "];");
+    w_->line("const int " + lane + " = threadIdx.x % " + lanes + ", " + part + " = threadIdx.x / " + lanes + ";");
+    std::string base = w_->fresh("base");
+    w_->open("for (pt_idx " + base + " = (pt_idx)blockIdx.x * " + lanes + "; " + base + " < " + numel(pixels) + "; " +
+             base + " += (pt_idx)gridDim.x * " + lanes + ")");
+    w_->line("const pt_idx " + i + " = " + base + " + " + lane + ";");
+  } else {
+    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
+             "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
+  }
   std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
   const std::string n = pc[0], g = pc[1], oh = pc[2], ow0 = idx_var(pc[3] + " * " + sRun);
   std::vector<std::string> outs;
   for (int64_t j = 0; j < og; ++j) outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
-  const std::string acc = w_->fresh("acc"), xr = w_->fresh("xr"), c = w_->fresh("c"), kh = w_->fresh("kh");
+  const std::string acc = w_->fresh("acc"), xr = w_->fresh("xr");
   const std::string p = w_->fresh("p"), kw = w_->fresh("kw"), v = w_->fresh("v");
-  w_->line(acc_t + " " + acc + "[" + std::to_string(og * run) + "] = {};");
-  w_->open("for (pt_idx " + c + " = 0; " + c + " < " + dim(d.group_channels) + "; ++" + c + ")");
+  w_->line(acc_t + " " + acc + "[" + sAcc + "] = {};");
+  std::string c, kh;
+  if (split) {
+    w_->open("if (" + i + " < " + numel(pixels) + ")");
+    std::string r = w_->fresh("r");
+    w_->open("for (pt_idx " + r + " = " + part + "; " + r + " < " + dim(d.group_channels * d.kernel_h) + "; " + r +
+             " += " + std::to_string(parts) + ")");
+    c = idx_var(r + " / " + dim(d.kernel_h)), kh = idx_var(r + " % " + dim(d.kernel_h));
+  } else {
+    c = w_->fresh("c"), kh = w_->fresh("kh");
+    w_->open("for (pt_idx " + c + " = 0; " + c + " < " + dim(d.group_channels) + "; ++" + c + ")");
+    w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + dim(d.kernel_h) + "; ++" + kh + ")");
+  }
   std::string ch = idx_var(g + " * " + dim(d.group_channels) + " + " + c);
-  w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + dim(d.kernel_h) + "; ++" + kh + ")");
   std::string ih = d.in_row(oh, kh, 0);
   w_->line(acc_t + " " + xr + "[" + sWin + "];");
   w_->line("#pragma unroll");
@@ -749,9 +779,23 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run) {
     w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + acc + "[" + std::to_string(j * run) +
              " + " + v + "] += " + xr + "[" + v + " + " + kw + "] * " + wv + ";");
   }
-  w_->close();
-  w_->close();
-  w_->close();
+  w_->close();  // kw
+  w_->close();  // kh, or the split reduction's (channel, kernel row)
+  w_->close();  // c, or if (e < pixels)
+  if (split) {
+    std::string q = w_->fresh("q");
+    w_->line("#pragma unroll");
+    w_->line("for (int " + q + " = 0; " + q + " < " + sAcc + "; ++" + q + ") " + red + "[" + part + "][" + q + "][" +
+             lane + "] = " + acc + "[" + q + "];");
+    w_->line("__syncthreads();");
+    w_->open("if (" + part + " == 0 && " + i + " < " + numel(pixels) + ")");
+    w_->line("#pragma unroll");
+    w_->open("for (int " + q + " = 0; " + q + " < " + sAcc + "; ++" + q + ")");
+    w_->line("#pragma unroll");
+    w_->line("for (int k = 1; k < " + std::to_string(parts) + "; ++k) " + acc + "[" + q + "] += " + red + "[k][" + q +
+             "][" + lane + "];");
+    w_->close();
+  }
   w_->line("#pragma unroll");
   w_->open("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ")");
   std::string ow = idx_var(ow0 + " + " + v);
@@ -760,8 +804,18 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run) {
     d.store(n, outs[size_t(j)], oh, ow, acc + "[" + std::to_string(j * run) + " + " + v + "]");
   w_->close();
   w_->close();
+  if (split) {
+    w_->close();  // if (part == 0)
+    w_->line("__syncthreads();");
+  }
   w_->close();
-  set_grid_per_element(pixels);
+  if (split) {
+    auto total = as_const_int(pixels[0] * pixels[1] * pixels[2] * pixels[3]);
+    set_grid(min(floordiv(int_imm(*total + kLanes - 1), int_imm(kLanes)), int_imm(65535)), int_imm(1), int_imm(1),
+             uint32_t(kLanes * parts));
+  } else {
+    set_grid_per_element(pixels);
+  }
 }
 
 void KernelEmitter::emit_conv2d() {

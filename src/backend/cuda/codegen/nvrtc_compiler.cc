@@ -3,6 +3,7 @@
 // collision can never hand back the wrong cubin).
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 #include <unordered_map>
+#include <vector>
 
 #include "../cuda_codegen.h"
 #include "partita/runtime/serialize.h"
@@ -81,6 +83,19 @@ void check_nvrtc(nvrtcResult r, const char* what) {
   if (r != NVRTC_SUCCESS) throw_error("CompileError", std::string("cuda: ") + what + ": " + nvrtcGetErrorString(r));
 }
 
+// NVRTC's log with its error messages (each with the two lines that show where) ahead of the
+// rest: a long log of warnings would otherwise push the errors past the truncation.
+std::string errors_first(const std::string& log) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string errors;
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find(": error") != std::string::npos)
+      for (size_t j = i; j < std::min(lines.size(), i + 3); ++j) errors += lines[j] + "\n";
+  return errors.empty() ? log : errors + "\n" + log;
+}
+
 std::string run_nvrtc(const std::string& source, const std::vector<std::string>& options) {
   nvrtcProgram prog = nullptr;
   check_nvrtc(nvrtcCreateProgram(&prog, source.c_str(), "partita_kernels.cu", 0, nullptr, nullptr),
@@ -97,6 +112,7 @@ std::string run_nvrtc(const std::string& source, const std::vector<std::string>&
     nvrtcGetProgramLogSize(prog, &n);
     std::string log(n, '\0');
     if (n) nvrtcGetProgramLog(prog, log.data());
+    log = errors_first(log);
     if (log.size() > 6000) log = log.substr(0, 6000) + "\n...";
     throw_error("CompileError", std::string("cuda: NVRTC could not compile the generated kernels (") +
                                     nvrtcGetErrorString(r) + "):\n" + log);

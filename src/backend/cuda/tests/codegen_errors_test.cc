@@ -192,6 +192,18 @@ TEST(CudaCodegenErrors, NvrtcErrorsCarryTheLog) {
     EXPECT_NE(msg.find("CompileError"), std::string::npos) << msg;
     EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
   }
+  // The errors come first, ahead of a log of warnings longer than the message keeps.
+  std::string noisy = "extern \"C\" __global__ void k() {\n";
+  for (int i = 0; i < 200; ++i) noisy += "  int unused" + std::to_string(i) + " = 0;\n";
+  noisy += "  undefined_thing();\n}\n";
+  try {
+    backend::cuda::compile_cubin(noisy, codegen::Target("cuda", {{"cache_dir", "none"}}));
+    FAIL() << "garbage compiled";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("undefined_thing"), std::string::npos) << msg;
+    EXPECT_LT(msg.find("undefined_thing"), msg.find("unused0")) << msg;
+  }
   // A virtual architecture gives PTX, not a cubin: refused with a message naming the fix.
   try {
     backend::cuda::compile_cubin("extern \"C\" __global__ void k() {}",

@@ -113,26 +113,31 @@ class Module:
 }
 
 // A direct convolution (few output channels per group) shares the reduction of a pixel among
-// four threads only when the pixels are too few to fill the GPU and the reduction is long; each
-// thread computes all the group's output channels either way.
+// threads only when the pixels are too few to fill the GPU and the reduction is long; each thread
+// computes all the group's output channels either way. With unit stride along the width, the
+// threads sharing a reduction compute runs of four adjacent outputs, eight threads a run (the 3 x
+// 4 partial sums of each in shared memory); strided, four threads a pixel.
 TEST(CudaGeneratedSource, DirectConvolutionSplitsLongReductionsOfFewPixels) {
-  auto source = [](const std::string& x, const std::string& w) {
-    return only_source(compile_text(replace_all(replace_all(R"(
+  auto source = [](const std::string& x, const std::string& w, const std::string& strides = "[1, 1]") {
+    return only_source(compile_text(replace_all(replace_all(replace_all(R"(
 @I.ir_module
 class Module:
     @R.function
     def main(x: R.Tensor(XS, dtype="float32"), w: R.Tensor(WS, dtype="float32")):
         with R.dataflow():
-            gv = R.nn.conv2d(x, w, padding=[4, 4, 4, 4])
+            gv = R.nn.conv2d(x, w, strides=ST, padding=[4, 4, 4, 4])
             R.output(gv)
         return gv
-)", "XS", x), "WS", w)));
+)", "XS", x), "WS", w), "ST", strides)));
   };
-  // The split kernel's marks: partial sums in shared memory, four sums per channel at the end.
-  auto split = [](const std::string& src) { return src.find("[4][3][64];") != std::string::npos; };
+  // The split kernels' marks: partial sums in shared memory.
+  auto split = [](const std::string& src) { return std::regex_search(src, std::regex(R"(\[(4|8)\]\[\d+\]\[64\];)")); };
   const std::string few = source("(1, 32, 56, 56)", "(3, 32, 9, 9)");    // 3,136 pixels, 288 (c, kh)
-  EXPECT_TRUE(split(few)) << few;
+  EXPECT_NE(few.find("[8][12][64];"), std::string::npos) << few;
+  EXPECT_NE(few.find("[12];"), std::string::npos) << few;          // 4 + 9 - 1 inputs of a kernel row
   EXPECT_NE(few.find(" < 288; "), std::string::npos) << few;  // one loop over (channel, kernel row)
+  const std::string strided = source("(1, 32, 56, 56)", "(3, 32, 9, 9)", "[1, 2]");
+  EXPECT_NE(strided.find("[4][3][64];"), std::string::npos) << strided;
   const std::string many = source("(8, 32, 224, 224)", "(3, 32, 9, 9)");  // 401,408 pixels
   EXPECT_FALSE(split(many)) << many;
   const std::string short_reduction = source("(1, 1, 56, 56)", "(3, 1, 3, 3)");  // 3 (c, kh) < 16

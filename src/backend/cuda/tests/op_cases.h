@@ -222,6 +222,9 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=2)", kFloats, {}, {}, 8},
       {"conv2d_few_outputs_split_reduction", "x: " T_("(1, 33, 20, 21)") ", w: " T_("(3, 33, 5, 5)") ", b: " T_("(1, 3, 1, 1)"),
        "r = R.nn.relu(x)\na = R.nn.conv2d(r, w, padding=[2, 2, 2, 2])\ngv = R.add(a, b)", kFloats, {}, {}, 16},
+      // Split as above, but strided along the width: no runs of outputs sharing their inputs.
+      {"conv2d_few_outputs_split_strided", "x: " T_("(1, 33, 20, 21)") ", w: " T_("(3, 33, 5, 5)"),
+       "gv = R.nn.conv2d(x, w, strides=[1, 2], padding=[2, 2, 2, 2])", kFloats, {}, {}, 16},
       {"conv2d_nhwc_bias_relu", "x: " T_("(1, 7, 6, 5)") ", w: " T_("(3, 3, 5, 20)") ", b: " T_("(20,)"),
        "a = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\nc = R.add(a, b)\n"
        "gv = R.nn.relu(c)", kFloats, {}, {}, 8,

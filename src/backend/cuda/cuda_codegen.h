@@ -53,6 +53,9 @@ struct GemmTuning {
   /// Products of at most 32 rows take 32 x 128 tiles on the regular kernels (false: the square
   /// tiles, half of whose rows are then beyond M).
   bool wide = true;
+  /// The FFMA kernels' threads hold 4 x 4 blocks of adjacent rows and columns, read from shared
+  /// memory as float4 (false: strided rows and columns, scalar reads).
+  bool vector_smem = true;
 };
 /// `sm` is the compute capability compiled for (tensor-core matrix products need 70 / 80).
 GeneratedSource generate_source(const std::vector<codegen::CodegenFunction>& functions, codegen::ConstantNamer& namer,

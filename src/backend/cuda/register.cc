@@ -49,6 +49,9 @@ PARTITA_REGISTER_BACKEND([] {
       {"gemm_wide", codegen::TargetOptionType::Int, int64_t(1),
        "products of at most 32 rows take 32 x 128 tiles on the regular FFMA and tensor-core kernels (1), "
        "or the square tiles (0)"},
+      {"gemm_vector_smem", codegen::TargetOptionType::Int, int64_t(1),
+       "each thread of the float-accumulating FFMA kernels holds a 4 x 4 block of adjacent rows and "
+       "columns, read from shared memory as float4 (1), or strided ones read one value at a time (0)"},
       {"cache_dir", codegen::TargetOptionType::String, "",
        "where compiled kernels are cached (empty: $XDG_CACHE_HOME/partita/cuda or ~/.cache/partita/cuda; "
        "\"none\": no disk cache)"}};

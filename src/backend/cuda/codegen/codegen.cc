@@ -49,6 +49,7 @@ codegen::CodegenResult codegen(const std::vector<codegen::CodegenFunction>& func
   tuning.mma_thin = target.get_int("gemm_mma_thin") != 0;
   tuning.prefetch = target.get_int("gemm_prefetch") != 0;
   tuning.wide = target.get_int("gemm_wide") != 0;
+  tuning.vector_smem = target.get_int("gemm_vector_smem") != 0;
   if (tuning.split_k_groups != 0 && tuning.split_k_groups != 4 && tuning.split_k_groups != 8)
     throw_error("ValueError", "cuda target: gemm_split_k_groups must be 0 (automatic), 4 or 8, not " +
                                   std::to_string(tuning.split_k_groups));

@@ -186,13 +186,43 @@ void emit_zero_acc(CodeWriter& w, const std::string& type) {
   w.line("#pragma unroll");
   w.line("  for (int j = 0; j < 4; ++j) acc[i][j] = 0;");
 }
-void emit_fma_step(CodeWriter& w, const std::string& type, const std::string& a_i,
-                   const std::string& b_j) {
+// How a thread's 4 x 4 register block lies in its tile (tx, ty: the thread's column and row).
+// `vector`: rows ty * 4 + i and columns tx * 4 + j, so that each k step reads its four A and four
+// B values from shared memory as one float4 each (float accumulators; the A tile's rows padded to
+// a multiple of four); otherwise rows ty + threads_m * i and columns tx + threads_n * j, one
+// scalar load per value.
+struct RegisterBlock {
+  bool vector;
+  int threads_m, threads_n;
+  std::string row(const std::string& i) const {
+    return vector ? "ty * 4 + " + i : "ty + " + std::to_string(threads_m) + " * " + i;
+  }
+  std::string col(const std::string& j) const {
+    return vector ? "tx * 4 + " + j : "tx + " + std::to_string(threads_n) + " * " + j;
+  }
+  int a_pad() const { return vector ? 4 : 1; }
+};
+
+RegisterBlock register_block(const std::string& acc, const GemmTuning& tuning, int threads_m, int threads_n) {
+  return {acc == "float" && tuning.vector_smem, threads_m, threads_n};
+}
+
+// One k step: `a(row)` / `b(col)` name the shared-memory element of the step's A row / B column.
+void emit_fma_step(CodeWriter& w, const std::string& type, const RegisterBlock& rb,
+                   const std::function<std::string(const std::string&)>& a,
+                   const std::function<std::string(const std::string&)>& b) {
   w.line(type + " ra[4], rb[4];");
-  w.line("#pragma unroll");
-  w.line("for (int i = 0; i < 4; ++i) ra[i] = " + a_i + ";");
-  w.line("#pragma unroll");
-  w.line("for (int j = 0; j < 4; ++j) rb[j] = " + b_j + ";");
+  if (rb.vector) {
+    w.line("const float4 a4 = *reinterpret_cast<const float4*>(&" + a("ty * 4") + "), b4 = *reinterpret_cast<const float4*>(&" +
+           b("tx * 4") + ");");
+    w.line("ra[0] = a4.x, ra[1] = a4.y, ra[2] = a4.z, ra[3] = a4.w;");
+    w.line("rb[0] = b4.x, rb[1] = b4.y, rb[2] = b4.z, rb[3] = b4.w;");
+  } else {
+    w.line("#pragma unroll");
+    w.line("for (int i = 0; i < 4; ++i) ra[i] = " + a(rb.row("i")) + ";");
+    w.line("#pragma unroll");
+    w.line("for (int j = 0; j < 4; ++j) rb[j] = " + b(rb.col("j")) + ";");
+  }
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < 4; ++i)");
   w.line("#pragma unroll");
@@ -401,10 +431,12 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   CodeWriter& w = e.w();
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string G = std::to_string(groups);
-  const int tiles = groups * (16 * 33 + 16 * 32), reduce = groups * 32 * 32;
+  const RegisterBlock rb = register_block("float", e.gemm_tuning(), 8, 8);
+  const std::string AW = std::to_string(32 + rb.a_pad());
+  const int tiles = groups * (16 * (32 + rb.a_pad()) + 16 * 32), reduce = groups * 32 * 32;
   w.line("__shared__ __align__(16) float smem[" + std::to_string(std::max(tiles, reduce)) + "];");
-  w.line("float (*As)[16][33] = reinterpret_cast<float (*)[16][33]>(smem);");
-  w.line("float (*Bs)[16][32] = reinterpret_cast<float (*)[16][32]>(smem + " + G + " * 16 * 33);");
+  w.line("float (*As)[16][" + AW + "] = reinterpret_cast<float (*)[16][" + AW + "]>(smem);");
+  w.line("float (*Bs)[16][32] = reinterpret_cast<float (*)[16][32]>(smem + " + G + " * 16 * " + AW + ");");
   w.line("float (*Red)[32 * 32] = reinterpret_cast<float (*)[32 * 32]>(smem);");
   w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, kSplitTile, kSplitTile);
@@ -426,14 +458,16 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   emit_k_loop(w, K, kTileK, groups, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < 16; ++kk)");
-    emit_fma_step(w, "float", "As[grp][kk][ty + 8 * i]", "Bs[grp][kk][tx + 8 * j]");
+    emit_fma_step(
+        w, "float", rb, [](const std::string& r) { return "As[grp][kk][" + r + "]"; },
+        [](const std::string& c) { return "Bs[grp][kk][" + c + "]"; });
     w.close();
   });
   // The operand tiles are dead (the loop ended on a barrier): their space holds the partials.
   w.line("#pragma unroll");
   w.line("for (int i = 0; i < 4; ++i)");
   w.line("#pragma unroll");
-  w.line("  for (int j = 0; j < 4; ++j) Red[grp][(ty + 8 * i) * 32 + tx + 8 * j] = acc[i][j];");
+  w.line("  for (int j = 0; j < 4; ++j) Red[grp][(" + rb.row("i") + ") * 32 + " + rb.col("j") + "] = acc[i][j];");
   w.line("__syncthreads();");
   // Epilogue: the partial tiles summed in a fixed order, 1024 / threads outputs per thread.
   w.line("#pragma unroll 1");
@@ -483,9 +517,10 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   const FfmaTile& t = ffma_tile(g, e.gemm_tuning());
   const std::string M = e.dim(g.m), N = e.dim(g.n), K = e.dim(g.k), B = e.dim(g.batch);
   const std::string TM = std::to_string(t.m), TN = std::to_string(t.n), TK = std::to_string(kTileK),
-                    XN = std::to_string(t.threads_n()), XM = std::to_string(t.threads_m());
-  w.line("__shared__ " + g.acc + " As[" + TK + "][" + TM + " + 1];");
-  w.line("__shared__ " + g.acc + " Bs[" + TK + "][" + TN + "];");
+                    XN = std::to_string(t.threads_n());
+  const RegisterBlock rb = register_block(g.acc, e.gemm_tuning(), t.threads_m(), t.threads_n());
+  w.line("__shared__ __align__(16) " + g.acc + " As[" + TK + "][" + TM + " + " + std::to_string(rb.a_pad()) + "];");
+  w.line("__shared__ __align__(16) " + g.acc + " Bs[" + TK + "][" + TN + "];");
   w.line("const int tx = threadIdx.x % " + XN + ", ty = threadIdx.x / " + XN + ";");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, t.m, t.n);
   emit_zero_acc(w, g.acc);
@@ -506,7 +541,9 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   emit_k_loop(w, K, kTileK, 1, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
-    emit_fma_step(w, g.acc, "As[kk][ty + " + XM + " * i]", "Bs[kk][tx + " + XN + " * j]");
+    emit_fma_step(
+        w, g.acc, rb, [](const std::string& r) { return "As[kk][" + r + "]"; },
+        [](const std::string& c) { return "Bs[kk][" + c + "]"; });
     w.close();
   });
   // Epilogue.
@@ -515,7 +552,7 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   w.line("#pragma unroll");
   w.open("for (int j = 0; j < 4; ++j)");
   std::string m = w.fresh("m"), n = w.fresh("n");
-  w.line("const pt_idx " + m + " = " + m0 + " + ty + " + XM + " * i, " + n + " = " + n0 + " + tx + " + XN + " * j;");
+  w.line("const pt_idx " + m + " = " + m0 + " + " + rb.row("i") + ", " + n + " = " + n0 + " + " + rb.col("j") + ";");
   w.open("if (" + m + " < " + M + " && " + n + " < " + N + ")");
   g.store(b, m, n, "acc[i][j]");
   w.close();

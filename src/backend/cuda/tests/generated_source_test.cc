@@ -265,6 +265,29 @@ class Module:
   EXPECT_NE(source("48", "float16", 1).find("(*)[32][64 + 8]"), std::string::npos);
 }
 
+// The float-accumulating FFMA kernels (regular and split-K) read each k step's four A and four B
+// values from shared memory as one float4 each, their threads holding blocks of adjacent rows and
+// columns (gemm_vector_smem=0: strided blocks, scalar reads); float64 keeps the scalar reads.
+TEST(CudaGeneratedSource, FfmaKernelsReadSharedMemoryAsFloat4) {
+  auto source = [](const std::string& m, const std::string& dtype, int64_t vector) {
+    return only_source(compile_text(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((DM, 512), dtype="DT"), w: R.Tensor((512, 512), dtype="DT")):
+        with R.dataflow():
+            gv = R.matmul(x, w)
+            R.output(gv)
+        return gv
+)", "DM", m), "DT", dtype), {{"gemm_vector_smem", vector}}));
+  };
+  for (const std::string m : {"8192", "64"}) {  // the regular kernel, the split-K kernel
+    EXPECT_NE(source(m, "float32", 1).find("reinterpret_cast<const float4*>"), std::string::npos) << m;
+    EXPECT_EQ(source(m, "float32", 0).find("float4"), std::string::npos) << m;
+    EXPECT_EQ(source(m, "float64", 1).find("float4"), std::string::npos) << m;
+  }
+}
+
 // A GEMM kernel whose operands are plain reads (parameters, constants, index remappings)
 // fetches the next K slice into registers before computing on the current one (gemm_prefetch=1,
 // the default): the fetch sits under "is there a next slice". With gemm_prefetch=0, or when an

@@ -65,10 +65,11 @@ class PatternPass {
   /// The groups of block `b` of `fn` (as it stands) for the pattern, into `out` when there are
   /// any (a function listed twice keeps the groups of the last partitioning that found some).
   void run(FunctionSlots& fn, size_t b, BlockGroups& out) {
-    const std::vector<int>& order = fn.blocks[b].order;
-    if (!std::any_of(order.begin(), order.end(), [&](int s) { return candidate(fn.slots[s]); }))
+    fn_ = &fn;
+    order_ = &fn.blocks[b].order;
+    if (!std::any_of(order_->begin(), order_->end(), [&](int s) { return candidate(fn.slots[s]); }))
       return;
-    int count = partition(fn, order);
+    int count = partition();
     if (count == 0) return;
     out.count = count;
     out.group_of.swap(group_of_);
@@ -85,55 +86,48 @@ class PatternPass {
     return s.op && (s.op == root_op_ || s.op->name == root_op_->name);
   }
 
+  const Slot& slot(int s) const { return fn_->slots[size_t(s)]; }
+
   // Fills group_of_ (per position: the group, -1 for none) and, with an attrs_getter,
   // group_attrs_; returns the number of groups.
-  int partition(FunctionSlots& fn, const std::vector<int>& order) {
-    int n = int(order.size());
-    fn.block_graph(order, pos_, offsets_, edges_);
+  int partition() {
+    int n = int(order_->size());
+    fn_->block_graph(*order_, pos_, offsets_, edges_);
     if (pat_->check) graph_users(offsets_, edges_, users_off_, users_);
-    // The values the matcher reaches through variables (bound in this block), with their slots:
-    // every call or get-item a match covers besides its root is one of them, so this stands for
-    // a value -> binding table.
-    std::vector<std::pair<const Object*, int>>& jumped = jumped_;
+    // The values the matcher reaches through variables (bound in this block), with their slots
+    // (jumped_): every call or get-item a match covers besides its root is one of them, so this
+    // stands for a value -> binding table.
     dpl::BindingLookup lookup = [&](const VarNode* v) -> const Expr* {
-      const int* s = fn.var_slot.find(v);
-      if (!s || pos_[*s] < 0 || !fn.slots[*s].is_var_binding) return nullptr;
-      jumped.emplace_back(fn.slots[*s].value, *s);
-      return &static_cast<const VarBindingNode*>(fn.slots[*s].binding)->value;
+      const int* s = fn_->var_slot.find(v);
+      if (!s || pos_[*s] < 0 || !slot(*s).is_var_binding) return nullptr;
+      jumped_.emplace_back(slot(*s).value, *s);
+      return &static_cast<const VarBindingNode*>(slot(*s).binding)->value;
     };
-    GroupGraph& graph = graph_;
-    graph.reset(offsets_, edges_);
-    std::vector<char>& composite = composite_;  // per root: formed by a match
-    composite.assign(n, 0);
-    std::vector<int>& matched = matched_;
+    graph_.reset(offsets_, edges_);
+    composite_.assign(n, 0);
     extra_attrs_.assign(pat_->attrs_getter ? n : 0, std::nullopt);
     for (int i = 0; i < n; ++i) {
-      const Slot& s = fn.slots[order[i]];
+      const Slot& s = slot((*order_)[i]);
       if (!candidate(s)) continue;
-      jumped.clear();
+      jumped_.clear();
       if (!dpl::match_with_lookup(
               pat_->pattern, static_cast<const VarBindingNode*>(s.binding)->value, lookup, match_))
         continue;
-      matched.assign(1, i);
-      bool ok = true;
+      matched_.assign(1, i);
       for (const auto& [p, e] : match_) {
         if (!is_group_pattern(**p) || e.get() == s.value) continue;
-        int j = -1;
-        for (const auto& [value, slot] : jumped)
-          if (value == e.get()) j = pos_[slot];
-        if (j < 0 || j > i) {
-          ok = false;  // not bound in this block before the root: cannot be grouped
-          break;
-        }
-        matched.push_back(j);
+        int js = jumped_slot(e.get());
+        matched_.push_back(js < 0 ? -1 : pos_[js]);
       }
-      if (!ok) continue;
-      if (pat_->check && !pat_->check(check_context(fn, order, i))) continue;
-      if (!graph.group_match(matched, composite)) continue;
+      // A value not bound in this block before the root cannot be grouped.
+      if (std::any_of(matched_.begin(), matched_.end(), [i](int j) { return j < 0 || j > i; }))
+        continue;
+      if (pat_->check && !pat_->check(check_context(i))) continue;
+      if (!graph_.group_match(matched_, composite_)) continue;
       if (pat_->attrs_getter) extra_attrs_[i] = pat_->attrs_getter(annotated_exprs());
     }
     release_tables();
-    graph.number_groups([&](int r) { return composite[r]; }, group_of_, tmp_);
+    graph_.number_groups([&](int r) { return composite_[r]; }, group_of_, tmp_);
     group_attrs_.assign(pat_->attrs_getter ? tmp_.size() : 0, attrs_);
     // A group takes the attributes of the last match whose root ended up in it (as the
     // reference's table keyed by root).
@@ -143,6 +137,13 @@ class PatternPass {
       for (const auto& [k, v] : *extra_attrs_[i]) attrs[k] = v;
     }
     return int(tmp_.size());
+  }
+
+  // The slot of the value `e` the matcher reached through a variable, else -1.
+  int jumped_slot(const Object* e) const {
+    for (const auto& [value, s] : jumped_)
+      if (value == e) return s;
+    return -1;
   }
 
   // ---- what a check function sees ----
@@ -156,30 +157,29 @@ class PatternPass {
   }
 
   // The context of the match rooted at position i (match_ and jumped_ hold it).
-  PatternCheckContext check_context(FunctionSlots& fn, const std::vector<int>& order, int i) {
-    int root = order[i];
+  PatternCheckContext check_context(int i) {
+    int root = (*order_)[i];
     PatternCheckContext ctx;
-    ctx.matched_expr = Expr(fn.slots[root].value);
+    ctx.matched_expr = Expr(slot(root).value);
     ctx.annotated_expr = annotated_exprs();
     for (const auto& [p, e] : match_) {
       if (!is_group_pattern(**p)) continue;
-      int s = e.get() == fn.slots[root].value ? root : -1;
-      for (size_t k = 0; s < 0 && k < jumped_.size(); ++k)
-        if (jumped_[k].first == e.get()) s = jumped_[k].second;
-      if (s >= 0) ctx.matched_bindings[Var(fn.slots[s].var)] = e;
+      int s = e.get() == slot(root).value ? root : jumped_slot(e.get());
+      if (s >= 0) ctx.matched_bindings[Var(slot(s).var)] = e;
     }
     root_slot_ = root;
-    if (!usages_) make_tables(fn, order);
+    if (!usages_) make_tables();
     ctx.var_usages = usages_;
     ctx.value_to_bound_var = bound_;
     return ctx;
   }
 
-  std::vector<Var> users_of(const FunctionSlots& fn, const std::vector<int>& order, int j) const {
+  // The variables of the bindings that use position j.
+  std::vector<Var> users_of(int j) const {
     std::vector<Var> out;
     out.reserve(users_off_[j + 1] - users_off_[j]);
     for (int k = users_off_[j]; k < users_off_[j + 1]; ++k)
-      out.emplace_back(fn.slots[order[users_[k]]].var);
+      out.emplace_back(slot((*order_)[users_[k]]).var);
     return out;
   }
 
@@ -187,58 +187,47 @@ class PatternPass {
   // once (a variable or constant can be), the last one. The current match's slots first (what
   // checks look up: calls and get-items, which are bound once), then a table of every value,
   // made on the first miss.
-  int slot_of_value(const FunctionSlots& fn, const std::vector<int>& order, const Object* e) {
-    auto bound_once = [](const Object* x) {
-      return x->kind() == NodeKind::Call || x->kind() == NodeKind::TupleGetItem;
-    };
-    if (bound_once(e)) {
-      if (root_slot_ >= 0 && fn.slots[root_slot_].value == e) return root_slot_;
-      for (const auto& [value, slot] : jumped_)
-        if (value == e) return slot;
+  int slot_of_value(const Object* e) {
+    if (e->kind() == NodeKind::Call || e->kind() == NodeKind::TupleGetItem) {
+      if (root_slot_ >= 0 && slot(root_slot_).value == e) return root_slot_;
+      if (int s = jumped_slot(e); s >= 0) return s;
     }
-    if (!value_slots_made_) {
-      value_slots_made_ = true;
-      value_slot_ = PtrMap<int>(order.size());
-      for (int s : order) {
-        if (!fn.slots[s].is_var_binding) continue;
-        auto [at, fresh] = value_slot_.emplace(fn.slots[s].value, s);
-        if (!fresh) *at = s;
-      }
+    if (!value_slot_) {
+      value_slot_.emplace(order_->size());
+      for (int s : *order_)
+        if (slot(s).is_var_binding) (*value_slot_)[slot(s).value] = s;
     }
-    const int* s = value_slot_.find(e);
+    const int* s = value_slot_->find(e);
     return s ? *s : -1;
   }
 
   // The pattern's tables for this block, filled as checks ask (positions and slots do not change
   // until the partitioning ends; release_tables then cuts them loose).
-  void make_tables(const FunctionSlots& fn, const std::vector<int>& order) {
-    const FunctionSlots* f = &fn;
-    const std::vector<int>* o = &order;
+  void make_tables() {
+    int n = int(order_->size());
     usages_ = std::make_shared<PatternCheckContext::VarUsages>(
-        o->size(),
-        [this, f, o](const Var& v, std::vector<Var>& users) {
-          const int* s = f->var_slot.find(v.get());
+        n,
+        [this](const Var& v, std::vector<Var>& users) {
+          const int* s = fn_->var_slot.find(v.get());
           if (!s || pos_[*s] < 0) return false;
-          users = users_of(*f, *o, pos_[*s]);
+          users = users_of(pos_[*s]);
           return true;
         },
-        [this, f, o](const std::function<void(const Var&, std::vector<Var>&&)>& add) {
-          for (int j = 0; j < int(o->size()); ++j)
-            add(Var(f->slots[(*o)[j]].var), users_of(*f, *o, j));
+        [this, n](const auto& add) {
+          for (int j = 0; j < n; ++j) add(Var(slot((*order_)[j]).var), users_of(j));
         });
     bound_ = std::make_shared<PatternCheckContext::BoundVars>(
-        o->size(),
-        [this, f, o](const Expr& e, Var& var) {
-          int s = slot_of_value(*f, *o, e.get());
-          if (s < 0) return false;
-          var = Var(f->slots[s].var);
-          return true;
+        n,
+        [this](const Expr& e, Var& var) {
+          int s = slot_of_value(e.get());
+          if (s >= 0) var = Var(slot(s).var);
+          return s >= 0;
         },
-        [f, o](const std::function<void(const Expr&, Var&&)>& add) {
+        [this](const auto& add) {
           // Last binding first: a value bound twice keeps its last variable (entries made
           // already are kept, and were made so).
-          for (auto s = o->rbegin(); s != o->rend(); ++s)
-            if (f->slots[*s].is_var_binding) add(Expr(f->slots[*s].value), Var(f->slots[*s].var));
+          for (auto s = order_->rbegin(); s != order_->rend(); ++s)
+            if (slot(*s).is_var_binding) add(Expr(slot(*s).value), Var(slot(*s).var));
         });
   }
 
@@ -250,14 +239,15 @@ class PatternPass {
     usages_.reset();
     bound_.reset();
     root_slot_ = -1;
-    if (value_slots_made_) value_slot_ = PtrMap<int>();
-    value_slots_made_ = false;
+    value_slot_.reset();
   }
-
 
   const FusionPattern* pat_ = nullptr;
   const OpNode* root_op_ = nullptr;
   DictAttrs attrs_;
+  // The block being partitioned: its function and its order of slots.
+  FunctionSlots* fn_ = nullptr;
+  const std::vector<int>* order_ = nullptr;
   // Working arrays, reused from pattern to pattern.
   std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;  // tmp_: group roots
   std::vector<char> composite_;
@@ -272,8 +262,7 @@ class PatternPass {
   std::shared_ptr<PatternCheckContext::VarUsages> usages_;
   std::shared_ptr<PatternCheckContext::BoundVars> bound_;
   int root_slot_ = -1;
-  bool value_slots_made_ = false;
-  PtrMap<int> value_slot_;
+  std::optional<PtrMap<int>> value_slot_;  // made on the first miss of slot_of_value
 };
 
 // Wraps each composite in a public function carrying "Codegen" (TVM's

@@ -109,29 +109,27 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   ++epoch_;
   uint32_t in_set = epoch_;
   int lo = size();
-  std::vector<int>& roots = roots_;
-  roots.clear();
+  roots_.clear();
   for (int n : nodes) {
     int r = find(n);
     if (mark_[r] == in_set) continue;
     mark_[r] = in_set;
-    roots.push_back(r);
+    roots_.push_back(r);
     lo = std::min(lo, min_pos_[r]);
   }
   // A cycle appears iff a group outside the set both depends on the set and feeds it: search
   // backwards from every outside input of the set for a member of the set.
   ++epoch_;
   uint32_t seen = epoch_;
-  std::vector<int>& stack = stack_;
-  stack.clear();
-  for (int r : roots) {
+  stack_.clear();
+  for (int r : roots_) {
     for (int m = head_[r]; m >= 0; m = next_[m]) {
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
         int in = edges_[e];
         int ir = find(in);
         if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
         visited_[ir] = seen;
-        stack.push_back(ir);
+        stack_.push_back(ir);
       }
     }
   }
@@ -164,7 +162,6 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
     if (auto* v = x.as<VarNode>()) out.push_back(v);
   });
 }
-
 
 namespace {
 
@@ -256,8 +253,7 @@ struct Creator {
   std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
   std::vector<const VarNode*> outputs;  // groups have few: found by scanning
   int n_param_for_const = 0;
-  Function func;
-  std::vector<int64_t> fingerprint;  // empty: none (the function is built and compared)
+  Function func;  // built only when no earlier group's fingerprint found the function
 
   /// Empty again, keeping the vectors' storage (one Creator serves group after group).
   void reset() {
@@ -267,7 +263,6 @@ struct Creator {
     outputs.clear();
     n_param_for_const = 0;
     func = Function();
-    fingerprint.clear();
   }
   int output_index(const VarNode* v) const {
     auto it = std::find(outputs.begin(), outputs.end(), v);
@@ -335,7 +330,6 @@ void order_units(const std::vector<int>& offsets, const std::vector<int>& edges,
   }
 }
 
-
 }  // namespace
 
 // ---- FunctionSlots ----------------------------------------------------------------------------
@@ -357,8 +351,7 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
       int s = int(slots.size());
       slots.push_back(slot);
       block.order.push_back(s);
-      if (auto [at, fresh] = var_slot.emplace(slot.var, s); !fresh)
-        *at = s;  // bound again: the last
+      var_slot[slot.var] = s;  // bound again: the last
     }
   }
 }
@@ -565,13 +558,10 @@ struct GroupFuser::Impl {
         // A tuple argument with a field bound earlier in the group cannot become a parameter
         // (that field exists only inside the function): its fields are checked one by one.
         auto* tup = a.as<TupleNode>();
-        bool inner = false;
-        for (size_t k = 0; tup && k < tup->fields.size() && !inner; ++k) inner = defined_here(tup->fields[k]);
-        if (!inner) {
+        if (tup && std::any_of(tup->fields.begin(), tup->fields.end(), defined_here))
+          for (const auto& f : tup->fields) check(f);
+        else
           check(a);
-          continue;
-        }
-        for (const auto& f : tup->fields) check(f);
       }
     } else if (auto* tgi = vb ? vb->value.as<TupleGetItemNode>() : nullptr) {
       check(tgi->tuple);
@@ -715,8 +705,7 @@ struct GroupFuser::Impl {
     fp.push_back(int64_t(c.arguments.size()));
     for (const auto& a : c.arguments) fp.push_back(intern(a->struct_info_));
     fp.push_back(int64_t(c.bindings.size()));
-    std::vector<const Object*>& locals = locals_;
-    locals.clear();
+    locals_.clear();
     auto index_in = [](const auto& xs, const Object* p) -> int64_t {
       for (size_t k = 0; k < xs.size(); ++k)
         if (&*xs[k] == p) return int64_t(k);
@@ -727,7 +716,7 @@ struct GroupFuser::Impl {
       if (int64_t k = index_in(c.arguments, a.get()); k >= 0) {
         put({kParam, k});
       } else if (a.as<VarNode>()) {  // bound earlier in the group, or outside it
-        int64_t l = index_in(locals, a.get());
+        int64_t l = index_in(locals_, a.get());
         if (l < 0) return false;
         put({kLocal, l});
       } else {
@@ -754,11 +743,11 @@ struct GroupFuser::Impl {
       } else {
         return false;
       }
-      locals.push_back(b->var.get());
+      locals_.push_back(b->var.get());
     }
     fp.push_back(int64_t(c.outputs.size()));
     for (auto* o : c.outputs) {
-      int64_t l = index_in(locals, o);
+      int64_t l = index_in(locals_, o);
       if (l < 0) return false;
       fp.push_back(l);
     }
@@ -773,7 +762,6 @@ struct GroupFuser::Impl {
     }
   };
 
- public:
   void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
     // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
@@ -836,17 +824,13 @@ struct GroupFuser::Impl {
                            const DictAttrs& attrs) {
     // Composites repeat (one per match of a pattern), and so do merged groups of repeated
     // layers: a known fingerprint skips building and comparing the function.
-    if (!fingerprint_of(c, bindings, attrs, c.fingerprint)) c.fingerprint.clear();
-    GlobalVar gv;
-    if (!c.fingerprint.empty()) {
-      auto it = by_fingerprint_.find(c.fingerprint);
-      if (it != by_fingerprint_.end()) gv = it->second;
-    }
-    if (!gv.defined()) {
-      if (!c.func) build_function(c, bindings, attrs);
-      gv = add_function(c.func, group_name(c, bindings));
-      if (!c.fingerprint.empty()) by_fingerprint_.emplace(c.fingerprint, gv);
-    }
+    bool described = fingerprint_of(c, bindings, attrs, fingerprint_);
+    if (described)
+      if (auto it = by_fingerprint_.find(fingerprint_); it != by_fingerprint_.end())
+        return it->second;
+    build_function(c, bindings, attrs);
+    GlobalVar gv = add_function(c.func, group_name(c, bindings));
+    if (described) by_fingerprint_.emplace(fingerprint_, gv);
     return gv;
   }
 
@@ -977,6 +961,7 @@ struct GroupFuser::Impl {
   std::vector<std::pair<ObjectRef, int>> sinfo_cache_ =
       std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;
+  std::vector<int64_t> fingerprint_;   // group_function's scratch
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
   Creator creator_;

@@ -2,6 +2,8 @@
 #include "grouping.h"
 
 #include <algorithm>
+#include <tuple>
+#include <type_traits>
 
 #include "pass_util.h"
 #include "partita/ir/analysis.h"
@@ -281,17 +283,6 @@ struct Creator {
     arguments.push_back(e);
     const_param_no.push_back(no);
   }
-  std::vector<Var> make_params() const {
-    std::vector<Var> params;
-    params.reserve(arguments.size());
-    for (size_t k = 0; k < arguments.size(); ++k) {
-      const Expr& a = arguments[k];
-      std::string pname = const_param_no[k] < 0 ? a.as<VarNode>()->name_hint
-                                                : "param_" + std::to_string(const_param_no[k]);
-      params.push_back(make<VarNode>(std::move(pname), a->struct_info_));
-    }
-    return params;
-  }
 };
 
 /// Puts the units of a block (groups and ungrouped bindings; position i of the block belongs to
@@ -328,6 +319,30 @@ void order_units(const std::vector<int>& offsets, const std::vector<int>& edges,
       stack.pop_back();
     }
   }
+}
+
+// `e` (a `Node`) with `f` applied to each of its expression fields and to each expression of its
+// list fields: `e` itself when none changes, else a copy, which keeps the struct info.
+template <class Node, class F>
+Expr map_operands(const Expr& e, F&& f) {
+  const Node* node = static_cast<const Node*>(e.get());
+  Node* copy = nullptr;  // made at the first change
+  auto changed = [&]() -> Node& {
+    if (!copy) copy = copy_node(Ref<Node>(node));
+    return *copy;
+  };
+  auto map_field = [&](auto member) {
+    using M = std::remove_cvref_t<decltype(node->*member)>;
+    if constexpr (std::is_same_v<M, Expr>) {
+      if (Expr y = f(node->*member); !(y == node->*member)) changed().*member = y;
+    } else if constexpr (std::is_same_v<M, std::vector<Expr>>) {
+      const std::vector<Expr>& xs = node->*member;
+      for (size_t k = 0; k < xs.size(); ++k)
+        if (Expr y = f(xs[k]); !(y == xs[k])) (changed().*member)[k] = y;
+    }
+  };
+  std::apply([&](auto... fd) { (map_field(fd.member), ...); }, Node::declared_fields());
+  return copy ? Expr(Ref<Node>(copy)) : e;
 }
 
 }  // namespace
@@ -370,15 +385,7 @@ int FunctionSlots::resolve(int s) {
 Expr FunctionSlots::current(const Expr& e) {
   // Operands (variables, and calls, tuples and get-items of them) are rebuilt here, keeping
   // their struct info: replacing a variable by the one standing for it changes none.
-  auto list = [&](const std::vector<Expr>& xs, std::vector<Expr>& out) {
-    for (size_t k = 0; k < xs.size(); ++k) {
-      Expr y = current(xs[k]);
-      if (out.empty() && y == xs[k]) continue;
-      if (out.empty()) out.assign(xs.begin(), xs.begin() + std::ptrdiff_t(k));
-      out.push_back(std::move(y));
-    }
-    return !out.empty();
-  };
+  auto self = [this](const Expr& x) { return current(x); };
   switch (e->kind()) {
     case NodeKind::Var:
     case NodeKind::DataflowVar: {
@@ -387,31 +394,9 @@ Expr FunctionSlots::current(const Expr& e) {
       int r = resolve(*s);
       return r == *s ? e : Expr(Var(slots[r].var));
     }
-    case NodeKind::Call: {
-      auto* c = e.as<CallNode>();
-      Expr op = current(c->op);
-      std::vector<Expr> args;
-      if (!list(c->args, args) && op == c->op) return e;
-      auto* n = copy_node(Ref<CallNode>(c));
-      n->op = op;
-      if (!args.empty()) n->args = std::move(args);
-      return Ref<CallNode>(n);
-    }
-    case NodeKind::Tuple: {
-      std::vector<Expr> fields;
-      if (!list(e.as<TupleNode>()->fields, fields)) return e;
-      auto* n = copy_node(Ref<TupleNode>(e.as<TupleNode>()));
-      n->fields = std::move(fields);
-      return Ref<TupleNode>(n);
-    }
-    case NodeKind::TupleGetItem: {
-      auto* g = e.as<TupleGetItemNode>();
-      Expr tuple = current(g->tuple);
-      if (tuple == g->tuple) return e;
-      auto* n = copy_node(Ref<TupleGetItemNode>(g));
-      n->tuple = tuple;
-      return Ref<TupleGetItemNode>(n);
-    }
+    case NodeKind::Call: return map_operands<CallNode>(e, self);
+    case NodeKind::Tuple: return map_operands<TupleNode>(e, self);
+    case NodeKind::TupleGetItem: return map_operands<TupleGetItemNode>(e, self);
     case NodeKind::Function:
     case NodeKind::SeqExpr:
     case NodeKind::If: {  // nested scopes: the substitution utility
@@ -637,11 +622,6 @@ struct GroupFuser::Impl {
     // Tensor struct info with a constant shape and no device (the common case) by an exact key:
     // no generic structural hashing. One with a device goes the generic way, which compares it.
     if (auto* t = x.as<TensorStructInfoNode>(); t && !t->vdevice) {
-      // Many calls share a struct info object (a group function's result, a parameter's): a
-      // small cache by address skips reading the shape. Entries keep their object alive, so an
-      // address cannot come back as another object while cached.
-      auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) & (kSinfoCache - 1)];
-      if (cached.first.get() == t) return cached.second;
       size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 +
                  size_t(t->dtype.lanes()) + size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
       bool exact = true;
@@ -651,15 +631,12 @@ struct GroupFuser::Impl {
         if (imm)
           h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
       }
-      if (exact) {
-        // Only representatives are kept alive (nearly every binding has its own object).
-        int64_t id = intern_by(x, h, [&](const ObjectRef& rep) {
+      // Only representatives are kept alive (nearly every binding has its own object).
+      if (exact)
+        return intern_by(x, h, [&](const ObjectRef& rep) {
           auto* r = rep.as<TensorStructInfoNode>();
           return r && same_constant_tensor_sinfo(*r, *t);
         });
-        cached = {x, int(id)};
-        return id;
-      }
     }
     // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
     // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
@@ -766,8 +743,14 @@ struct GroupFuser::Impl {
     // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
     PtrMap<Expr> remap(c.arguments.size() + c.outputs.size());
-    std::vector<Var> params = c.make_params();
-    for (size_t k = 0; k < c.arguments.size(); ++k) remap.emplace(c.arguments[k].get(), params[k]);
+    std::vector<Var> params;
+    for (size_t k = 0; k < c.arguments.size(); ++k) {
+      const Expr& a = c.arguments[k];
+      int no = c.const_param_no[k];
+      std::string name = no < 0 ? a.as<VarNode>()->name_hint : "param_" + std::to_string(no);
+      params.push_back(make<VarNode>(std::move(name), a->struct_info_));
+      remap.emplace(a.get(), params.back());
+    }
     std::vector<Expr> outputs(c.outputs.size());
     for (int i : c.bindings) {
       const Var& var = bindings[i]->var;
@@ -957,9 +940,6 @@ struct GroupFuser::Impl {
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
   std::vector<ObjectRef> intern_keep_;
   size_t intern_count_ = 0;
-  static constexpr size_t kSinfoCache = 256;
-  std::vector<std::pair<ObjectRef, int>> sinfo_cache_ =
-      std::vector<std::pair<ObjectRef, int>>(kSinfoCache);
   std::vector<DictAttrs> fattrs_seen_;
   std::vector<int64_t> fingerprint_;   // group_function's scratch
   std::vector<const Object*> locals_;  // fingerprint_of's scratch

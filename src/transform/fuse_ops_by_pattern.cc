@@ -81,9 +81,9 @@ class PatternPass {
  private:
   // A call of the pattern's root operator (or any call, for other roots).
   bool candidate(const Slot& s) const {
-    if (!s.is_call) return false;
-    if (!root_op_) return true;
-    return s.op && (s.op == root_op_ || s.op->name == root_op_->name);
+    if (!s.is_var_binding || s.value->kind() != NodeKind::Call) return false;
+    auto* op = static_cast<const CallNode*>(s.value)->op.as<OpNode>();
+    return !root_op_ || (op && (op == root_op_ || op->name == root_op_->name));
   }
 
   const Slot& slot(int s) const { return fn_->slots[size_t(s)]; }

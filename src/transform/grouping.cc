@@ -167,18 +167,10 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
 
 namespace {
 
-// Gives every function it visits fresh symbolic variables for those its parameters define
-// (TVM's SymbolicVarRenewMutator); a nested function keeps the variables of its enclosing one.
+// Replaces symbolic variables by the fresh ones of a table (TVM's SymbolicVarRenewMutator).
 class SymbolicVarRenewer : public ExprMutator {
  public:
-  using ExprMutator::visit_;
-  Expr visit_(const FunctionNode* op) override {
-    for (const Var& p : op->params)
-      if (p->struct_info_)
-        for (const PrimVar& v : definable_symbolic_vars_of(p->struct_info_))
-          if (!fresh_.count(v)) fresh_.emplace(v, make<PrimVarNode>(v->name, v->dtype));
-    return ExprMutator::visit_(op);
-  }
+  explicit SymbolicVarRenewer(PrimVarMap fresh) : fresh_(std::move(fresh)) {}
   PrimExpr visit_prim_expr(const PrimExpr& e) override {
     if (!e) return e;
     if (const auto* v = e.as<PrimVarNode>()) {
@@ -199,16 +191,18 @@ class SymbolicVarRenewer : public ExprMutator {
 }  // namespace
 
 Function renew_symbolic_vars(const Function& func) {
-  // Nothing to renew when no parameter defines a symbolic variable (the common case): the
-  // mutator would rebuild every binding for nothing.
-  bool any = false;
+  // A fresh variable for each one the parameters of `func` or of a function nested in it define.
+  PrimVarMap fresh;
   post_order_visit(func, [&](const Expr& e) {
     if (auto* f = e.as<FunctionNode>())
       for (const Var& p : f->params)
-        any = any || (p->struct_info_ && !definable_symbolic_vars_of(p->struct_info_).empty());
+        if (p->struct_info_)
+          for (const PrimVar& v : definable_symbolic_vars_of(p->struct_info_))
+            if (!fresh.count(v)) fresh.emplace(v, make<PrimVarNode>(v->name, v->dtype));
   });
-  if (!any) return func;
-  Function out = SymbolicVarRenewer().visit_expr(func).as_ref<FunctionNode>();
+  // Nothing to renew (the common case): the mutator would rebuild every binding for nothing.
+  if (fresh.empty()) return func;
+  Function out = SymbolicVarRenewer(std::move(fresh)).visit_expr(func).as_ref<FunctionNode>();
   if (out.get() != func.get()) out->struct_info_ = func_struct_info_of(*out);
   return out;
 }
@@ -436,13 +430,7 @@ Slot FunctionSlots::make_slot(const BindingNode& b) {
   slot.var = b.var.get();
   const Expr& value = binding_value(b);
   slot.value = value.get();
-  if (b.kind() == NodeKind::VarBinding) {
-    slot.is_var_binding = true;
-    if (auto* call = value.as<CallNode>()) {
-      slot.is_call = true;
-      slot.op = call->op.as<OpNode>();
-    }
-  }
+  slot.is_var_binding = b.kind() == NodeKind::VarBinding;
   scratch_.clear();
   used_vars(value, scratch_);
   slot.in_begin = int(ins.size());
@@ -597,24 +585,6 @@ struct GroupFuser::Impl {
                                    b.shape->end(), same_dim));
   }
 
-  // The values of call attributes only: hashing every key and type key was most of the cost, and
-  // equal attributes still hash equal. (Attributes equal only structurally, a NaN's, intern
-  // apart: their groups then build their functions and compare them.)
-  static size_t attrs_hash(const AttrsNode& a) {
-    size_t h = a.values.size();
-    for (const auto& [key, v] : a.values) {
-      size_t x = v.index() * 0x9e3779b97f4a7c15ULL;
-      if (auto* b = std::get_if<bool>(&v)) x ^= size_t(*b);
-      if (auto* i = std::get_if<int64_t>(&v)) x ^= size_t(*i);
-      if (auto* d = std::get_if<double>(&v)) x ^= std::hash<double>()(*d);
-      if (auto* s = std::get_if<std::string>(&v)) x ^= std::hash<std::string>()(*s);
-      if (auto* xs = std::get_if<std::vector<int64_t>>(&v))
-        for (int64_t y : *xs) x = (x ^ size_t(y)) * 0x100000001b3ULL;
-      h = h * 1000003 ^ x;
-    }
-    return h;
-  }
-
   // An id per structurally distinct object (free variables compared by identity), cached by
   // address; the interned objects are kept alive so addresses are never reused.
   int64_t intern(const ObjectRef& x) {
@@ -638,13 +608,6 @@ struct GroupFuser::Impl {
           return r && same_constant_tensor_sinfo(*r, *t);
         });
     }
-    // Call attributes likewise: every call has its own attrs object (a conv2d's padding,
-    // layouts, ...), and structurally hashing each one was the larger part of fingerprinting.
-    if (auto* a = x.as<AttrsNode>())
-      return intern_by(x, attrs_hash(*a) ^ 0x5bd1e995, [&](const ObjectRef& rep) {
-        auto* r = rep.as<AttrsNode>();
-        return r && r->type_key == a->type_key && r->values == a->values;
-      });
     if (const int* id = intern_cache_.find(x.get())) return *id;
     int64_t id = intern_by(x, structural_hash(x), [&](const ObjectRef& rep) {
       return structural_equal(rep, x, /*map_free_vars=*/false);

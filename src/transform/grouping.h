@@ -104,11 +104,9 @@ struct Slot {
   const BindingNode* binding;    // the input's binding, or one made here
   const VarNode* var;            // binding->var
   const ExprNode* value;         // the bound value
-  const OpNode* op = nullptr;    // the callee when a VarBinding's value calls an operator
   int in_begin = 0, in_end = 0;  // slots of the variables the value uses, in FunctionSlots::ins
   int rep = -1;                  // for a variable absorbed into a group: the slot standing for it
   bool is_var_binding = false;
-  bool is_call = false;          // a VarBinding of a call
 };
 
 class FunctionSlots {

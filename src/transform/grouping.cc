@@ -244,7 +244,7 @@ inline bool is_inlinable(const Expr& e) {
 // One group's function being made. Most groups are small composites whose function already
 // exists (found by fingerprint), so parameters and the name are only made when it is built.
 struct Creator {
-  std::vector<int> bindings;
+  std::vector<const BindingNode*> bindings;  // in block order
   std::vector<Expr> arguments;
   std::vector<int> const_param_no;  // per argument: the N of "param_N", -1 for variables
   std::vector<const VarNode*> outputs;  // groups have few: found by scanning
@@ -520,12 +520,12 @@ struct GroupFuser::Impl {
         dedup_.emplace(structural_hash(entry.second), entry.first);
   }
 
-  /// Adds binding `b` (position `index`) to group `c`; a group's bindings are added in block
-  /// order. `defined_here(e)`: `e` is a variable bound earlier in the same group.
+  /// Adds binding `b` to group `c`; a group's bindings are added in block order.
+  /// `defined_here(e)`: `e` is a variable bound earlier in the same group.
   template <class DefinedHere>
-  void append_binding(Creator& c, const Binding& b, int index, DefinedHere&& defined_here) {
+  void append_binding(Creator& c, const BindingNode& b, DefinedHere&& defined_here) {
     auto check = [&](const Expr& e) { c.check_def(e, defined_here(e), lift_constants_); };
-    auto* vb = b.as<VarBindingNode>();
+    auto* vb = b.kind() == NodeKind::VarBinding ? static_cast<const VarBindingNode*>(&b) : nullptr;
     if (auto* call = vb ? vb->value.as<CallNode>() : nullptr) {
       for (const auto& a : call->args) {
         // A tuple argument with a field bound earlier in the group cannot become a parameter
@@ -540,11 +540,11 @@ struct GroupFuser::Impl {
       check(tgi->tuple);
     } else {
       std::vector<const VarNode*> vs;
-      used_vars(binding_value(*b), vs);
+      used_vars(binding_value(b), vs);
       for (auto* v : vs) check(Var(v));
     }
-    if (!b->var.as<DataflowVarNode>()) c.append_output(b->var.get());
-    c.bindings.push_back(index);
+    if (!b.var.as<DataflowVarNode>()) c.append_output(b.var.get());
+    c.bindings.push_back(&b);
   }
 
   GlobalVar add_function(const Function& func, const std::string& hint) {
@@ -559,11 +559,10 @@ struct GroupFuser::Impl {
   }
 
   // "fused" + "_" + the operator (or function, less its "fused_") name of each call of the group.
-  static std::string group_name(const Creator& c, const std::vector<Binding>& bindings) {
+  static std::string group_name(const Creator& c) {
     std::string name = "fused";
-    for (int i : c.bindings) {
-      auto* vb = bindings[i].as<VarBindingNode>();
-      auto* call = vb ? vb->value.as<CallNode>() : nullptr;
+    for (const BindingNode* b : c.bindings) {
+      auto* call = b->kind() == NodeKind::VarBinding ? binding_value(*b).as<CallNode>() : nullptr;
       std::string part;
       if (auto* op = call ? call->op.as<OpNode>() : nullptr) part = op->name;
       if (auto* gv = call ? call->op.as<GlobalVarNode>() : nullptr)
@@ -631,8 +630,7 @@ struct GroupFuser::Impl {
   // equal functions: lets a group reuse an earlier identical function without building it.
   // Fills `fp`; false when the group holds something it does not describe (the function is
   // then built and compared).
-  bool fingerprint_of(const Creator& c, const std::vector<Binding>& bindings,
-                      const DictAttrs& attrs, std::vector<int64_t>& fp) {
+  bool fingerprint_of(const Creator& c, const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
     auto put = [&fp](std::initializer_list<int64_t> xs) {
       for (int64_t x : xs) fp.push_back(x);
@@ -665,10 +663,9 @@ struct GroupFuser::Impl {
       }
       return true;
     };
-    for (int i : c.bindings) {
-      const Binding& b = bindings[i];
-      auto* vb = b.as<VarBindingNode>();
-      if (!vb) return false;
+    for (const BindingNode* b : c.bindings) {
+      if (b->kind() != NodeKind::VarBinding) return false;
+      auto* vb = static_cast<const VarBindingNode*>(b);
       put({c.output_index(b->var.get()), int64_t(b->var->kind()), intern(b->var->struct_info_)});
       if (auto* call = vb->value.as<CallNode>()) {
         if (!call->op.as<OpNode>() && !call->op.as<GlobalVarNode>()) return false;
@@ -702,7 +699,7 @@ struct GroupFuser::Impl {
     }
   };
 
-  void build_function(Creator& c, const std::vector<Binding>& bindings, const DictAttrs& attrs) {
+  void build_function(Creator& c, const DictAttrs& attrs) {
     // Arguments become parameters, outputs variables "gv", "gv1", ... in binding order.
     NameSupply local;
     PtrMap<Expr> remap(c.arguments.size() + c.outputs.size());
@@ -715,8 +712,8 @@ struct GroupFuser::Impl {
       remap.emplace(a.get(), params.back());
     }
     std::vector<Expr> outputs(c.outputs.size());
-    for (int i : c.bindings) {
-      const Var& var = bindings[i]->var;
+    for (const BindingNode* b : c.bindings) {
+      const Var& var = b->var;
       int idx = c.output_index(var.get());
       if (idx < 0) continue;
       outputs[idx] = make<VarNode>(local.fresh("gv"), var->struct_info_);
@@ -724,9 +721,8 @@ struct GroupFuser::Impl {
     }
     Substitutor subst(std::move(remap), mod_);
     std::vector<Binding> out;
-    for (int i : c.bindings)
-      out.push_back(rebind(bindings[i], subst.visit_var_def(bindings[i]->var),
-                           subst(binding_value(*bindings[i]))));
+    for (const BindingNode* b : c.bindings)
+      out.push_back(rebind(Binding(b), subst.visit_var_def(b->var), subst(binding_value(*b))));
     Expr body = outputs[0];
     if (outputs.size() > 1) {
       std::vector<StructInfo> fs;
@@ -766,16 +762,15 @@ struct GroupFuser::Impl {
 
   /// The function group `c` calls: the one an earlier group with the same fingerprint became,
   /// else built and added (or found structurally equal to one already in the module).
-  GlobalVar group_function(Creator& c, const std::vector<Binding>& bindings,
-                           const DictAttrs& attrs) {
+  GlobalVar group_function(Creator& c, const DictAttrs& attrs) {
     // Composites repeat (one per match of a pattern), and so do merged groups of repeated
     // layers: a known fingerprint skips building and comparing the function.
-    bool described = fingerprint_of(c, bindings, attrs, fingerprint_);
+    bool described = fingerprint_of(c, attrs, fingerprint_);
     if (described)
       if (auto it = by_fingerprint_.find(fingerprint_); it != by_fingerprint_.end())
         return it->second;
-    build_function(c, bindings, attrs);
-    GlobalVar gv = add_function(c.func, group_name(c, bindings));
+    build_function(c, attrs);
+    GlobalVar gv = add_function(c.func, group_name(c));
     if (described) by_fingerprint_.emplace(fingerprint_, gv);
     return gv;
   }
@@ -808,7 +803,6 @@ struct GroupFuser::Impl {
     cur_slot_ = order0;
     for (int i = 0; i < n; ++i) pos_[order0[i]] = i;
     // The members of each group in block order.
-    cur_.resize(n);
     pairs_.clear();
     for (int i = 0; i < n; ++i)
       if (group_of[i] >= 0) pairs_.emplace_back(group_of[i], i);
@@ -849,13 +843,11 @@ struct GroupFuser::Impl {
       c.reset();
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
-        cur_[i] = Binding(fn.slots[order0[i]].binding);
-        append_binding(c, cur_[i], i,
+        append_binding(c, *fn.slots[order0[i]].binding,
                        [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
       if (!c.outputs.empty()) emit_group(fn, u, c, attrs);  // else nothing of the group is used
-      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) cur_[members_[m]] = Binding();
     }
     order0.swap(order);  // the old order's storage serves the next block
     fn.changed = true;
@@ -864,30 +856,28 @@ struct GroupFuser::Impl {
   // The call of group u's function (and get-items of its outputs) as new slots; the members'
   // variables that are outputs now stand for them.
   void emit_group(FunctionSlots& fn, int u, Creator& c, const DictAttrs& attrs) {
-    GlobalVar gv = group_function(c, cur_, attrs);
+    GlobalVar gv = group_function(c, attrs);
     std::vector<Expr> args;
     args.reserve(c.arguments.size());
     for (const auto& a : c.arguments) args.push_back(fn.current(a));
     Call call = make<CallNode>(gv, std::move(args));
     call->struct_info_ = call_ret_sinfo(gv, c, *call);
-    Var nv = emit_var(cur_[c.bindings.back()]->var, call);
+    Var nv = emit_var(c.bindings.back()->var, call);
     int cs = fn.add_slot(nv, call);
     order_.push_back(cs);
-    if (c.outputs.size() == 1) {
-      for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m)
-        if (cur_[members_[m]]->var.get() == c.outputs[0]) fn.slots[cur_slot_[members_[m]]].rep = cs;
-      return;
-    }
+    // The members (c.bindings' positions) whose variable is an output: the call, or a get-item.
     auto* tinfo = call->struct_info_.as<TupleStructInfoNode>();
-    for (int i : c.bindings) {
-      const Var& var = cur_[i]->var;
-      int idx = c.output_index(var.get());
+    for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
+      const Var& var = c.bindings[size_t(m - mem_off_[u])]->var;
+      int idx = c.output_index(var.get()), s = cs;
       if (idx < 0) continue;
-      Expr item = make<TupleGetItemNode>(nv, idx);
-      item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
-      int ts = fn.add_slot(emit_var(var, item), item);
-      order_.push_back(ts);
-      fn.slots[cur_slot_[i]].rep = ts;
+      if (c.outputs.size() > 1) {
+        Expr item = make<TupleGetItemNode>(nv, idx);
+        item->struct_info_ = tinfo ? tinfo->fields[idx] : var->struct_info_;
+        s = fn.add_slot(emit_var(var, item), item);
+        order_.push_back(s);
+      }
+      fn.slots[cur_slot_[members_[m]]].rep = s;
     }
   }
 
@@ -910,7 +900,6 @@ struct GroupFuser::Impl {
   Creator creator_;
   std::vector<int> pos_, cur_slot_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
       units_, order_;
-  std::vector<Binding> cur_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<std::pair<int, const VarNode*>> uses_;
   std::vector<const VarNode*> use_vars_;

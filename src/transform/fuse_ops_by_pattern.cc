@@ -281,13 +281,10 @@ IRModule annotate_composites(IRModule mod) {
     inner_node->attrs.erase("Primitive");
     Function inner(inner_node);
     std::vector<Var> params;
-    std::vector<Expr> args;
-    for (const auto& p : func->params) {
+    for (const auto& p : func->params)
       params.push_back(make<VarNode>(p->name_hint, p->struct_info_));
-      args.push_back(params.back());
-    }
     Var local = make<VarNode>("local_func", inner->struct_info_);
-    Call call = make<CallNode>(local, args);
+    Call call = make<CallNode>(local, std::vector<Expr>(params.begin(), params.end()));
     call->struct_info_ = func->ret_struct_info;
     Var output = make<VarNode>("output", func->ret_struct_info);
     Expr body = single_block_seq(
@@ -326,11 +323,10 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
       throw_error("ValueError", "FuseOpsByPattern: a fusion pattern has an empty name");
     if (annotate_codegen) codegen_name_of(pat.name);
   }
-  for (const auto& name : entry_functions) {
+  for (const auto& name : entry_functions)
     if (!mod.lookup(name).as<FunctionNode>())
       throw_error("ValueError",
                   "FuseOpsByPattern: entry function '" + name + "' is not a Relax function");
-  }
   // The functions are partitioned in the order listed (a name listed twice, twice), by default
   // every Relax function that is neither Primitive, Composite nor Codegen in name order; the
   // patterns add only Primitive functions, so that list stays the same. Groups become functions
@@ -342,17 +338,14 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
         listed.push_back(name);
   }
   struct Entry {
+    explicit Entry(const Function& f) : slots(f), groups(slots.blocks.size()) {}
     FunctionSlots slots;
     std::vector<BlockGroups> groups;  // per block, for the pattern being applied
   };
   std::map<std::string, Entry> entries;
-  for (const auto& name : listed) {
-    Function f = mod.lookup(name).as_ref<FunctionNode>();
-    if (entries.count(name) || !f->body.as<SeqExprNode>()) continue;
-    Entry e{FunctionSlots(f), {}};
-    e.groups.resize(e.slots.blocks.size());
-    entries.emplace(name, std::move(e));
-  }
+  for (const auto& name : listed)
+    if (Function f = mod.lookup(name).as_ref<FunctionNode>(); f->body.as<SeqExprNode>())
+      entries.try_emplace(name, f);
   PatternPass pass;
   for (const auto& pat : patterns) {
     pass.begin(pat);

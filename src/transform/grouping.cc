@@ -366,14 +366,8 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
 }
 
 int FunctionSlots::resolve(int s) {
-  int r = s;
-  while (slots[r].rep >= 0) r = slots[r].rep;
-  while (slots[s].rep >= 0 && slots[s].rep != r) {  // shorten the chain for the next time
-    int next = slots[s].rep;
-    slots[s].rep = r;
-    s = next;
-  }
-  return r;
+  while (slots[s].rep >= 0) s = slots[s].rep;  // chains are short: one link per grouping
+  return s;
 }
 
 Expr FunctionSlots::current(const Expr& e) {
@@ -775,20 +769,12 @@ struct GroupFuser::Impl {
     return gv;
   }
 
-  // True when `e` is a variable bound earlier in group u than member i (the slots of i's
-  // operands are the current ones).
+  // True when `e` is a variable bound earlier in group u than member i.
   bool defined_before(const FunctionSlots& fn, int i, int u, const Expr& e,
                       const std::vector<int>& group_of) const {
-    auto* v = e.as<VarNode>();
-    if (!v) return false;
-    const Slot& ms = fn.slots[cur_slot_[i]];
-    for (int k = ms.in_begin; k < ms.in_end; ++k) {
-      int p = fn.ins[k];
-      if (fn.slots[p].var != v) continue;
-      int j = pos_[p];
-      return j >= 0 && j < i && group_of[j] == u;
-    }
-    return false;
+    const int* s = e.as<VarNode>() ? fn.var_slot.find(e.get()) : nullptr;
+    int j = s ? pos_[*s] : -1;
+    return j >= 0 && j < i && group_of[j] == u;
   }
 
   void fuse_block(FunctionSlots& fn, size_t b, const BlockGroups& bg) {

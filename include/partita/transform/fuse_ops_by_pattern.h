@@ -20,18 +20,14 @@ namespace partita::transform {
 /// A table about the bindings of one dataflow block, as a check function sees it: a read-only
 /// map (find / count / at / iteration) whose entries may be made when first asked for. A check
 /// asks about a few variables of its match, and making the whole table of a 100k-binding block
-/// for every pattern cost more than the partitioning itself. Iterating, size() and empty() make
-/// every entry first. Iterators and references stay valid: entries are never removed, and the
+/// for every pattern cost more than the partitioning itself. Iterating and size() make every
+/// entry first. Iterators and references stay valid: entries are never removed, and the
 /// map has room for all of them from the start.
 template <class K, class V>
 class BlockTable {
  public:
   using Map = std::unordered_map<K, V, RefHash, RefEq>;
-  using key_type = K;
-  using mapped_type = V;
-  using value_type = typename Map::value_type;
   using const_iterator = typename Map::const_iterator;
-  using iterator = const_iterator;
   /// The entry of `key`: fills `value` and returns true, or returns false when there is none.
   using EntryFn = std::function<bool(const K& key, V& value)>;
   /// Every entry, each passed to `add` (entries already made may come again: they are kept).
@@ -57,7 +53,6 @@ class BlockTable {
   }
   const_iterator end() const { return map_.end(); }
   size_t count(const K& key) const { return find(key) == end() ? 0 : 1; }
-  bool contains(const K& key) const { return count(key) != 0; }
   const V& at(const K& key) const {
     auto it = find(key);
     if (it == end())
@@ -68,7 +63,6 @@ class BlockTable {
     complete();
     return map_.size();
   }
-  bool empty() const { return size() == 0; }
   /// Makes every entry now and forgets how entries are made (FuseOpsByPattern calls it before
   /// the block changes when a check kept the table).
   void complete() const {

@@ -204,30 +204,27 @@ class PatternPass {
   // The pattern's tables for this block, filled as checks ask (positions and slots do not change
   // until the partitioning ends; release_tables then cuts them loose).
   void make_tables() {
-    int n = int(order_->size());
     usages_ = std::make_shared<PatternCheckContext::VarUsages>(
-        n,
+        order_->size(),
         [this](const Var& v, std::vector<Var>& users) {
           const int* s = fn_->var_slot.find(v.get());
           if (!s || pos_[*s] < 0) return false;
           users = users_of(pos_[*s]);
           return true;
         },
-        [this, n](const auto& add) {
-          for (int j = 0; j < n; ++j) add(Var(slot((*order_)[j]).var), users_of(j));
+        [this](const auto& visit) {
+          for (int s : *order_) visit(Var(slot(s).var));
         });
     bound_ = std::make_shared<PatternCheckContext::BoundVars>(
-        n,
+        order_->size(),
         [this](const Expr& e, Var& var) {
           int s = slot_of_value(e.get());
           if (s >= 0) var = Var(slot(s).var);
           return s >= 0;
         },
-        [this](const auto& add) {
-          // Last binding first: a value bound twice keeps its last variable (entries made
-          // already are kept, and were made so).
-          for (auto s = order_->rbegin(); s != order_->rend(); ++s)
-            if (slot(*s).is_var_binding) add(Expr(slot(*s).value), Var(slot(*s).var));
+        [this](const auto& visit) {
+          for (int s : *order_)
+            if (slot(s).is_var_binding) visit(Expr(slot(s).value));
         });
   }
 

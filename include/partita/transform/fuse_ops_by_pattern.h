@@ -30,13 +30,12 @@ class BlockTable {
   using const_iterator = typename Map::const_iterator;
   /// The entry of `key`: fills `value` and returns true, or returns false when there is none.
   using EntryFn = std::function<bool(const K& key, V& value)>;
-  /// Every entry, each passed to `add` (entries already made may come again: they are kept).
-  using AllFn = std::function<void(const std::function<void(const K&, V&&)>& add)>;
+  /// Passes to `visit` every key that may have an entry.
+  using KeysFn = std::function<void(const std::function<void(const K&)>& visit)>;
 
-  BlockTable() = default;
-  /// A table of at most `capacity` entries, made on demand by `entry` (one) and `all` (every one).
-  BlockTable(size_t capacity, EntryFn entry, AllFn all)
-      : entry_(std::move(entry)), all_(std::move(all)) {
+  /// A table of at most `capacity` entries, made on demand by `entry` for the keys of `keys`.
+  BlockTable(size_t capacity, EntryFn entry, KeysFn keys)
+      : entry_(std::move(entry)), keys_(std::move(keys)) {
     map_.reserve(capacity);
   }
 
@@ -66,18 +65,16 @@ class BlockTable {
   /// Makes every entry now and forgets how entries are made (FuseOpsByPattern calls it before
   /// the block changes when a check kept the table).
   void complete() const {
-    if (!all_) return;
-    all_([this](const K& key, V&& value) {
-      if (key) map_.emplace(key, std::move(value));
-    });
+    if (!keys_) return;
+    keys_([this](const K& key) { find(key); });
     entry_ = nullptr;
-    all_ = nullptr;
+    keys_ = nullptr;
   }
 
  private:
   mutable Map map_;
   mutable EntryFn entry_;
-  mutable AllFn all_;
+  mutable KeysFn keys_;
 };
 
 /// What a FusionPattern's check function sees about one match (TVM's PatternCheckContext), as

@@ -329,11 +329,10 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   // patterns add only Primitive functions, so that list stays the same. Groups become functions
   // function by function in name order.
   std::vector<std::string> listed = entry_functions;
-  if (listed.empty()) {
+  if (listed.empty())
     for (const auto& [name, entry] : mod->functions)
       if (auto* f = entry.second.as<FunctionNode>(); f && is_plain_function(*f))
         listed.push_back(name);
-  }
   struct Entry {
     explicit Entry(const Function& f) : slots(f), groups(slots.blocks.size()) {}
     FunctionSlots slots;

@@ -108,8 +108,7 @@ bool GroupGraph::group_match(const std::vector<int>& matched, std::vector<char>&
 }
 
 bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
-  ++epoch_;
-  uint32_t in_set = epoch_;
+  uint32_t in_set = ++epoch_;
   int lo = size();
   roots_.clear();
   for (int n : nodes) {
@@ -121,14 +120,12 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   }
   // A cycle appears iff a group outside the set both depends on the set and feeds it: search
   // backwards from every outside input of the set for a member of the set.
-  ++epoch_;
-  uint32_t seen = epoch_;
+  uint32_t seen = ++epoch_;
   stack_.clear();
   for (int r : roots_) {
     for (int m = head_[r]; m >= 0; m = next_[m]) {
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
-        int in = edges_[e];
-        int ir = find(in);
+        int ir = find(edges_[e]);
         if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
         visited_[ir] = seen;
         stack_.push_back(ir);
@@ -786,7 +783,6 @@ struct GroupFuser::Impl {
     // after the variables the grouped bindings use, before an earlier block's groups replace
     // them): no refresh here.
     pos_.assign(fn.slots.size(), -1);
-    cur_slot_ = order0;
     for (int i = 0; i < n; ++i) pos_[order0[i]] = i;
     // The members of each group in block order.
     pairs_.clear();
@@ -817,15 +813,13 @@ struct GroupFuser::Impl {
 
     // Emission. One Creator serves every group: its bindings in block order (non-DataflowVar
     // ones are outputs), then the outputs the uses found.
-    std::vector<int>& order = order_;
-    order.clear();
+    order_.clear();
     Creator& c = creator_;
     for (int u : units_) {
       if (u >= G) {
-        order.push_back(order0[u - G]);
+        order_.push_back(order0[u - G]);
         continue;
       }
-      const DictAttrs& attrs = bg.attrs_of(u);
       c.reset();
       for (int m = mem_off_[u]; m < mem_off_[u + 1]; ++m) {
         int i = members_[m];
@@ -833,15 +827,17 @@ struct GroupFuser::Impl {
                        [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-      if (!c.outputs.empty()) emit_group(fn, u, c, attrs);  // else nothing of the group is used
+      if (!c.outputs.empty()) emit_group(fn, order0, u, bg.attrs_of(u));  // else none is used
     }
-    order0.swap(order);  // the old order's storage serves the next block
+    order0.swap(order_);  // the old order's storage serves the next block
     fn.changed = true;
   }
 
   // The call of group u's function (and get-items of its outputs) as new slots; the members'
   // variables that are outputs now stand for them.
-  void emit_group(FunctionSlots& fn, int u, Creator& c, const DictAttrs& attrs) {
+  void emit_group(FunctionSlots& fn, const std::vector<int>& order0, int u,
+                  const DictAttrs& attrs) {
+    Creator& c = creator_;
     GlobalVar gv = group_function(c, attrs);
     std::vector<Expr> args;
     args.reserve(c.arguments.size());
@@ -863,7 +859,7 @@ struct GroupFuser::Impl {
         s = fn.add_slot(emit_var(var, item), item);
         order_.push_back(s);
       }
-      fn.slots[cur_slot_[members_[m]]].rep = s;
+      fn.slots[order0[members_[m]]].rep = s;
     }
   }
 
@@ -884,8 +880,7 @@ struct GroupFuser::Impl {
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
   Creator creator_;
-  std::vector<int> pos_, cur_slot_, mem_off_, members_, dep_off_, dep_edges_, use_off_,
-      units_, order_;
+  std::vector<int> pos_, mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<std::pair<int, const VarNode*>> uses_;
   std::vector<const VarNode*> use_vars_;

@@ -39,7 +39,6 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out);
 class GroupGraph {
  public:
   static constexpr size_t kSearchBudget = 1 << 14;
-  GroupGraph() = default;
   /// Starts over with the graph whose node i has inputs `edges[offsets[i] .. offsets[i + 1])`,
   /// reusing this object's storage: `offsets` and `edges` are swapped in.
   void reset(std::vector<int>& offsets, std::vector<int>& edges);

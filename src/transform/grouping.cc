@@ -563,58 +563,38 @@ struct GroupFuser::Impl {
     return name;
   }
 
-  // Both tensor struct infos have constant (IntImm) shapes or none.
-  static bool same_constant_tensor_sinfo(const TensorStructInfoNode& a,
-                                         const TensorStructInfoNode& b) {
-    auto same_dim = [](const PrimExpr& x, const PrimExpr& y) {
-      auto *i = x.as<IntImmNode>(), *j = y.as<IntImmNode>();
-      return i->value == j->value && i->dtype == j->dtype;
-    };
-    return a.dtype == b.dtype && a.ndim == b.ndim && a.shape.has_value() == b.shape.has_value() &&
-           (!a.shape || std::equal(a.shape->begin(), a.shape->end(), b.shape->begin(),
-                                   b.shape->end(), same_dim));
-  }
-
-  // An id per structurally distinct object (free variables compared by identity), cached by
-  // address; the interned objects are kept alive so addresses are never reused.
+  // An id per structurally distinct object (free variables compared by identity).
   int64_t intern(const ObjectRef& x) {
     if (!x) return -1;
     // Tensor struct info with a constant shape and no device (the common case) by an exact key:
     // no generic structural hashing. One with a device goes the generic way, which compares it.
     if (auto* t = x.as<TensorStructInfoNode>(); t && !t->vdevice) {
-      size_t h = size_t(t->dtype.code()) * 131 + size_t(t->dtype.bits()) * 17 +
-                 size_t(t->dtype.lanes()) + size_t(t->ndim + 1) * 1000003 + (t->shape ? 7 : 0);
+      auto dtype = [](DataType d) { return int64_t(d.code()) << 24 | d.bits() << 16 | d.lanes(); };
+      key_.assign({dtype(t->dtype), t->ndim, t->shape.has_value()});
       bool exact = true;
       for (size_t k = 0; t->shape && exact && k < t->shape->size(); ++k) {
         auto* imm = (*t->shape)[k].as<IntImmNode>();
         exact = imm != nullptr;
-        if (imm)
-          h = (h ^ size_t(imm->value) ^ (size_t(imm->dtype.bits()) << 56)) * 0x100000001b3ULL;
+        if (imm) key_.insert(key_.end(), {imm->value, dtype(imm->dtype)});
       }
-      // Only representatives are kept alive (nearly every binding has its own object).
-      if (exact)
-        return intern_by(x, h, [&](const ObjectRef& rep) {
-          auto* r = rep.as<TensorStructInfoNode>();
-          return r && same_constant_tensor_sinfo(*r, *t);
-        });
+      if (exact) {
+        auto [it, fresh] = tensor_ids_.try_emplace(key_, intern_count_);
+        intern_count_ += fresh;
+        return it->second;
+      }
     }
-    if (const int* id = intern_cache_.find(x.get())) return *id;
-    int64_t id = intern_by(x, structural_hash(x), [&](const ObjectRef& rep) {
-      return structural_equal(rep, x, /*map_free_vars=*/false);
+    // Other objects by structural hash and equality, cached by address: they are kept alive, so
+    // an address is never reused.
+    if (const int64_t* id = intern_cache_.find(x.get())) return *id;
+    auto& bucket = intern_buckets_[structural_hash(x)];
+    auto rep = std::find_if(bucket.begin(), bucket.end(), [&](const auto& r) {
+      return structural_equal(r.first, x, /*map_free_vars=*/false);
     });
+    int64_t id = rep == bucket.end() ? intern_count_++ : rep->second;
+    if (rep == bucket.end()) bucket.emplace_back(x, id);
     intern_keep_.push_back(x);
-    intern_cache_.emplace(x.get(), int(id));
+    intern_cache_.emplace(x.get(), id);
     return id;
-  }
-
-  // The id of the representative with hash `h` that `same` accepts, else `x` becomes one.
-  template <class Same>
-  int64_t intern_by(const ObjectRef& x, size_t h, Same&& same) {
-    auto& bucket = intern_buckets_[h];
-    for (const auto& [rep, id] : bucket)
-      if (same(rep)) return id;
-    bucket.emplace_back(x, int(intern_count_++));
-    return bucket.back().second;
   }
 
   // A description of the function `build_function` would build, equal only for structurally
@@ -623,9 +603,7 @@ struct GroupFuser::Impl {
   // then built and compared).
   bool fingerprint_of(const Creator& c, const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
-    auto put = [&fp](std::initializer_list<int64_t> xs) {
-      for (int64_t x : xs) fp.push_back(x);
-    };
+    auto put = [&fp](std::initializer_list<int64_t> xs) { fp.insert(fp.end(), xs); };
     auto seen = std::find(fattrs_seen_.begin(), fattrs_seen_.end(), attrs);
     fp.push_back(seen - fattrs_seen_.begin());
     if (seen == fattrs_seen_.end()) fattrs_seen_.push_back(attrs);
@@ -870,13 +848,14 @@ struct GroupFuser::Impl {
   std::unordered_multimap<size_t, GlobalVar> dedup_;
   // Fingerprint -> the function a group with that fingerprint became (added or found equal).
   std::unordered_map<std::vector<int64_t>, GlobalVar, FingerprintHash> by_fingerprint_;
-  PtrMap<int> intern_cache_;
+  PtrMap<int64_t> intern_cache_;
   PtrMap<StructInfo> ret_sinfo_cache_;  // keyed by GlobalVar node (kept alive by mod_)
-  std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int>>> intern_buckets_;
+  std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int64_t>>> intern_buckets_;
+  std::unordered_map<std::vector<int64_t>, int64_t, FingerprintHash> tensor_ids_;  // by key_
   std::vector<ObjectRef> intern_keep_;
-  size_t intern_count_ = 0;
+  int64_t intern_count_ = 0;
   std::vector<DictAttrs> fattrs_seen_;
-  std::vector<int64_t> fingerprint_;   // group_function's scratch
+  std::vector<int64_t> fingerprint_, key_;  // group_function's and intern's scratch
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
   Creator creator_;

@@ -312,6 +312,12 @@ void order_units(const std::vector<int>& offsets, const std::vector<int>& edges,
   }
 }
 
+// The slot standing now for the variable of slot `s`.
+int resolve(const std::vector<Slot>& slots, int s) {
+  while (slots[s].rep >= 0) s = slots[s].rep;  // chains are short: one link per grouping
+  return s;
+}
+
 // `e` (a `Node`) with `f` applied to each of its expression fields and to each expression of its
 // list fields: `e` itself when none changes, else a copy, which keeps the struct info.
 template <class Node, class F>
@@ -362,11 +368,6 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
   }
 }
 
-int FunctionSlots::resolve(int s) {
-  while (slots[s].rep >= 0) s = slots[s].rep;  // chains are short: one link per grouping
-  return s;
-}
-
 Expr FunctionSlots::current(const Expr& e) {
   // Operands (variables, and calls, tuples and get-items of them) are rebuilt here, keeping
   // their struct info: replacing a variable by the one standing for it changes none.
@@ -376,7 +377,7 @@ Expr FunctionSlots::current(const Expr& e) {
     case NodeKind::DataflowVar: {
       const int* s = var_slot.find(e.get());
       if (!s) return e;
-      int r = resolve(*s);
+      int r = resolve(slots, *s);
       return r == *s ? e : Expr(Var(slots[r].var));
     }
     case NodeKind::Call: return map_operands<CallNode>(e, self);
@@ -400,7 +401,7 @@ void FunctionSlots::refresh(int s) {
   Slot& slot = slots[s];
   bool stale = false;
   for (int k = slot.in_begin; k < slot.in_end; ++k) {
-    int r = resolve(ins[k]);
+    int r = resolve(slots, ins[k]);
     if (r == ins[k]) continue;
     ins[k] = r;
     stale = true;

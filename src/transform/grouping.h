@@ -118,8 +118,6 @@ class FunctionSlots {
   explicit FunctionSlots(const Function& func);
   const Function& func() const { return func_; }
 
-  /// The slot standing now for the variable of slot `s`.
-  int resolve(int s);
   /// Brings slot `s` up to date: operands absorbed into groups since it was last looked at are
   /// replaced by the variables standing for them, and its inputs become their slots.
   void refresh(int s);

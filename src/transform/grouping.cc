@@ -358,13 +358,7 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
     Block& block = blocks.emplace_back();
     block.is_dataflow = blk->is_dataflow;
     block.order.reserve(blk->bindings.size());
-    for (const auto& b : blk->bindings) {
-      Slot slot = make_slot(*b);  // inputs: the bindings before this one (a use before is none)
-      int s = int(slots.size());
-      slots.push_back(slot);
-      block.order.push_back(s);
-      var_slot[slot.var] = s;  // bound again: the last
-    }
+    for (const auto& b : blk->bindings) block.order.push_back(push_slot(*b));
   }
 }
 
@@ -416,8 +410,8 @@ void FunctionSlots::refresh(int s) {
   made_.push_back(std::move(b));
 }
 
-Slot FunctionSlots::make_slot(const BindingNode& b) {
-  Slot slot;
+int FunctionSlots::push_slot(const BindingNode& b) {
+  Slot& slot = slots.emplace_back();
   slot.binding = &b;
   slot.var = b.var.get();
   const Expr& value = binding_value(b);
@@ -425,21 +419,19 @@ Slot FunctionSlots::make_slot(const BindingNode& b) {
   slot.is_var_binding = b.kind() == NodeKind::VarBinding;
   scratch_.clear();
   used_vars(value, scratch_);
+  // Inputs: the bindings before this one (a variable used before it is bound has none).
   slot.in_begin = int(ins.size());
   for (auto* v : scratch_)
     if (const int* at = var_slot.find(v)) ins.push_back(*at);
   slot.in_end = int(ins.size());
-  return slot;
+  int s = int(slots.size()) - 1;
+  var_slot[slot.var] = s;  // bound again: the last
+  return s;
 }
 
 int FunctionSlots::add_slot(const Var& var, const Expr& value) {
-  Binding binding = make<VarBindingNode>(var, value);
-  Slot slot = make_slot(*binding);
-  made_.push_back(std::move(binding));
-  int s = int(slots.size());
-  var_slot.emplace(var.get(), s);
-  slots.push_back(slot);
-  return s;
+  made_.push_back(make<VarBindingNode>(var, value));
+  return push_slot(*made_.back());
 }
 
 void FunctionSlots::block_graph(const std::vector<int>& order, std::vector<int>& pos,
@@ -806,7 +798,7 @@ struct GroupFuser::Impl {
                        [&](const Expr& e) { return defined_before(fn, i, u, e, group_of); });
       }
       for (int k = use_off_[u]; k < use_off_[u + 1]; ++k) c.append_output(use_vars_[k]);
-      if (!c.outputs.empty()) emit_group(fn, order0, u, bg.attrs_of(u));  // else none is used
+      if (!c.outputs.empty()) emit_group(fn, order0, u, c, bg.attrs_of(u));  // else none is used
     }
     order0.swap(order_);  // the old order's storage serves the next block
     fn.changed = true;
@@ -814,9 +806,8 @@ struct GroupFuser::Impl {
 
   // The call of group u's function (and get-items of its outputs) as new slots; the members'
   // variables that are outputs now stand for them.
-  void emit_group(FunctionSlots& fn, const std::vector<int>& order0, int u,
+  void emit_group(FunctionSlots& fn, const std::vector<int>& order0, int u, Creator& c,
                   const DictAttrs& attrs) {
-    Creator& c = creator_;
     GlobalVar gv = group_function(c, attrs);
     std::vector<Expr> args;
     args.reserve(c.arguments.size());
@@ -856,10 +847,10 @@ struct GroupFuser::Impl {
   std::vector<ObjectRef> intern_keep_;
   int64_t intern_count_ = 0;
   std::vector<DictAttrs> fattrs_seen_;
+  Creator creator_;
   std::vector<int64_t> fingerprint_, key_;  // group_function's and intern's scratch
   std::vector<const Object*> locals_;  // fingerprint_of's scratch
   // fuse_block's working arrays, reused from block to block.
-  Creator creator_;
   std::vector<int> pos_, mem_off_, members_, dep_off_, dep_edges_, use_off_, units_, order_;
   std::vector<std::pair<int, int>> pairs_;
   std::vector<std::pair<int, const VarNode*>> uses_;

@@ -141,7 +141,7 @@ class FunctionSlots {
   bool changed = false;
 
  private:
-  Slot make_slot(const BindingNode& b);
+  int push_slot(const BindingNode& b);  // a new slot for `b`, bound to its variable
 
   Function func_;
   std::vector<Binding> made_;  // the bindings made here (slots point into them)

@@ -73,9 +73,7 @@ class PatternPass {
     if (count == 0) return;
     out.count = count;
     out.group_of.swap(group_of_);
-    out.attrs.clear();
-    if (group_attrs_.empty()) out.attrs.push_back(attrs_);
-    else out.attrs.swap(group_attrs_);
+    out.attrs.swap(group_attrs_);
   }
 
  private:
@@ -88,8 +86,8 @@ class PatternPass {
 
   const Slot& slot(int s) const { return fn_->slots[size_t(s)]; }
 
-  // Fills group_of_ (per position: the group, -1 for none) and, with an attrs_getter,
-  // group_attrs_; returns the number of groups.
+  // Fills group_of_ (per position: the group, -1 for none) and group_attrs_ (per group, or one
+  // for all without an attrs_getter); returns the number of groups.
   int partition() {
     int n = int(order_->size());
     fn_->block_graph(*order_, pos_, offsets_, edges_);
@@ -128,7 +126,7 @@ class PatternPass {
     }
     release_tables();
     graph_.number_groups([&](int r) { return composite_[r]; }, group_of_, tmp_);
-    group_attrs_.assign(pat_->attrs_getter ? tmp_.size() : 0, attrs_);
+    group_attrs_.assign(pat_->attrs_getter ? tmp_.size() : 1, attrs_);  // one: for every group
     // A group takes the attributes of the last match whose root ended up in it (as the
     // reference's table keyed by root).
     for (int i = 0; i < int(extra_attrs_.size()); ++i) {

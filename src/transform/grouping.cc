@@ -2,6 +2,7 @@
 #include "grouping.h"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 #include <type_traits>
 
@@ -20,19 +21,14 @@ void GroupGraph::reset(std::vector<int>& offsets, std::vector<int>& edges) {
   offsets_.swap(offsets);
   edges_.swap(edges);
   int n = int(offsets_.size()) - 1;
-  parent_.resize(n);
-  min_pos_.resize(n);
-  max_pos_.resize(n);
-  head_.resize(n);
-  tail_.resize(n);
+  for (auto* v : {&parent_, &min_pos_, &max_pos_, &head_, &tail_}) {  // node i alone
+    v->resize(n);
+    std::iota(v->begin(), v->end(), 0);
+  }
   next_.assign(n, -1);
   // Marks are search epochs; the epoch keeps counting, so stale marks never match.
   mark_.resize(n, 0);
   visited_.resize(n, 0);
-  for (int i = 0; i < n; ++i) {
-    parent_[i] = head_[i] = tail_[i] = i;
-    min_pos_[i] = max_pos_[i] = i;
-  }
 }
 
 int GroupGraph::find(int x) {
@@ -396,18 +392,16 @@ void FunctionSlots::refresh(int s) {
   bool stale = false;
   for (int k = slot.in_begin; k < slot.in_end; ++k) {
     int r = resolve(slots, ins[k]);
-    if (r == ins[k]) continue;
+    stale = stale || r != ins[k];
     ins[k] = r;
-    stale = true;
   }
   if (!stale) return;
   Expr old_value(slot.value);
   Expr value = current(old_value);
   if (value == old_value) return;
-  Binding b = rebind(Binding(slot.binding), Var(slot.var), value);
-  slot.binding = b.get();
+  made_.push_back(rebind(Binding(slot.binding), Var(slot.var), value));
+  slot.binding = made_.back().get();
   slot.value = value.get();
-  made_.push_back(std::move(b));
 }
 
 int FunctionSlots::push_slot(const BindingNode& b) {

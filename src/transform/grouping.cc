@@ -138,18 +138,10 @@ void used_vars(const Expr& value, std::vector<const VarNode*>& out) {
     out.push_back(v);
     return;
   }
-  // Calls, tuples and get-items (the common case) without the generic visitor's overhead.
+  // Calls (the common case) without the generic visitor's overhead, their callee last.
   if (auto* c = value.as<CallNode>()) {
     for (const auto& a : c->args) used_vars(a, out);
     if (c->op.as<VarNode>()) out.push_back(c->op.as<VarNode>());
-    return;
-  }
-  if (auto* t = value.as<TupleNode>()) {
-    for (const auto& f : t->fields) used_vars(f, out);
-    return;
-  }
-  if (auto* g = value.as<TupleGetItemNode>()) {
-    used_vars(g->tuple, out);
     return;
   }
   if (is_leaf(value)) return;  // no variable (the variables returned above)
@@ -373,9 +365,7 @@ Expr FunctionSlots::current(const Expr& e) {
     case NodeKind::Call: return map_operands<CallNode>(e, self);
     case NodeKind::Tuple: return map_operands<TupleNode>(e, self);
     case NodeKind::TupleGetItem: return map_operands<TupleGetItemNode>(e, self);
-    case NodeKind::Function:
-    case NodeKind::SeqExpr:
-    case NodeKind::If: {  // nested scopes: the substitution utility
+    default: {  // nested scopes (functions, branches): the substitution utility; leaves
       std::vector<const VarNode*> vs;
       used_vars(e, vs);
       PtrMap<Expr> remap;
@@ -383,7 +373,6 @@ Expr FunctionSlots::current(const Expr& e) {
         if (Expr now = current(Expr(Var(v))); !(now.get() == v)) remap.emplace(v, now);
       return remap.empty() ? e : Substitutor(std::move(remap))(e);
     }
-    default: return e;  // leaves
   }
 }
 
@@ -527,8 +516,7 @@ struct GroupFuser::Impl {
 
   GlobalVar add_function(const Function& func, const std::string& hint) {
     size_t h = structural_hash(func);
-    auto range = dedup_.equal_range(h);
-    for (auto it = range.first; it != range.second; ++it)
+    for (auto [it, end] = dedup_.equal_range(h); it != end; ++it)
       if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
         return it->second;
     GlobalVar gv = add_fresh_function(mod_, names_, hint, [&](const std::string&) { return func; });
@@ -590,7 +578,9 @@ struct GroupFuser::Impl {
   // then built and compared).
   bool fingerprint_of(const Creator& c, const DictAttrs& attrs, std::vector<int64_t>& fp) {
     fp.clear();
-    auto put = [&fp](std::initializer_list<int64_t> xs) { fp.insert(fp.end(), xs); };
+    auto put = [&fp](std::initializer_list<int64_t> xs) {
+      for (int64_t x : xs) fp.push_back(x);
+    };
     auto seen = std::find(fattrs_seen_.begin(), fattrs_seen_.end(), attrs);
     fp.push_back(seen - fattrs_seen_.begin());
     if (seen == fattrs_seen_.end()) fattrs_seen_.push_back(attrs);
@@ -607,16 +597,14 @@ struct GroupFuser::Impl {
     };
     enum : int64_t { kParam = -2, kLocal = -3, kLeaf = -4, kCall = -5, kGetItem = -6 };
     auto arg_token = [&](const Expr& a) -> bool {
-      if (int64_t k = index_in(c.arguments, a.get()); k >= 0) {
+      if (int64_t k = index_in(c.arguments, a.get()); k >= 0)
         put({kParam, k});
-      } else if (a.as<VarNode>()) {  // bound earlier in the group, or outside it
-        int64_t l = index_in(locals_, a.get());
-        if (l < 0) return false;
+      else if (int64_t l = index_in(locals_, a.get()); l >= 0)  // bound earlier in the group
         put({kLocal, l});
-      } else {
-        if (!is_leaf(a)) return false;
+      else if (a.as<VarNode>() || !is_leaf(a))  // bound outside the group, or not described
+        return false;
+      else
         put({kLeaf, int64_t(a->kind()), intern(a)});
-      }
       return true;
     };
     for (const BindingNode* b : c.bindings) {

@@ -175,7 +175,6 @@ class PatternPass {
   // The variables of the bindings that use position j.
   std::vector<Var> users_of(int j) const {
     std::vector<Var> out;
-    out.reserve(users_off_[j + 1] - users_off_[j]);
     for (int k = users_off_[j]; k < users_off_[j + 1]; ++k)
       out.emplace_back(slot((*order_)[users_[k]]).var);
     return out;
@@ -286,9 +285,8 @@ IRModule annotate_composites(IRModule mod) {
         {make<VarBindingNode>(local, inner), make<VarBindingNode>(output, call)}, false, output);
     mod.remove(gv->name_hint);
     GlobalVar ngv = add_fresh_function(mod, names, gv->name_hint + "_" + codegen, [&](auto& name) {
-      DictAttrs attrs{{"Codegen", codegen}, {"global_symbol", name}};
-      Function outer =
-          make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure, attrs);
+      Function outer = make<FunctionNode>(params, body, func->ret_struct_info, inner->is_pure,
+                                          DictAttrs{{"Codegen", codegen}, {"global_symbol", name}});
       outer->struct_info_ = func_struct_info_of(*outer);
       return outer;
     });
@@ -365,8 +363,7 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   }
   for (auto& [name, e] : entries)
     if (e.slots.changed) mod.update(mod.get_global_var(name), e.slots.rebuild());
-  if (annotate_codegen) return annotate_composites(mod);
-  return mod;
+  return annotate_codegen ? annotate_composites(mod) : mod;
 }
 
 Pass FuseOpsByPattern(std::vector<FusionPattern> patterns, bool bind_constants,

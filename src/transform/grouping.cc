@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 
 #include "pass_util.h"
 #include "partita/ir/analysis.h"
@@ -61,7 +62,7 @@ bool GroupGraph::reaches(int lo, uint32_t seen, Target&& target) {
   while (!stack_.empty()) {
     int g = stack_.back();
     stack_.pop_back();
-    for (int m = head_[g]; m >= 0; m = next_[m]) {
+    for (int m = head_[g]; m >= 0; m = next_[m])
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
         if (--budget == 0) return true;
         int r = find(edges_[e]);
@@ -70,7 +71,6 @@ bool GroupGraph::reaches(int lo, uint32_t seen, Target&& target) {
         visited_[r] = seen;
         stack_.push_back(r);
       }
-    }
   }
   return false;
 }
@@ -118,16 +118,14 @@ bool GroupGraph::merge_creates_cycle(const std::vector<int>& nodes) {
   // backwards from every outside input of the set for a member of the set.
   uint32_t seen = ++epoch_;
   stack_.clear();
-  for (int r : roots_) {
-    for (int m = head_[r]; m >= 0; m = next_[m]) {
+  for (int r : roots_)
+    for (int m = head_[r]; m >= 0; m = next_[m])
       for (int e = offsets_[m]; e < offsets_[m + 1]; ++e) {
         int ir = find(edges_[e]);
         if (mark_[ir] == in_set || visited_[ir] == seen || max_pos_[ir] < lo) continue;
         visited_[ir] = seen;
         stack_.push_back(ir);
       }
-    }
-  }
   return reaches(lo, seen, [&](int r) { return mark_[r] == in_set; });
 }
 
@@ -193,10 +191,8 @@ Function renew_symbolic_vars(const Function& func) {
 }
 
 std::string numbered(const char* hint, int& count) {
-  std::string name(hint);
-  if (count > 0) name += std::to_string(count);
-  ++count;
-  return name;
+  int k = count++;
+  return k > 0 ? hint + std::to_string(k) : std::string(hint);
 }
 
 namespace {
@@ -343,8 +339,7 @@ FunctionSlots::FunctionSlots(const Function& func) : func_(func) {
   ins.reserve(2 * n);
   var_slot.reserve(n + n / 2);
   for (const auto& blk : seq->blocks) {
-    Block& block = blocks.emplace_back();
-    block.is_dataflow = blk->is_dataflow;
+    Block& block = blocks.emplace_back(Block{{}, blk->is_dataflow});
     block.order.reserve(blk->bindings.size());
     for (const auto& b : blk->bindings) block.order.push_back(push_slot(*b));
   }
@@ -385,9 +380,8 @@ void FunctionSlots::refresh(int s) {
     ins[k] = r;
   }
   if (!stale) return;
-  Expr old_value(slot.value);
-  Expr value = current(old_value);
-  if (value == old_value) return;
+  Expr value = current(Expr(slot.value));
+  if (value.get() == slot.value) return;
   made_.push_back(rebind(Binding(slot.binding), Var(slot.var), value));
   slot.binding = made_.back().get();
   slot.value = value.get();
@@ -519,9 +513,8 @@ struct GroupFuser::Impl {
     for (auto [it, end] = dedup_.equal_range(h); it != end; ++it)
       if (mod_.contains(it->second->name_hint) && structural_equal(mod_.lookup(it->second), func))
         return it->second;
-    GlobalVar gv = add_fresh_function(mod_, names_, hint, [&](const std::string&) { return func; });
-    dedup_.emplace(h, gv);
-    return gv;
+    auto the_func = [&](const std::string&) { return func; };
+    return dedup_.emplace(h, add_fresh_function(mod_, names_, hint, the_func))->second;
   }
 
   // "fused" + "_" + the operator (or function, less its "fused_") name of each call of the group.

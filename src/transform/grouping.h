@@ -11,10 +11,8 @@
 // the function once at the end.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "partita/ir/module.h"

@@ -62,18 +62,21 @@ class PatternPass {
     attrs_ = DictAttrs{{"Composite", pat.name}};
   }
 
-  /// The groups of block `b` of `fn` (as it stands) for the pattern, into `out` when there are
-  /// any (a function listed twice keeps the groups of the last partitioning that found some).
-  void run(FunctionSlots& fn, size_t b, BlockGroups& out) {
+  /// The groups of each dataflow block of `fn` (as it stands) for the pattern, into `groups[b]`
+  /// where there are any (a function listed twice keeps the last partitioning's that found any).
+  void run(FunctionSlots& fn, std::vector<BlockGroups>& groups) {
     fn_ = &fn;
-    order_ = &fn.blocks[b].order;
-    if (!std::any_of(order_->begin(), order_->end(), [&](int s) { return candidate(fn.slots[s]); }))
-      return;
-    int count = partition();
-    if (count == 0) return;
-    out.count = count;
-    out.group_of.swap(group_of_);
-    out.attrs.swap(group_attrs_);
+    for (size_t b = 0; b < groups.size(); ++b) {
+      order_ = &fn.blocks[b].order;
+      if (!fn.blocks[b].is_dataflow ||
+          !std::any_of(order_->begin(), order_->end(), [&](int s) { return candidate(slot(s)); }))
+        continue;
+      if (int count = partition(); count > 0) {
+        groups[b].count = count;
+        groups[b].group_of.swap(group_of_);
+        groups[b].attrs.swap(group_attrs_);
+      }
+    }
   }
 
  private:
@@ -341,13 +344,9 @@ IRModule fuse_ops_by_pattern(const std::vector<FusionPattern>& patterns, IRModul
   PatternPass pass;
   for (const auto& pat : patterns) {
     pass.begin(pat);
-    for (const auto& name : listed) {
-      auto it = entries.find(name);
-      if (it == entries.end()) continue;
-      Entry& e = it->second;
-      for (size_t b = 0; b < e.slots.blocks.size(); ++b)
-        if (e.slots.blocks[b].is_dataflow) pass.run(e.slots, b, e.groups[b]);
-    }
+    for (const auto& name : listed)
+      if (auto it = entries.find(name); it != entries.end())
+        pass.run(it->second.slots, it->second.groups);
     GroupFuser fuser(std::move(mod), !bind_constants);
     for (auto& [name, e] : entries) {
       for (size_t b = 0; b < e.groups.size(); ++b) {

@@ -247,7 +247,7 @@ class PatternPass {
   const std::vector<int>* order_ = nullptr;
   // Working arrays, reused from pattern to pattern.
   std::vector<int> pos_, offsets_, edges_, group_of_, matched_, tmp_;  // tmp_: group roots
-  std::vector<char> composite_;
+  std::vector<char> composite_;  // per root: formed by a match
   std::vector<std::pair<const Object*, int>> jumped_;
   GroupGraph graph_;
   dpl::MatchList match_;

@@ -41,9 +41,7 @@ class SymbolicVarCanonicalizer : public ExprMutator {
     const StructInfo& value_sinfo = b->value->struct_info_;
     auto learn = [&](const PrimExpr& target, const PrimExpr& actual) {
       auto* v = target.as<PrimVarNode>();
-      if (!v || !actual || actual.get() == v) return;
-      PrimVar var(v);
-      if (!known_.count(var)) known_.emplace(var, actual);
+      if (v && actual && actual.get() != v) known_.emplace(PrimVar(v), actual);  // the first wins
     };
     auto learn_dims = [&](const std::optional<std::vector<PrimExpr>>& t,
                           const std::optional<std::vector<PrimExpr>>& a) {
@@ -100,19 +98,18 @@ class Planner : public ExprVisitor {
         plan.replace_usage[var] = nv;
       }
     }
-    for (auto& [var, c] : p.bound_to_constant_) plan.inline_constant[var] = c;
+    plan.inline_constant = std::move(p.bound_to_constant_);
     for (auto& [bound_var, target] : p.trivial_order_) {
       Var to = follow(plan.replace_binding, follow(p.trivial_, target));
+      plan.bindings_to_remove.insert(bound_var);
       if (bound_var.as<DataflowVarNode>() || !to.as<DataflowVarNode>() ||
           !p.used_outside_home_.count(bound_var)) {
         // Uses of the bound var can use its source directly.
         plan.replace_usage[bound_var] = to;
-        plan.bindings_to_remove.insert(bound_var);
       } else {
         // `gv = lv` with gv used outside the block: bind gv where lv was bound instead.
         plan.replace_binding[to] = bound_var;
         plan.replace_usage[to] = bound_var;
-        plan.bindings_to_remove.insert(bound_var);
       }
     }
     return plan;
@@ -132,10 +129,8 @@ class Planner : public ExprVisitor {
     current_block_ = cache;
   }
 
-  void visit_binding_block_(const BindingBlockNode* block) override { in_block(block); }
-  void visit_dataflow_block_(const BindingBlockNode* block) override { in_block(block); }
-  void in_block(const BindingBlockNode* block) {
-    current_block_ = block;
+  void visit_binding_block(const BindingBlock& block) override {
+    current_block_ = block.get();
     for (const auto& b : block->bindings) visit_binding(b);
     current_block_ = nullptr;
   }
@@ -160,7 +155,7 @@ class Planner : public ExprVisitor {
       if (!trivial_.count(binding->var)) trivial_order_.emplace_back(binding->var, Var(parent));
       trivial_[binding->var] = Var(parent);
     }
-    if (value.as<ConstantNode>()) bound_to_constant_.emplace_back(binding->var, value);
+    if (value.as<ConstantNode>()) bound_to_constant_[binding->var] = value;
     known_bindings_[binding->var] = value;
     if (current_block_) def_blocks_[binding->var] = current_block_;
     ExprVisitor::visit_binding(binding);
@@ -185,7 +180,7 @@ class Planner : public ExprVisitor {
   VarMap<Var> trivial_;
   std::vector<std::pair<Var, Var>> trivial_order_;
   VarMap<Expr> known_bindings_;
-  std::vector<std::pair<Var, Expr>> bound_to_constant_;
+  VarMap<Expr> bound_to_constant_;
   VarSet defined_inside_dataflow_;
   std::vector<Var> defined_inside_dataflow_order_;
   VarSet used_outside_home_;
@@ -231,14 +226,12 @@ class BindingCanonicalizer : public ExprMutator {
     }
     if (candidates.empty()) return nb;
     std::vector<Binding> bindings;
+    // A candidate's binding goes; the output var it fed takes its value (candidates are dataflow
+    // vars, and none is the value of another dataflow var's binding: that disqualifies it).
     for (auto& b : nb->bindings) {
-      const Expr& value = binding_value(*b);
-      if (b->var.as<DataflowVarNode>() && candidates.count(b->var.get())) continue;
-      if (!b->var.as<DataflowVarNode>() && value.as<DataflowVarNode>() && candidates.count(value.get())) {
-        bindings.push_back(detail::rebind(b, b->var, candidates.at(value.get())));
-        continue;
-      }
-      bindings.push_back(b);
+      if (candidates.count(b->var.get())) continue;
+      auto it = candidates.find(binding_value(*b).get());
+      bindings.push_back(it == candidates.end() ? b : detail::rebind(b, b->var, it->second));
     }
     return make<BindingBlockNode>(std::move(bindings), true);
   }
@@ -260,14 +253,12 @@ class BindingCanonicalizer : public ExprMutator {
 Pass CanonicalizeBindings() {
   Pass tir_vars = create_function_pass(
       [](Function f, IRModule mod, const PassContext&) -> Function {
-        SymbolicVarCanonicalizer m(mod);
-        return m.visit_expr(f).as_ref<FunctionNode>();
+        return SymbolicVarCanonicalizer(mod).visit_expr(f).as_ref<FunctionNode>();
       },
       1, "CanonicalizeTIRVariables");
   Pass relax_bindings = create_function_pass(
       [](Function f, IRModule mod, const PassContext&) -> Function {
-        BindingCanonicalizer m(Planner::collect(f), mod);
-        return m.visit_expr(f).as_ref<FunctionNode>();
+        return BindingCanonicalizer(Planner::collect(f), mod).visit_expr(f).as_ref<FunctionNode>();
       },
       1, "CanonicalizeRelaxBindings");
   return Sequential({tir_vars, relax_bindings}, "CanonicalizeBindings");

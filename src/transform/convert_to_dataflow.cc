@@ -16,48 +16,42 @@ class DataflowBlockExtractor : public ExprMutator {
 
   Expr visit_(const SeqExprNode* seq) override {
     std::vector<BindingBlock> new_blocks;
-    std::vector<Binding> dataflow_bindings, plain_bindings;
+    // The run of bindings being gathered: pure ones (a dataflow block when long enough) or not.
+    std::vector<Binding> run;
+    bool run_pure = false;
     // Bindings taken from an existing dataflow block keep the run a dataflow block whatever its
     // size (they may define DataflowVars, which a plain block cannot hold).
     bool run_has_dataflow_block = false;
     bool changed = false;
 
-    auto flush_dataflow = [&] {
-      if (dataflow_bindings.empty()) return;
-      bool as_dataflow = run_has_dataflow_block || dataflow_bindings.size() >= min_size_;
-      new_blocks.push_back(make<BindingBlockNode>(std::move(dataflow_bindings), as_dataflow));
-      dataflow_bindings = {};
-      run_has_dataflow_block = false;
+    auto flush = [&] {
+      if (run.empty()) return;
+      bool as_dataflow = run_pure && (run_has_dataflow_block || run.size() >= min_size_);
+      new_blocks.push_back(make<BindingBlockNode>(std::move(run), as_dataflow));
+      run = {};
+      if (run_pure) run_has_dataflow_block = false;
     };
-    auto flush_plain = [&] {
-      if (plain_bindings.empty()) return;
-      new_blocks.push_back(make<BindingBlockNode>(std::move(plain_bindings), false));
-      plain_bindings = {};
+    // Ends the run under way when it is of the other kind.
+    auto start = [&](bool pure) {
+      if (pure != run_pure) flush();
+      run_pure = pure;
     };
 
     for (auto& block : seq->blocks) {
       BindingBlock nb = visit_binding_block(block);
       changed |= nb.get() != block.get();
       if (nb->is_dataflow) {
-        flush_plain();
-        dataflow_bindings.insert(dataflow_bindings.end(), nb->bindings.begin(), nb->bindings.end());
+        start(true);
         run_has_dataflow_block = true;
-        continue;
       }
       for (auto& b : nb->bindings) {
         const Expr& value = binding_value(*b);
-        bool is_dataflow = !value.as<IfNode>() && !(value.as<CallNode>() && contains_impure_call(value));
-        if (is_dataflow) {
-          flush_plain();
-          dataflow_bindings.push_back(b);
-        } else {
-          flush_dataflow();
-          plain_bindings.push_back(b);
-        }
+        start(nb->is_dataflow ||
+              (!value.as<IfNode>() && !(value.as<CallNode>() && contains_impure_call(value))));
+        run.push_back(b);
       }
     }
-    flush_dataflow();
-    flush_plain();
+    flush();
     Expr body = visit_expr(seq->body);
     // Unchanged when the regrouping reproduces the original blocks.
     bool same = !changed && body.get() == seq->body.get() && new_blocks.size() == seq->blocks.size();
@@ -78,8 +72,7 @@ Pass ConvertToDataflow(int min_size) {
   if (min_size < 1) throw_error("ValueError", "ConvertToDataflow: min_size must be at least 1");
   Pass extract = create_function_pass(
       [min_size](Function f, IRModule mod, const PassContext&) -> Function {
-        DataflowBlockExtractor m(size_t(min_size), mod);
-        return m.visit_expr(f).as_ref<FunctionNode>();
+        return DataflowBlockExtractor(size_t(min_size), mod).visit_expr(f).as_ref<FunctionNode>();
       },
       0, "ConvertToDataflow");
   return Sequential({extract, CanonicalizeBindings()}, "ConvertToDataflow");

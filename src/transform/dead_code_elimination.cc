@@ -34,14 +34,9 @@ class BindingUseCounter : public UseCounter {
 class UnusedBindingRemover : public ExprMutator {
  public:
   UnusedBindingRemover(const UseCounter& used, IRModule mod) : ExprMutator(mod), used_(used) {}
-  bool removed = false;
 
   void visit_binding(const Binding& binding) override {
-    if (!used_.uses(binding->var) && removable(binding)) {
-      removed = true;
-      return;
-    }
-    ExprMutator::visit_binding(binding);
+    if (used_.uses(binding->var) || !removable(binding)) ExprMutator::visit_binding(binding);
   }
 
  private:
@@ -54,13 +49,11 @@ Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
     BindingUseCounter c;
     c.visit_expr(f);
-    // The mutator rebuilds the whole function: it runs only when some binding is dead.
+    // The mutator rebuilds the whole function: it runs only when some binding is dead (it visits
+    // the bindings counted here, so it removes that one and the loop ends).
     auto dead = [&](const Binding& b) { return !c.uses(b->var) && removable(b); };
     if (std::none_of(c.bindings.begin(), c.bindings.end(), dead)) return f;
-    UnusedBindingRemover r(c, mod);
-    Function nf = r.visit_expr(f).as_ref<FunctionNode>();
-    if (!r.removed) return f;
-    f = nf;
+    f = UnusedBindingRemover(c, mod).visit_expr(f).as_ref<FunctionNode>();
   }
 }
 

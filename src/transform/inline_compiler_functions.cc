@@ -12,11 +12,9 @@
 #include <unordered_map>
 
 #include "partita/ir/analysis.h"
-#include "partita/ir/functor.h"
 #include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
 #include "partita/support/error.h"
-#include "partita/transform/fuse_ops_by_pattern.h"
 #include "pass_util.h"
 
 namespace partita::transform {
@@ -98,29 +96,25 @@ class Inliner {
       changed = true;
       inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
       VarMap dest;
-      auto* seq = callee->body.as<SeqExprNode>();
-      PARTITA_ICHECK(seq);
       int item_uses = 0;
-      if (auto rv = seq->body.as_ref<VarNode>()) {
-        dest[rv] = vb->var;
-      } else if (auto* tup = seq->body.as<TupleNode>()) {
-        auto it = items.find(vb->var.get());
+      auto* seq = callee->body.as<SeqExprNode>();
+      auto* tup = seq ? seq->body.as<TupleNode>() : nullptr;
+      if (auto it = items.find(vb->var.get()); tup && it != items.end()) {
         std::set<const VarNode*> taken;
-        if (it != items.end()) {
-          for (const auto& [index, w] : it->second) {
-            auto fv = index < int(tup->fields.size()) ? tup->fields[index].as_ref<VarNode>() : Var();
-            if (!fv || taken.count(fv.get()) || is_param(callee, fv)) continue;
-            taken.insert(fv.get());
-            dest[fv] = w->var;
-            ++item_uses;
-            skip.insert(w.get());
-          }
+        for (const auto& [index, w] : it->second) {
+          auto fv = index < int(tup->fields.size()) ? tup->fields[index].as_ref<VarNode>() : Var();
+          if (!fv || taken.count(fv.get()) || is_param(callee, fv)) continue;
+          taken.insert(fv.get());
+          dest[fv] = w->var;
+          ++item_uses;
+          skip.insert(w.get());
         }
       }
-      Expr result = inline_body(callee, call->args, dest, block->is_dataflow, out);
-      bool need_binding = !(result == Expr(vb->var));
-      if (need_binding && result.as<TupleNode>() && uses_.uses(vb->var) <= item_uses) need_binding = false;
-      if (need_binding) out.push_back(make<VarBindingNode>(vb->var, result));
+      Expr result = inline_body(callee, call->args, dest, vb->var, block->is_dataflow, out);
+      // A tuple result read only through the items that took its fields needs no binding.
+      bool items_only = result.as<TupleNode>() && uses_.uses(vb->var) <= item_uses;
+      if (!items_only && !(result == Expr(vb->var)))
+        out.push_back(make<VarBindingNode>(vb->var, result));
     }
     if (!changed) return block;
     return make<BindingBlockNode>(std::move(out), block->is_dataflow);
@@ -130,19 +124,18 @@ class Inliner {
     return std::find(f->params.begin(), f->params.end(), v) != f->params.end();
   }
 
-  Var fresh_var(const Var& like, const Expr& value, bool dataflow) {
-    StructInfo sinfo = value && value->struct_info_ ? value->struct_info_ : like->struct_info_;
-    if (dataflow) return make<DataflowVarNode>(like->name_hint, sinfo);
-    return make<VarNode>(like->name_hint, sinfo);
-  }
-
-  // Emits `callee`'s bindings into `out`; returns the expression standing for its result.
-  Expr inline_body(const Function& callee, const std::vector<Expr>& args, const VarMap& dest, bool dataflow,
-                   std::vector<Binding>& out) {
-    std::unordered_map<Var, Expr, RefHash, RefEq> remap;
-    for (size_t i = 0; i < callee->params.size() && i < args.size(); ++i) remap[callee->params[i]] = args[i];
-    std::unordered_map<Var, Function, RefHash, RefEq> local_funcs;
+  // Emits `callee`'s bindings into `out` with its parameters bound to `args`; returns the
+  // expression standing for its result. The variables of `dest` bind theirs instead, and so does
+  // a result variable `target` (when given).
+  Expr inline_body(const Function& callee, const std::vector<Expr>& args, VarMap dest,
+                   const Var& target, bool dataflow, std::vector<Binding>& out) {
     auto* seq = callee->body.as<SeqExprNode>();
+    PARTITA_ICHECK(seq);
+    if (auto rv = seq->body.as_ref<VarNode>(); rv && target) dest[rv] = target;
+    VarRemap remap;
+    for (size_t i = 0; i < callee->params.size() && i < args.size(); ++i)
+      remap[callee->params[i]] = args[i];
+    std::unordered_map<Var, Function, RefHash, RefEq> local_funcs;
     for (const auto& block : seq->blocks) {
       for (const auto& b : block->bindings) {
         auto dit = dest.find(b->var);
@@ -163,21 +156,22 @@ class Inliner {
         if (inner) {
           std::vector<Expr> inner_args;
           for (const auto& a : call->args) inner_args.push_back(substitute_vars(a, remap));
-          Var target = dit != dest.end() ? dit->second : Var();
-          VarMap inner_dest;
-          auto* iseq = inner->body.as<SeqExprNode>();
-          auto irv = iseq->body.as_ref<VarNode>();
-          if (target && irv && !is_param(inner, irv)) inner_dest[irv] = target;
-          Expr result = inline_body(inner, inner_args, inner_dest, dataflow, out);
-          if (target && !(result == Expr(target))) out.push_back(make<VarBindingNode>(target, result));
-          remap[b->var] = target ? Expr(target) : result;
+          Var to = dit != dest.end() ? dit->second : Var();
+          Expr result = inline_body(inner, inner_args, {}, to, dataflow, out);
+          if (to && !(result == Expr(to))) out.push_back(make<VarBindingNode>(to, result));
+          remap[b->var] = to ? Expr(to) : result;
           continue;
         }
         // A match_cast's new variable keeps its struct info, a binding's takes its new value's.
         Expr value = substitute_vars(binding_value(*b), remap);
-        Var target = dit != dest.end() ? dit->second : fresh_var(b->var, vb ? value : Expr(), dataflow);
-        out.push_back(detail::rebind(b, target, value));
-        remap[b->var] = target;
+        Var to = dit != dest.end() ? dit->second : Var();
+        if (!to) {
+          const std::string& name = b->var->name_hint;
+          StructInfo sinfo = vb && value->struct_info_ ? value->struct_info_ : b->var->struct_info_;
+          to = dataflow ? Var(make<DataflowVarNode>(name, sinfo)) : make<VarNode>(name, sinfo);
+        }
+        out.push_back(detail::rebind(b, to, value));
+        remap[b->var] = to;
       }
     }
     return substitute_vars(seq->body, remap);
@@ -202,9 +196,9 @@ Pass InlineCompilerFunctions(InlineSelection selection) {
 }
 
 Function without_attrs(const Function& func, const std::vector<std::string>& keys) {
-  DictAttrs attrs = func->attrs;
-  for (const auto& k : keys) attrs.erase(k);
-  return detail::with_attrs(func, std::move(attrs));
+  return detail::with_attrs(func, [&](DictAttrs& attrs) {
+    for (const auto& k : keys) attrs.erase(k);
+  });
 }
 
 }  // namespace partita::transform

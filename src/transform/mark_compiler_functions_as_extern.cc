@@ -9,10 +9,8 @@ IRModule mark_compiler_functions_as_extern(IRModule mod, const std::string& comp
   for (const auto& [gv, func] : mod.functions()) {
     auto fn = func.as_ref<FunctionNode>();
     if (!fn || !detail::has_codegen(*fn, compiler_filter)) continue;
-    DictAttrs attrs = fn->attrs;
-    attrs["Extern"] = int64_t(1);
-    if (Function marked = detail::with_attrs(fn, std::move(attrs)); marked.get() != fn.get())
-      out.update(gv, marked);
+    Function marked = detail::with_attrs(fn, [](DictAttrs& a) { a["Extern"] = int64_t(1); });
+    if (marked.get() != fn.get()) out.update(gv, marked);
   }
   return out;
 }

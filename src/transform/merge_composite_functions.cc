@@ -11,8 +11,6 @@
 #include "partita/ir/analysis.h"
 #include "partita/ir/ptr_map.h"
 #include "partita/ir/substitute.h"
-#include "partita/support/error.h"
-#include "partita/transform/basic.h"
 #include "partita/transform/fuse_ops_by_pattern.h"
 
 namespace partita::transform {
@@ -22,10 +20,8 @@ using namespace detail;
 
 bool is_flat_tensor_tuple(const Expr& e) {
   auto* t = e->struct_info_ ? e->struct_info_.as<TupleStructInfoNode>() : nullptr;
-  if (!t || t->fields.empty()) return false;
-  for (const auto& f : t->fields)
-    if (!f.as<TensorStructInfoNode>()) return false;
-  return true;
+  auto is_tensor = [](const StructInfo& f) { return f.as<TensorStructInfoNode>() != nullptr; };
+  return t && !t->fields.empty() && std::all_of(t->fields.begin(), t->fields.end(), is_tensor);
 }
 
 class GroupsBuilder {
@@ -62,6 +58,11 @@ class GroupsBuilder {
       const int* at = e.as<VarNode>() ? fn.var_slot.find(e.get()) : nullptr;
       return at ? pos[*at] : -1;
     };
+    // The group of the binding `e` names (-1: bound outside the block).
+    auto group_of = [&](const Expr& e) {
+      int j = index_of(e);
+      return j < 0 ? -1 : graph.find(j);
+    };
     // A call's arguments with the fields of a tuple argument in its place (concat's tensors),
     // so a composite taking a tuple merges with the producers of its fields.
     std::vector<Expr> args;
@@ -74,9 +75,8 @@ class GroupsBuilder {
       return args;
     };
 
-    // Binding i joins the group of position j when that is offloaded.
-    auto join = [&](int j, int i) {
-      int r = j < 0 ? -1 : graph.find(j);
+    // Binding i joins group r when that is offloaded.
+    auto join = [&](int r, int i) {
       if (r >= 0 && codegen[r] >= 0) codegen[graph.unite(r, i)] = codegen[r];
     };
     std::vector<int> parents;
@@ -91,8 +91,7 @@ class GroupsBuilder {
         parents.clear();
         const std::vector<Expr>& call_args = flat_args(*call);
         for (const auto& a : call_args) {
-          int j = index_of(a);
-          int p = j < 0 ? -1 : graph.find(j);
+          int p = group_of(a);
           auto depends = [&](const Expr& b) {
             int k = index_of(b);
             return k >= 0 && graph.find(k) != p && graph.is_ancestor(p, k);
@@ -105,21 +104,17 @@ class GroupsBuilder {
         codegen[graph.find(root)] = cg;
       } else if (auto* g = value.as<TupleGetItemNode>()) {
         int t = index_of(g->tuple);
-        if (t >= 0 && is_flat_tensor_tuple(g->tuple) && only_get_item_users(t)) join(t, i);
+        if (t >= 0 && is_flat_tensor_tuple(g->tuple) && only_get_item_users(t))
+          join(graph.find(t), i);
       } else if (value.as<VarNode>()) {
         // An alias (`gv = lv`) is in its value's group, as TVM's memo gives it that group.
-        join(index_of(value), i);
+        join(group_of(value), i);
       } else if (auto* tup = value.as<TupleNode>()) {
         if (!is_flat_tensor_tuple(value) || !only_get_item_users(i)) continue;
-        int r = -1;
-        bool same = true;
-        for (const auto& f : tup->fields) {
-          int j = index_of(f);
-          int fr = j < 0 ? -1 : graph.find(j);
-          if (fr < 0 || (r >= 0 && fr != r)) same = false;
-          r = fr;
-        }
-        if (same) join(r, i);
+        // The tuple joins when all its fields are of one group (a flat tuple has fields).
+        int r = group_of(tup->fields[0]);
+        auto in_r = [&](const Expr& f) { return group_of(f) == r; };
+        if (std::all_of(tup->fields.begin(), tup->fields.end(), in_r)) join(r, i);
       }
     }
     BlockGroups bg;
@@ -195,13 +190,11 @@ class CompositeInliner : public ExprMutator {
 };
 
 std::unordered_set<const VarNode*> escaping_vars(const SeqExprNode& seq, size_t block_index) {
-  std::unordered_set<const VarNode*> out;
   std::vector<const VarNode*> used;
   for (size_t b = block_index + 1; b < seq.blocks.size(); ++b)
     for (const auto& bind : seq.blocks[b]->bindings) used_vars(binding_value(*bind), used);
   used_vars(seq.body, used);
-  out.insert(used.begin(), used.end());
-  return out;
+  return {used.begin(), used.end()};
 }
 
 }  // namespace

@@ -7,9 +7,7 @@ namespace partita::transform {
 Pass Normalize() {
   return create_function_pass(
       [](Function f, IRModule mod, const PassContext&) -> Function {
-        BlockBuilder bb(mod);
-        Expr out = bb.normalize(f);
-        return out.as_ref<FunctionNode>();
+        return BlockBuilder(mod).normalize(f).as_ref<FunctionNode>();
       },
       1, "Normalize");
 }

@@ -1,8 +1,5 @@
-// OutlineCompilerFunctions and the structural GlobalSymbolCache (see byoc_helpers.h).
-#include <map>
-
+// OutlineCompilerFunctions and the GlobalSymbolCache (see byoc_helpers.h).
 #include "partita/ir/analysis.h"
-#include "partita/ir/functor.h"
 #include "partita/ir/substitute.h"
 #include "partita/transform/byoc_helpers.h"
 #include "pass_util.h"
@@ -11,12 +8,9 @@ namespace partita::transform {
 
 using detail::rewrite_bindings;
 
-std::string StructuralGlobalSymbolCache::symbol_for(const Function& func, const IRModule& mod) {
+std::string GlobalSymbolCache::symbol_for(const Function& func, const IRModule& mod) {
   Function key = without_attrs(func, {"global_symbol"});
-  size_t h = structural_hash(key);
-  auto [lo, hi] = by_hash_.equal_range(h);
-  for (auto it = lo; it != hi; ++it)
-    if (structural_equal(entries_[it->second].first, key)) return entries_[it->second].second;
+  if (auto it = symbols_.find(key); it != symbols_.end()) return it->second;
   std::string name;
   if (auto sym = func->attr_string("global_symbol")) {
     // Its own name, unless another function already holds it.
@@ -25,26 +19,18 @@ std::string StructuralGlobalSymbolCache::symbol_for(const Function& func, const 
   } else {
     name = mod.unique_global_name(func->attr_string("Codegen").value_or("outlined") + "_0");
   }
-  for (const auto& [f, n] : entries_)
+  for (const auto& n : names_)
     if (n == name) name = mod.unique_global_name(name + "_");
-  by_hash_.emplace(h, entries_.size());
-  entries_.emplace_back(key, name);
-  return name;
+  names_.push_back(name);
+  return symbols_.emplace(key, name).first->second;
 }
-
-namespace {
-
-Function with_symbol(const Function& func, const std::string& name) {
-  DictAttrs attrs = func->attrs;
-  attrs["global_symbol"] = name;
-  return detail::with_attrs(func, std::move(attrs));
-}
-
-}  // namespace
 
 IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCache> cache,
                                     const std::string& compiler_filter) {
-  if (!cache) cache = std::make_shared<StructuralGlobalSymbolCache>();
+  if (!cache) cache = std::make_shared<GlobalSymbolCache>();
+  auto with_symbol = [](const Function& fn, const std::string& name) {
+    return detail::with_attrs(fn, [&](DictAttrs& attrs) { attrs["global_symbol"] = name; });
+  };
   IRModule out = mod;
   // Global names redirected to their canonical definition.
   std::unordered_map<std::string, std::string> redirect;

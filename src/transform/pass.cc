@@ -17,6 +17,16 @@ thread_local std::vector<PassContext*> g_ctx_stack;
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
+
+// Function passes skip what TVM skips: functions for an external compiler, and those marked.
+bool skip_optimization(const FunctionNode& fn) {
+  if (fn.attrs.count("Compiler")) return true;
+  auto it = fn.attrs.find("SkipOptimization");
+  if (it == fn.attrs.end()) return false;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
+  if (auto* b = std::get_if<bool>(&it->second)) return *b;
+  return false;
+}
 }  // namespace
 
 PassContext& PassContext::current() {
@@ -41,24 +51,6 @@ PassContext::Scope::~Scope() {
   }
 }
 
-bool PassContext::pass_enabled(const PassInfo& info) const {
-  if (contains(disabled_pass, info.name)) return false;
-  if (info.required || contains(required_pass, info.name)) return true;
-  return opt_level >= info.opt_level;
-}
-
-bool PassContext::instrument_before_pass(const IRModule& mod, const PassInfo& info) const {
-  bool should_run = true;
-  for (auto& pi : instruments) should_run &= pi->should_run(mod, info);
-  if (!should_run) return false;
-  for (auto& pi : instruments) pi->run_before_pass(mod, info);
-  return true;
-}
-
-void PassContext::instrument_after_pass(const IRModule& mod, const PassInfo& info) const {
-  for (auto& pi : instruments) pi->run_after_pass(mod, info);
-}
-
 const AttrValue* PassContext::get_config(const std::string& key) const {
   auto it = config.find(key);
   return it == config.end() ? nullptr : &it->second;
@@ -66,47 +58,27 @@ const AttrValue* PassContext::get_config(const std::string& key) const {
 
 // ---- Pass ----
 
-IRModule Pass::operator()(IRModule mod) const { return (*this)(std::move(mod), PassContext::current()); }
-
 IRModule Pass::operator()(IRModule mod, const PassContext& ctx) const {
   if (!node_) throw_error("ValueError", "calling an undefined pass");
-  if (!mod) throw_error("ValueError", "pass '" + node_->info().name + "' was given a null module");
-  if (!ctx.instrument_before_pass(mod, node_->info())) return mod;
-  IRModule out = node_->run(std::move(mod), ctx);
-  ctx.instrument_after_pass(out, node_->info());
+  const PassInfo& pass = node_->info;
+  if (!mod) throw_error("ValueError", "pass '" + pass.name + "' was given a null module");
+  // Every instrument's should_run is asked; the pass runs only when all agree.
+  bool should_run = true;
+  for (auto& pi : ctx.instruments) should_run &= pi->should_run(mod, pass);
+  if (!should_run) return mod;
+  for (auto& pi : ctx.instruments) pi->run_before_pass(mod, pass);
+  IRModule out = node_->fn(std::move(mod), ctx);
+  for (auto& pi : ctx.instruments) pi->run_after_pass(out, pass);
   return out;
 }
 
 const PassInfo& Pass::info() const {
   if (!node_) throw_error("ValueError", "info() of an undefined pass");
-  return node_->info();
+  return node_->info;
 }
-
-namespace {
-
-// Every pass is a module pass: function passes and sequences are functions over the module.
-class ModulePassNode : public PassNode {
- public:
-  ModulePassNode(PassInfo info, ModulePassFn fn) : PassNode(std::move(info)), fn_(std::move(fn)) {}
-  IRModule run(IRModule mod, const PassContext& ctx) const override { return fn_(std::move(mod), ctx); }
-
- private:
-  ModulePassFn fn_;
-};
-
-bool skip_optimization(const FunctionNode& fn) {
-  if (fn.attrs.count("Compiler")) return true;
-  auto it = fn.attrs.find("SkipOptimization");
-  if (it == fn.attrs.end()) return false;
-  if (auto* i = std::get_if<int64_t>(&it->second)) return *i != 0;
-  if (auto* b = std::get_if<bool>(&it->second)) return *b;
-  return false;
-}
-
-}  // namespace
 
 Pass create_module_pass(ModulePassFn fn, int opt_level, std::string name, bool required) {
-  return Pass(std::make_shared<ModulePassNode>(PassInfo{std::move(name), opt_level, required}, std::move(fn)));
+  return Pass(PassInfo{std::move(name), opt_level, required}, std::move(fn));
 }
 
 Pass create_function_pass(FunctionPassFn fn, int opt_level, std::string name, bool required) {
@@ -128,8 +100,13 @@ Pass Sequential(std::vector<Pass> passes, std::string name, int opt_level) {
   for (auto& p : passes)
     if (!p.defined()) throw_error("ValueError", "Sequential '" + name + "' holds an undefined pass");
   auto run = [passes = std::move(passes)](IRModule mod, const PassContext& ctx) {
-    for (auto& p : passes)
-      if (ctx.pass_enabled(p.info())) mod = p(std::move(mod), ctx);
+    for (auto& p : passes) {
+      // A disabled pass never runs; a required one runs whatever its opt_level.
+      const PassInfo& info = p.info();
+      bool required = info.required || contains(ctx.required_pass, info.name);
+      if (!contains(ctx.disabled_pass, info.name) && (required || ctx.opt_level >= info.opt_level))
+        mod = p(std::move(mod), ctx);
+    }
     return mod;
   };
   return create_module_pass(std::move(run), opt_level, std::move(name));
@@ -141,8 +118,6 @@ void PassTimingInstrument::enter_pass_ctx() {
   entries_.clear();
   open_.clear();
 }
-
-void PassTimingInstrument::exit_pass_ctx() { open_.clear(); }
 
 void PassTimingInstrument::run_before_pass(const IRModule&, const PassInfo& info) {
   entries_.push_back(Entry{info.name, int(open_.size()), 0.0});
@@ -166,12 +141,9 @@ std::string PassTimingInstrument::render() const {
     if (e.depth == 0) total += e.elapsed_us;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
-    double parent = total;
-    for (size_t j = i; j-- > 0;)
-      if (entries_[j].depth == e.depth - 1) {
-        parent = entries_[j].elapsed_us;
-        break;
-      }
+    auto up = std::find_if(entries_.rend() - i, entries_.rend(),
+                           [&](const Entry& p) { return p.depth == e.depth - 1; });
+    double parent = up == entries_.rend() ? total : up->elapsed_us;
     char line[256];
     std::snprintf(line, sizeof line, "%*s%s: %.0fus (%.2f%%)\n", 2 * e.depth, "",
                   e.name.c_str(), e.elapsed_us, parent > 0 ? 100.0 * e.elapsed_us / parent : 0.0);
@@ -179,14 +151,6 @@ std::string PassTimingInstrument::render() const {
   }
   os << "Total: " << static_cast<long long>(total) << "us\n";
   return os.str();
-}
-
-void PassPrintingInstrument::run_before_pass(const IRModule& mod, const PassInfo& info) {
-  if (before_ && callback_) callback_(info.name, mod, true);
-}
-
-void PassPrintingInstrument::run_after_pass(const IRModule& mod, const PassInfo& info) {
-  if (after_ && callback_) callback_(info.name, mod, false);
 }
 
 }  // namespace partita::transform

@@ -32,7 +32,9 @@ GlobalVar add_fresh_function(IRModule& mod, NameSupply& names, const std::string
   return gv;
 }
 
-Function with_attrs(const Function& func, DictAttrs attrs) {
+Function with_attrs(const Function& func, const std::function<void(DictAttrs&)>& edit) {
+  DictAttrs attrs = func->attrs;
+  edit(attrs);
   if (attrs == func->attrs) return func;
   auto* out = copy_node(func);
   out->attrs = std::move(attrs);
@@ -117,10 +119,8 @@ IRModule remove_unreachable_functions(IRModule mod, const std::vector<std::strin
     stack.pop_back();
     for (const auto& gv : all_global_vars(f)) reach(gv->name_hint);
   }
-  std::vector<std::string> dead;
-  for (const auto& [name, entry] : mod->functions)
-    if (!live.count(name)) dead.push_back(name);
-  for (const auto& name : dead) mod.remove(name);
+  for (const auto& [gv, f] : mod.functions())
+    if (!live.count(gv->name_hint)) mod.remove(gv->name_hint);
   return mod;
 }
 

@@ -43,8 +43,8 @@ Expr single_block_seq(std::vector<Binding> bindings, bool is_dataflow, const Exp
 GlobalVar add_fresh_function(IRModule& mod, NameSupply& names, const std::string& hint,
                              const std::function<Function(const std::string&)>& make_func);
 
-/// `func` with the attributes `attrs` (`func` itself when they are its own).
-Function with_attrs(const Function& func, DictAttrs attrs);
+/// `func` with its attributes changed by `edit` (`func` itself when they stay its own).
+Function with_attrs(const Function& func, const std::function<void(DictAttrs&)>& edit);
 
 /// True when `func` carries "Codegen" naming `filter` (any codegen when `filter` is empty).
 bool has_codegen(const FunctionNode& func, const std::string& filter);

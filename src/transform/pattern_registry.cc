@@ -12,23 +12,16 @@ namespace partita::transform {
 
 namespace {
 
-struct Registry {
-  std::mutex mu;
-  std::vector<FusionPattern> table;
+// The one table, locked for as long as the caller holds `lock`.
+struct Locked {
+  std::unique_lock<std::mutex> lock;
+  std::vector<FusionPattern>& table;
 };
 
-Registry& registry() {
-  static Registry r;
-  return r;
-}
-
-void add_locked(Registry& r, const std::vector<FusionPattern>& patterns) {
-  for (const auto& p : patterns) {
-    if (p.name.empty() || !p.pattern)
-      throw_error("ValueError", "register_patterns: a pattern needs a name and a pattern ('" + p.name + "')");
-    std::erase_if(r.table, [&](const FusionPattern& q) { return q.name == p.name; });
-    r.table.push_back(p);
-  }
+Locked registry() {
+  static std::mutex mu;
+  static std::vector<FusionPattern> table;
+  return {std::unique_lock(mu), table};
 }
 
 }  // namespace
@@ -37,33 +30,35 @@ void add_locked(Registry& r, const std::vector<FusionPattern>& patterns) {
 // (partita/backend/registry.h), so they come before any user registration and user patterns take
 // priority over them.
 void register_patterns(const std::vector<FusionPattern>& patterns) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  add_locked(r, patterns);
+  auto [lock, table] = registry();
+  for (const auto& p : patterns) {
+    if (p.name.empty() || !p.pattern)
+      throw_error("ValueError",
+                  "register_patterns: a pattern needs a name and a pattern ('" + p.name + "')");
+    std::erase_if(table, [&](const FusionPattern& q) { return q.name == p.name; });
+    table.push_back(p);
+  }
 }
 
 std::vector<FusionPattern> get_patterns_with_prefix(const std::string& prefix) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  auto [lock, table] = registry();
   std::vector<FusionPattern> out;
-  for (auto it = r.table.rbegin(); it != r.table.rend(); ++it)
+  for (auto it = table.rbegin(); it != table.rend(); ++it)
     if (it->name.rfind(prefix, 0) == 0) out.push_back(*it);
   return out;
 }
 
 std::optional<FusionPattern> get_pattern(const std::string& name) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  for (const auto& p : r.table)
+  auto [lock, table] = registry();
+  for (const auto& p : table)
     if (p.name == name) return p;
   return std::nullopt;
 }
 
 std::vector<std::string> list_pattern_names() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  auto [lock, table] = registry();
   std::vector<std::string> out;
-  for (const auto& p : r.table) out.push_back(p.name);
+  for (const auto& p : table) out.push_back(p.name);
   return out;
 }
 

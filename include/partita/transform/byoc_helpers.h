@@ -31,25 +31,18 @@ struct InlineSelection {
 IRModule inline_compiler_functions(IRModule mod, const InlineSelection& selection = {});
 Pass InlineCompilerFunctions(InlineSelection selection = {});
 
-/// Maps a codegen function to the global that holds it (TVM's GlobalSymbolCache).
+/// Maps a codegen function to the global that holds it (TVM's GlobalSymbolCache), keyed by
+/// structural hash/equality of the function without "global_symbol": a new function is named
+/// after its own "global_symbol" when it has one, else "<codegen>_<n>" (made unique in the
+/// module).
 class GlobalSymbolCache {
  public:
-  virtual ~GlobalSymbolCache() = default;
   /// The global name for `func`: the same name for structurally equal functions.
-  virtual std::string symbol_for(const Function& func, const IRModule& mod) = 0;
-};
-
-/// Default cache: keyed by structural hash/equality of the function without "global_symbol";
-/// a new function is named after its own "global_symbol" when it has one, else
-/// "<codegen>_<n>" (made unique in the module).
-class StructuralGlobalSymbolCache : public GlobalSymbolCache {
- public:
-  std::string symbol_for(const Function& func, const IRModule& mod) override;
-  size_t size() const { return entries_.size(); }
+  std::string symbol_for(const Function& func, const IRModule& mod);
 
  private:
-  std::vector<std::pair<Function, std::string>> entries_;
-  std::unordered_multimap<size_t, size_t> by_hash_;
+  std::unordered_map<Function, std::string, StructuralHash, StructuralEqual> symbols_;
+  std::vector<std::string> names_;  // the names given, in order
 };
 
 /// Lifts every "Codegen" function nested inside another function to a global and makes global

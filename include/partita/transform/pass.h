@@ -76,48 +76,36 @@ class PassContext {
     PassContext* ctx_;
   };
 
-  /// Whether Sequential should run a pass with `info` in this context.
-  bool pass_enabled(const PassInfo& info) const;
-  /// Asks every instrument's should_run; when all agree, calls their run_before_pass.
-  bool instrument_before_pass(const IRModule& mod, const PassInfo& info) const;
-  void instrument_after_pass(const IRModule& mod, const PassInfo& info) const;
-
   /// The config value `key`, or nullptr.
   const AttrValue* get_config(const std::string& key) const;
 };
 
-/// The body of a pass.
-class PassNode {
- public:
-  explicit PassNode(PassInfo info) : info_(std::move(info)) {}
-  virtual ~PassNode() = default;
-  const PassInfo& info() const { return info_; }
-  /// Transforms `mod` (no instrumentation).
-  virtual IRModule run(IRModule mod, const PassContext& ctx) const = 0;
+using ModulePassFn = std::function<IRModule(IRModule, const PassContext&)>;
+using FunctionPassFn = std::function<Function(Function, IRModule, const PassContext&)>;
 
- private:
-  PassInfo info_;
-};
-
-/// A pass: a function from IRModule to IRModule with a name and an opt level.
+/// A pass: a function from IRModule to IRModule with a name and an opt level. Every pass is a
+/// module pass: function passes and sequences are functions over the module.
 class Pass {
  public:
   Pass() = default;
-  explicit Pass(std::shared_ptr<const PassNode> node) : node_(std::move(node)) {}
+  Pass(PassInfo info, ModulePassFn fn)
+      : node_(std::make_shared<const Node>(Node{std::move(info), std::move(fn)})) {}
   /// Runs the pass in PassContext::current().
-  IRModule operator()(IRModule mod) const;
+  IRModule operator()(IRModule mod) const {
+    return (*this)(std::move(mod), PassContext::current());
+  }
   /// Runs the pass in `ctx`, with its instruments around it.
   IRModule operator()(IRModule mod, const PassContext& ctx) const;
   const PassInfo& info() const;
-  const PassNode* get() const { return node_.get(); }
   bool defined() const { return node_ != nullptr; }
 
  private:
-  std::shared_ptr<const PassNode> node_;
+  struct Node {
+    PassInfo info;
+    ModulePassFn fn;
+  };
+  std::shared_ptr<const Node> node_;
 };
-
-using ModulePassFn = std::function<IRModule(IRModule, const PassContext&)>;
-using FunctionPassFn = std::function<Function(Function, IRModule, const PassContext&)>;
 
 /// A pass that transforms the whole module.
 Pass create_module_pass(ModulePassFn fn, int opt_level, std::string name, bool required = false);
@@ -142,7 +130,7 @@ class PassTimingInstrument : public PassInstrument {
     double elapsed_us;  // wall time
   };
   void enter_pass_ctx() override;
-  void exit_pass_ctx() override;
+  void exit_pass_ctx() override { open_.clear(); }
   void run_before_pass(const IRModule& mod, const PassInfo& info) override;
   void run_after_pass(const IRModule& mod, const PassInfo& info) override;
   /// Finished passes, in the order they started.
@@ -164,8 +152,12 @@ class PassPrintingInstrument : public PassInstrument {
   explicit PassPrintingInstrument(Callback callback, bool before = true, bool after = true)
       : PassInstrument("PassPrintingInstrument"), callback_(std::move(callback)), before_(before),
         after_(after) {}
-  void run_before_pass(const IRModule& mod, const PassInfo& info) override;
-  void run_after_pass(const IRModule& mod, const PassInfo& info) override;
+  void run_before_pass(const IRModule& mod, const PassInfo& info) override {
+    if (before_ && callback_) callback_(info.name, mod, true);
+  }
+  void run_after_pass(const IRModule& mod, const PassInfo& info) override {
+    if (after_ && callback_) callback_(info.name, mod, false);
+  }
 
  private:
   Callback callback_;

@@ -167,10 +167,9 @@ class Planner : public ExprVisitor {
   }
 
   void visit_(const VarNode* v) override {
-    Var var(v);
-    auto it = def_blocks_.find(var);
-    if (!inside_dataflow() || (it != def_blocks_.end() && current_block_ && current_block_ != it->second))
-      used_outside_home_.insert(var);
+    auto it = def_blocks_.find(Var(v));
+    if (!inside_dataflow() || (it != def_blocks_.end() && current_block_ != it->second))
+      used_outside_home_.insert(Var(v));
   }
 
   bool inside_dataflow() const { return current_block_ && current_block_->is_dataflow; }

@@ -59,14 +59,7 @@ Function remove_all_unused(Function f, const IRModule& mod) {
 
 IRModule detail::dead_code_elimination(IRModule mod, const std::vector<std::string>& entries) {
   mod = remove_unreachable_functions(std::move(mod), entries);
-  std::vector<std::pair<GlobalVar, Expr>> updates;
-  for (auto& [gv, f] : mod.functions()) {
-    auto* fn = f.as<FunctionNode>();
-    if (!fn) continue;
-    Function nf = remove_all_unused(Function(fn), mod);
-    if (nf.get() != fn) updates.emplace_back(gv, nf);
-  }
-  for (auto& [gv, f] : updates) mod.update(gv, f);
+  mod = map_functions(mod, [&](const Function& f) { return remove_all_unused(f, mod); });
   return remove_unreachable_functions(std::move(mod), entries);
 }
 

@@ -8,6 +8,7 @@
 // land in and struct info re-derived from their new values (in the caller's symbolic variables:
 // substitution derives a rebuilt node's).
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -27,17 +28,12 @@ class Inliner {
   Inliner(IRModule mod, const InlineSelection& sel) : mod_(std::move(mod)), sel_(sel) {}
 
   IRModule run() {
-    IRModule out = mod_;
-    for (const auto& [gv, func] : mod_.functions()) {
-      auto* fn = func.as<FunctionNode>();
-      if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
+    IRModule out = detail::map_functions(mod_, [&](const Function& fn) {
+      if (fn->attrs.count("Codegen") || fn->attrs.count("Composite")) return fn;
       uses_ = detail::UseCounter();
-      uses_.visit_expr(func);
-      Function updated = detail::rewrite_blocks(Function(fn), [&](const BindingBlock& block) {
-        return rewrite_block(block);
-      });
-      if (updated.get() != fn) out.update(gv, updated);
-    }
+      uses_.visit_expr(fn);
+      return detail::rewrite_blocks(fn, std::bind_front(&Inliner::rewrite_block, this));
+    });
     // Inlined globals nobody calls any more go away.
     std::set<std::string> still_called;
     for (const auto& [gv, func] : out.functions())
@@ -57,8 +53,7 @@ class Inliner {
     if (!fn) return {};
     auto codegen = fn->attr_string("Codegen");
     auto composite = fn->attr_string("Composite");
-    bool named = std::find(sel_.functions.begin(), sel_.functions.end(), gv->name_hint) !=
-                 sel_.functions.end();
+    bool named = std::ranges::find(sel_.functions, gv->name_hint) != sel_.functions.end();
     // A host "Primitive" group (FuseOps) is inlined only when named, as build does.
     if (!codegen && !composite) return named && fn->attrs.count("Primitive") ? fn : Function();
     if (named || (sel_.backends.empty() && sel_.functions.empty())) return fn;

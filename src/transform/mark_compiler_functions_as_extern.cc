@@ -5,14 +5,10 @@
 namespace partita::transform {
 
 IRModule mark_compiler_functions_as_extern(IRModule mod, const std::string& compiler_filter) {
-  IRModule out = mod;
-  for (const auto& [gv, func] : mod.functions()) {
-    auto fn = func.as_ref<FunctionNode>();
-    if (!fn || !detail::has_codegen(*fn, compiler_filter)) continue;
-    Function marked = detail::with_attrs(fn, [](DictAttrs& a) { a["Extern"] = int64_t(1); });
-    if (marked.get() != fn.get()) out.update(gv, marked);
-  }
-  return out;
+  return detail::map_functions(std::move(mod), [&](const Function& fn) {
+    if (!detail::has_codegen(*fn, compiler_filter)) return fn;
+    return detail::with_attrs(fn, [](DictAttrs& attrs) { attrs["Extern"] = int64_t(1); });
+  });
 }
 
 Pass MarkCompilerFunctionsAsExtern(std::string compiler_filter) {

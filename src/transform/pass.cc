@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "partita/support/error.h"
+#include "pass_util.h"
 
 namespace partita::transform {
 
@@ -83,15 +84,9 @@ Pass create_module_pass(ModulePassFn fn, int opt_level, std::string name, bool r
 
 Pass create_function_pass(FunctionPassFn fn, int opt_level, std::string name, bool required) {
   auto run = [fn = std::move(fn)](IRModule mod, const PassContext& ctx) {
-    std::vector<std::pair<GlobalVar, Expr>> updates;
-    for (auto& [gv, f] : mod.functions()) {
-      auto* func = f.as<FunctionNode>();
-      if (!func || skip_optimization(*func)) continue;
-      Function nf = fn(Function(func), mod, ctx);
-      if (nf.get() != func) updates.emplace_back(gv, nf);
-    }
-    for (auto& [gv, f] : updates) mod.update(gv, f);
-    return mod;
+    return detail::map_functions(mod, [&](const Function& f) {
+      return skip_optimization(*f) ? f : fn(f, mod, ctx);
+    });
   };
   return create_module_pass(std::move(run), opt_level, std::move(name), required);
 }

@@ -53,6 +53,15 @@ const FunctionNode* composite_callee(const IRModule& mod, const Expr& callee) {
   return f && f->attrs.count("Composite") ? f : nullptr;
 }
 
+IRModule map_functions(IRModule mod, const std::function<Function(const Function&)>& rewrite) {
+  IRModule out = mod;
+  for (const auto& [gv, f] : mod.functions()) {
+    auto fn = f.as_ref<FunctionNode>();
+    if (Function nf = fn ? rewrite(fn) : fn; !(nf == fn)) out.update(gv, nf);
+  }
+  return out;
+}
+
 Function rewrite_blocks(const Function& func,
                         const std::function<BindingBlock(const BindingBlock&)>& rewrite) {
   auto* seq = func->body.as<SeqExprNode>();

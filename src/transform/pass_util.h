@@ -30,6 +30,10 @@ Function rewrite_bindings(const Function& func,
 Function redirect_calls(const Function& func,
                         const std::function<GlobalVar(const GlobalVarNode*)>& callee);
 
+/// `mod` with each Relax function `func` replaced by `rewrite(func)` where that is another one
+/// (`mod` itself is left as it was, for `rewrite` to read).
+IRModule map_functions(IRModule mod, const std::function<Function(const Function&)>& rewrite);
+
 /// A binding of `var` to `value` of the kind of `like` (a match_cast keeps its struct info).
 Binding rebind(const Binding& like, const Var& var, const Expr& value);
 

@@ -58,7 +58,7 @@ Pass OutlineCompilerFunctions(std::shared_ptr<GlobalSymbolCache> cache = nullptr
 IRModule mark_compiler_functions_as_extern(IRModule mod, const std::string& compiler_filter = "");
 Pass MarkCompilerFunctionsAsExtern(std::string compiler_filter = "");
 
-/// Removes "global_symbol" (and `also`) from a function's attributes.
+/// The function without the attributes `keys`.
 Function without_attrs(const Function& func, const std::vector<std::string>& keys);
 
 }  // namespace partita::transform

@@ -66,21 +66,16 @@ class Inliner {
 
   BindingBlock rewrite_block(const BindingBlock& block) {
     std::vector<Binding> out;
-    bool changed = false;
     // Tuple-result calls: the item bindings `w = v[i]` that can take the producers' place.
     std::unordered_map<const VarNode*, std::map<int, Binding>> items;
     std::set<const BindingNode*> skip;
     for (const auto& b : block->bindings) {
       auto* vb = b.as<VarBindingNode>();
-      if (!vb) continue;
-      if (auto* tgi = vb->value.as<TupleGetItemNode>())
-        if (auto* tv = tgi->tuple.as<VarNode>()) items[tv].emplace(tgi->index, b);
+      auto* tgi = vb ? vb->value.as<TupleGetItemNode>() : nullptr;
+      if (auto* tv = tgi ? tgi->tuple.as<VarNode>() : nullptr) items[tv].emplace(tgi->index, b);
     }
     for (const auto& b : block->bindings) {
-      if (skip.count(b.get())) {
-        changed = true;
-        continue;
-      }
+      if (skip.count(b.get())) continue;
       auto* vb = b.as<VarBindingNode>();
       auto* call = vb ? vb->value.as<CallNode>() : nullptr;
       Function callee = call ? selected(call->op) : Function();
@@ -88,7 +83,6 @@ class Inliner {
         out.push_back(b);
         continue;
       }
-      changed = true;
       inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
       VarMap dest;
       int item_uses = 0;
@@ -111,7 +105,8 @@ class Inliner {
       if (!items_only && !(result == Expr(vb->var)))
         out.push_back(make<VarBindingNode>(vb->var, result));
     }
-    if (!changed) return block;
+    // Nothing inlined or skipped: every binding is the one it was (inlining makes new ones).
+    if (std::ranges::equal(out, block->bindings)) return block;
     return make<BindingBlockNode>(std::move(out), block->is_dataflow);
   }
 
@@ -130,24 +125,19 @@ class Inliner {
     VarRemap remap;
     for (size_t i = 0; i < callee->params.size() && i < args.size(); ++i)
       remap[callee->params[i]] = args[i];
-    std::unordered_map<Var, Function, RefHash, RefEq> local_funcs;
+    PtrMap<Function> local_funcs;  // local function variable -> its function
     for (const auto& block : seq->blocks) {
       for (const auto& b : block->bindings) {
         auto dit = dest.find(b->var);
         auto* vb = b.as<VarBindingNode>();
         if (auto fn = vb ? vb->value.as_ref<FunctionNode>() : Function()) {
-          local_funcs[vb->var] = fn;
+          local_funcs[vb->var.get()] = fn;
           continue;
         }
-        Function inner;
         auto* call = vb ? vb->value.as<CallNode>() : nullptr;
-        if (call) {
-          if (auto ov = call->op.as_ref<VarNode>(); ov && local_funcs.count(ov)) inner = local_funcs[ov];
-          else if (const FunctionNode* fn = detail::composite_callee(mod_, call->op)) {
-            inner = Function(fn);
-            inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
-          }
-        }
+        Function inner(call ? detail::composite_callee(mod_, call->op) : nullptr);
+        if (inner) inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
+        else if (Function* local = call ? local_funcs.find(call->op.get()) : nullptr) inner = *local;
         if (inner) {
           std::vector<Expr> inner_args;
           for (const auto& a : call->args) inner_args.push_back(substitute_vars(a, remap));

@@ -47,8 +47,7 @@ class GroupsBuilder {
     auto only_get_item_users = [&](int t) {
       if (escaping.count(bindings[t]->var.get()) || user_off[t] == user_off[t + 1]) return false;
       for (int k = user_off[t]; k < user_off[t + 1]; ++k) {
-        int u = user_list[k];
-        auto* vb = bindings[u].as<VarBindingNode>();
+        auto* vb = bindings[user_list[k]].as<VarBindingNode>();
         auto* g = vb ? vb->value.as<TupleGetItemNode>() : nullptr;
         if (!g || !(g->tuple == bindings[t]->var)) return false;
       }

@@ -60,11 +60,10 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
   for (const auto& [gv, func] : out.functions()) {
     auto* fn = func.as<FunctionNode>();
     if (!fn || fn->attrs.count("Codegen") || fn->attrs.count("Composite")) continue;
-    Function original(fn);
     // Local codegen functions become their globals; references to duplicate globals, their
     // canonical definition.
     PtrMap<Expr> remap;
-    Function stripped = rewrite_bindings(original, [&](const Binding& b) -> Binding {
+    Function stripped = rewrite_bindings(Function(fn), [&](const Binding& b) -> Binding {
       auto* vb = b.as<VarBindingNode>();
       auto local = vb ? vb->value.as_ref<FunctionNode>() : Function();
       if (!local || !detail::has_codegen(*local, compiler_filter) || !free_vars(local).empty()) return b;

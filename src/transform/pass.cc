@@ -52,11 +52,6 @@ PassContext::Scope::~Scope() {
   }
 }
 
-const AttrValue* PassContext::get_config(const std::string& key) const {
-  auto it = config.find(key);
-  return it == config.end() ? nullptr : &it->second;
-}
-
 // ---- Pass ----
 
 IRModule Pass::operator()(IRModule mod, const PassContext& ctx) const {

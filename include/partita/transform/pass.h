@@ -77,7 +77,10 @@ class PassContext {
   };
 
   /// The config value `key`, or nullptr.
-  const AttrValue* get_config(const std::string& key) const;
+  const AttrValue* get_config(const std::string& key) const {
+    auto it = config.find(key);
+    return it == config.end() ? nullptr : &it->second;
+  }
 };
 
 using ModulePassFn = std::function<IRModule(IRModule, const PassContext&)>;

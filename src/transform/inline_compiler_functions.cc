@@ -57,11 +57,10 @@ class Inliner {
     // A host "Primitive" group (FuseOps) is inlined only when named, as build does.
     if (!codegen && !composite) return named && fn->attrs.count("Primitive") ? fn : Function();
     if (named || (sel_.backends.empty() && sel_.functions.empty())) return fn;
-    for (const auto& b : sel_.backends) {
-      if (codegen && *codegen == b) return fn;
-      if (composite && composite->rfind(b + ".", 0) == 0) return fn;
-    }
-    return {};
+    auto chosen = [&](const std::string& b) {
+      return (codegen && *codegen == b) || (composite && composite->rfind(b + ".", 0) == 0);
+    };
+    return std::ranges::any_of(sel_.backends, chosen) ? fn : Function();
   }
 
   BindingBlock rewrite_block(const BindingBlock& block) {
@@ -84,34 +83,26 @@ class Inliner {
         continue;
       }
       inlined_.insert(call->op.as<GlobalVarNode>()->name_hint);
-      VarMap dest;
-      int item_uses = 0;
+      VarMap dest;  // fields of a tuple result -> the item variables that take their place
       auto* seq = callee->body.as<SeqExprNode>();
       auto* tup = seq ? seq->body.as<TupleNode>() : nullptr;
       if (auto it = items.find(vb->var.get()); tup && it != items.end()) {
-        std::set<const VarNode*> taken;
         for (const auto& [index, w] : it->second) {
           auto fv = index < int(tup->fields.size()) ? tup->fields[index].as_ref<VarNode>() : Var();
-          if (!fv || taken.count(fv.get()) || is_param(callee, fv)) continue;
-          taken.insert(fv.get());
+          if (!fv || dest.count(fv) || std::ranges::count(callee->params, fv)) continue;
           dest[fv] = w->var;
-          ++item_uses;
           skip.insert(w.get());
         }
       }
       Expr result = inline_body(callee, call->args, dest, vb->var, block->is_dataflow, out);
       // A tuple result read only through the items that took its fields needs no binding.
-      bool items_only = result.as<TupleNode>() && uses_.uses(vb->var) <= item_uses;
+      bool items_only = result.as<TupleNode>() && uses_.uses(vb->var) <= int(dest.size());
       if (!items_only && !(result == Expr(vb->var)))
         out.push_back(make<VarBindingNode>(vb->var, result));
     }
     // Nothing inlined or skipped: every binding is the one it was (inlining makes new ones).
     if (std::ranges::equal(out, block->bindings)) return block;
     return make<BindingBlockNode>(std::move(out), block->is_dataflow);
-  }
-
-  static bool is_param(const Function& f, const Var& v) {
-    return std::find(f->params.begin(), f->params.end(), v) != f->params.end();
   }
 
   // Emits `callee`'s bindings into `out` with its parameters bound to `args`; returns the

@@ -119,7 +119,7 @@ class Inliner {
     PtrMap<Function> local_funcs;  // local function variable -> its function
     for (const auto& block : seq->blocks) {
       for (const auto& b : block->bindings) {
-        auto dit = dest.find(b->var);
+        Var to = dest.contains(b->var) ? dest.at(b->var) : Var();  // the variable to bind, if set
         auto* vb = b.as<VarBindingNode>();
         if (auto fn = vb ? vb->value.as_ref<FunctionNode>() : Function()) {
           local_funcs[vb->var.get()] = fn;
@@ -132,7 +132,6 @@ class Inliner {
         if (inner) {
           std::vector<Expr> inner_args;
           for (const auto& a : call->args) inner_args.push_back(substitute_vars(a, remap));
-          Var to = dit != dest.end() ? dit->second : Var();
           Expr result = inline_body(inner, inner_args, {}, to, dataflow, out);
           if (to && !(result == Expr(to))) out.push_back(make<VarBindingNode>(to, result));
           remap[b->var] = to ? Expr(to) : result;
@@ -140,7 +139,6 @@ class Inliner {
         }
         // A match_cast's new variable keeps its struct info, a binding's takes its new value's.
         Expr value = substitute_vars(binding_value(*b), remap);
-        Var to = dit != dest.end() ? dit->second : Var();
         if (!to) {
           const std::string& name = b->var->name_hint;
           StructInfo sinfo = vb && value->struct_info_ ? value->struct_info_ : b->var->struct_info_;

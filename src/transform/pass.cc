@@ -15,10 +15,6 @@ namespace partita::transform {
 namespace {
 thread_local std::vector<PassContext*> g_ctx_stack;
 
-bool contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 // Function passes skip what TVM skips: functions for an external compiler, and those marked.
 bool skip_optimization(const FunctionNode& fn) {
   if (fn.attrs.count("Compiler")) return true;
@@ -93,9 +89,9 @@ Pass Sequential(std::vector<Pass> passes, std::string name, int opt_level) {
     for (auto& p : passes) {
       // A disabled pass never runs; a required one runs whatever its opt_level.
       const PassInfo& info = p.info();
-      bool required = info.required || contains(ctx.required_pass, info.name);
-      if (!contains(ctx.disabled_pass, info.name) && (required || ctx.opt_level >= info.opt_level))
-        mod = p(std::move(mod), ctx);
+      bool disabled = std::ranges::count(ctx.disabled_pass, info.name);
+      bool required = info.required || std::ranges::count(ctx.required_pass, info.name);
+      if (!disabled && (required || ctx.opt_level >= info.opt_level)) mod = p(std::move(mod), ctx);
     }
     return mod;
   };

@@ -64,11 +64,8 @@ IRModule detail::dead_code_elimination(IRModule mod, const std::vector<std::stri
 }
 
 Pass DeadCodeElimination(std::vector<std::string> entry_functions) {
-  return create_module_pass(
-      [entry_functions](IRModule mod, const PassContext&) {
-        return detail::dead_code_elimination(std::move(mod), entry_functions);
-      },
-      1, "DeadCodeElimination");
+  return module_pass(detail::dead_code_elimination, 1, "DeadCodeElimination",
+                     std::move(entry_functions));
 }
 
 }  // namespace partita::transform

@@ -164,9 +164,7 @@ IRModule inline_compiler_functions(IRModule mod, const InlineSelection& selectio
 }
 
 Pass InlineCompilerFunctions(InlineSelection selection) {
-  return create_module_pass(
-      [selection](IRModule mod, const PassContext&) { return inline_compiler_functions(std::move(mod), selection); },
-      0, "InlineCompilerFunctions");
+  return module_pass(inline_compiler_functions, 0, "InlineCompilerFunctions", std::move(selection));
 }
 
 Function without_attrs(const Function& func, const std::vector<std::string>& keys) {

@@ -12,11 +12,8 @@ IRModule mark_compiler_functions_as_extern(IRModule mod, const std::string& comp
 }
 
 Pass MarkCompilerFunctionsAsExtern(std::string compiler_filter) {
-  return create_module_pass(
-      [compiler_filter](IRModule mod, const PassContext&) {
-        return mark_compiler_functions_as_extern(std::move(mod), compiler_filter);
-      },
-      0, "MarkCompilerFunctionsAsExtern");
+  return module_pass(mark_compiler_functions_as_extern, 0, "MarkCompilerFunctionsAsExtern",
+                     std::move(compiler_filter));
 }
 
 }  // namespace partita::transform

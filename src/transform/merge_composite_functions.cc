@@ -248,9 +248,7 @@ IRModule merge_composite_functions(IRModule mod) {
 }
 
 Pass MergeCompositeFunctions() {
-  return create_module_pass(
-      [](IRModule mod, const PassContext&) { return merge_composite_functions(std::move(mod)); }, 0,
-      "MergeCompositeFunctions");
+  return module_pass(merge_composite_functions, 0, "MergeCompositeFunctions");
 }
 
 }  // namespace partita::transform

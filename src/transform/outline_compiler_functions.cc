@@ -80,11 +80,8 @@ IRModule outline_compiler_functions(IRModule mod, std::shared_ptr<GlobalSymbolCa
 }
 
 Pass OutlineCompilerFunctions(std::shared_ptr<GlobalSymbolCache> cache, std::string compiler_filter) {
-  return create_module_pass(
-      [cache, compiler_filter](IRModule mod, const PassContext&) {
-        return outline_compiler_functions(std::move(mod), cache, compiler_filter);
-      },
-      0, "OutlineCompilerFunctions");
+  return module_pass(outline_compiler_functions, 0, "OutlineCompilerFunctions", std::move(cache),
+                     std::move(compiler_filter));
 }
 
 }  // namespace partita::transform

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "partita/ir/attrs.h"
@@ -112,11 +113,19 @@ class Pass {
 
 /// A pass that transforms the whole module.
 Pass create_module_pass(ModulePassFn fn, int opt_level, std::string name, bool required = false);
+/// The module pass calling `fn(mod, options...)`: a function over the module and the options the
+/// pass was made with.
+template <class... Options>
+Pass module_pass(IRModule (*fn)(IRModule, Options...), int opt_level, std::string name,
+                 std::decay_t<std::type_identity_t<Options>>... options) {
+  auto run = [=](IRModule mod, const PassContext&) { return fn(std::move(mod), options...); };
+  return create_module_pass(std::move(run), opt_level, std::move(name));
+}
 /// A pass that transforms each Relax function of the module (not ExternFuncs, and not functions
 /// with a "Compiler" attribute or a nonzero "SkipOptimization", as TVM skips them).
 Pass create_function_pass(FunctionPassFn fn, int opt_level, std::string name,
                           bool required = false);
-/// Runs `passes` in order (each subject to PassContext::pass_enabled).
+/// Runs `passes` in order (each subject to the context's opt_level, required and disabled lists).
 Pass Sequential(std::vector<Pass> passes, std::string name = "sequential", int opt_level = 0);
 
 // ---------------------------------------------------------------------------------------------

@@ -49,8 +49,8 @@ Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
     BindingUseCounter c;
     c.visit_expr(f);
-    // The mutator rebuilds the whole function: it runs only when some binding is dead (it visits
-    // the bindings counted here, so it removes that one and the loop ends).
+    // The mutator rebuilds the whole function: it runs only when some binding is dead, and it
+    // visits the bindings counted here, so each round removes at least that one.
     auto dead = [&](const Binding& b) { return !c.uses(b->var) && removable(b); };
     if (std::none_of(c.bindings.begin(), c.bindings.end(), dead)) return f;
     f = UnusedBindingRemover(c, mod).visit_expr(f).as_ref<FunctionNode>();

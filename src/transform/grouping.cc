@@ -2,6 +2,7 @@
 #include "grouping.h"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <tuple>
 #include <type_traits>
@@ -537,6 +538,10 @@ struct GroupFuser::Impl {
     // Tensor struct info with a constant shape and no device (the common case) by an exact key:
     // no generic structural hashing. One with a device goes the generic way, which compares it.
     if (auto* t = x.as<TensorStructInfoNode>(); t && !t->vdevice) {
+      // Many calls share a struct info object (a group function's result, a parameter's): a
+      // small cache by address skips reading the shape (entries keep their object alive).
+      auto& cached = sinfo_cache_[(reinterpret_cast<uintptr_t>(t) >> 4) % sinfo_cache_.size()];
+      if (cached.first.get() == t) return cached.second;
       auto dtype = [](DataType d) { return int64_t(d.code()) << 24 | d.bits() << 16 | d.lanes(); };
       key_.assign({dtype(t->dtype), t->ndim, t->shape.has_value()});
       bool exact = true;
@@ -548,6 +553,7 @@ struct GroupFuser::Impl {
       if (exact) {
         auto [it, fresh] = tensor_ids_.try_emplace(key_, intern_count_);
         intern_count_ += fresh;
+        cached = {x, it->second};
         return it->second;
       }
     }
@@ -820,6 +826,7 @@ struct GroupFuser::Impl {
   std::unordered_map<size_t, std::vector<std::pair<ObjectRef, int64_t>>> intern_buckets_;
   std::unordered_map<std::vector<int64_t>, int64_t, FingerprintHash> tensor_ids_;  // by key_
   std::vector<ObjectRef> intern_keep_;
+  std::array<std::pair<ObjectRef, int64_t>, 256> sinfo_cache_;  // by the struct info's address
   int64_t intern_count_ = 0;
   std::vector<DictAttrs> fattrs_seen_;
   Creator creator_;

@@ -152,7 +152,6 @@ class KernelEmitter {
                        const std::string& acc)> store;
   };
   void emit_direct_conv(const DirectConv& d);  // kernel_gemm.cc
-  void emit_direct_conv_rows(const DirectConv& d, int64_t run, int64_t parts);  // kernel_gemm.cc
   void emit_arg_reduce();                                // kernel_arg_reduce.cc
   void emit_cumsum();                                    // kernel_cumsum.cc
   void emit_topk();                                      // kernel_topk.cc

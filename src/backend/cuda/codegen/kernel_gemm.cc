@@ -662,115 +662,36 @@ void KernelEmitter::emit_matmul() {
 // Direct convolution (few output channels per group: depthwise, or a last layer to 3 colours):
 // one thread per (image, group, output pixel), computing the group's OG output channels
 // together, so each input evaluation (with its fused producers: a norm, a pad, a resize) is
-// shared by all of them rather than repeated per channel. When the pixels are too few to fill
-// the GPU (a 224 x 224 image to 3 channels: 50k threads for a 132-SM GPU holding 270k) and the
-// reduction is long, kDirectParts threads share a pixel, each walking every kDirectParts-th
-// (channel, kernel row), and their partial sums meet in shared memory before the epilogue.
+// shared by all of them rather than repeated per channel. With unit stride along the width, a
+// thread computes a run of adjacent outputs of a row, so the run + KW - 1 inputs of each kernel
+// row they share are loaded (and their producers evaluated) once into registers, not KW times
+// per output. When the pixels are too few to fill the GPU (a 224 x 224 image to 3 channels: 50k
+// threads for a 132-SM GPU holding 270k) and the reduction is long, several threads share a
+// pixel (or run), each walking every parts-th (channel, kernel row), and their partial sums meet
+// in shared memory before the epilogue.
 void KernelEmitter::emit_direct_conv(const DirectConv& d) {
-  const PrimExpr &n_img = d.images, &OH = d.out_h, &OW = d.out_w, &CG = d.group_channels, &KH = d.kernel_h;
-  const int64_t groups = d.groups, og = d.group_outputs;
-  constexpr int64_t kDirectParts = 4, kLanes = 64, kFewPixels = int64_t(1) << 17;
-  const std::vector<PrimExpr> pixels{n_img, int_imm(groups), OH, OW};
+  constexpr int64_t kParts = 4, kLanes = 64, kFewPixels = int64_t(1) << 17;
+  const int64_t og = d.group_outputs;
   const std::string acc_t = gemm_accumulator(values_[size_t(d.data)].dtype);
-  const std::string sCG = dim(CG), sKH = dim(KH), sKW = dim(d.kernel_w), sOG = std::to_string(og);
-  auto total = as_const_int(n_img * int_imm(groups) * OH * OW);
-  auto reduction = as_const_int(CG * KH);
+  auto total = as_const_int(d.images * int_imm(d.groups) * d.out_h * d.out_w);
+  auto reduction = as_const_int(d.group_channels * d.kernel_h);
   const bool split = total && reduction && *total < kFewPixels && *reduction >= 16;
-  const auto kw_const = as_const_int(d.kernel_w);
-  if (d.unit_stride_w && kw_const && *kw_const > 1) {
-    const int64_t run = og * 4 <= 32 ? 4 : og * 2 <= 32 ? 2 : 1;
-    // Split, runs of 4 outputs share their inputs too, with twice the parts (a quarter of the
-    // threads otherwise) while the partial sums fit 24 KiB of shared memory.
-    if (!split && run > 1) return emit_direct_conv_rows(d, run, 1);
+  int64_t run = 1, parts = split ? kParts : 1;
+  if (const auto kw = as_const_int(d.kernel_w); d.unit_stride_w && kw && *kw > 1) {
+    // Split, runs of 4 outputs with twice the parts (a quarter of the threads otherwise) while
+    // the partial sums fit 24 KiB of shared memory.
     const int64_t acc_bytes = acc_t == "double" ? 8 : 4;
-    if (split && og * 4 * 2 * kDirectParts * kLanes * acc_bytes <= 24576)
-      return emit_direct_conv_rows(d, 4, 2 * kDirectParts);
+    if (!split) run = og * 4 <= 32 ? 4 : og * 2 <= 32 ? 2 : 1;
+    else if (og * 4 * 2 * kParts * kLanes * acc_bytes <= 24576) run = 4, parts = 2 * kParts;
   }
-  const std::string parts = std::to_string(kDirectParts), lanes = std::to_string(kLanes);
-  std::string red, lane, part, i = w_->fresh("e");
-  if (split) {
-    red = w_->fresh("red"), lane = w_->fresh("lane"), part = w_->fresh("part");
-    w_->line("__shared__ " + acc_t + " " + red + "[" + parts + "][" + sOG + "][" + lanes + "];");
-    w_->line("const int " + lane + " = threadIdx.x % " + lanes + ", " + part + " = threadIdx.x / " + lanes + ";");
-    std::string base = w_->fresh("base");
-    w_->open("for (pt_idx " + base + " = (pt_idx)blockIdx.x * " + lanes + "; " + base + " < " + numel(pixels) + "; " +
-             base + " += (pt_idx)gridDim.x * " + lanes + ")");
-    w_->line("const pt_idx " + i + " = " + base + " + " + lane + ";");
-  } else {
-    w_->open("for (pt_idx " + i + " = (pt_idx)blockIdx.x * blockDim.x + threadIdx.x; " + i + " < " + numel(pixels) +
-             "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
-  }
-  std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
-  const std::string n = pc[0], g = pc[1], oh = pc[2], ow = pc[3];
-  std::vector<std::string> outs, accs;
-  for (int64_t j = 0; j < og; ++j) {
-    outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
-    accs.push_back(w_->fresh("acc"));
-    w_->line(acc_t + " " + accs.back() + " = 0;");
-  }
-  std::string c, kh, kw = w_->fresh("kw");
-  if (split) {
-    w_->open("if (" + i + " < " + numel(pixels) + ")");
-    std::string r = w_->fresh("r");
-    w_->open("for (pt_idx " + r + " = " + part + "; " + r + " < " + dim(CG * KH) + "; " + r + " += " + parts + ")");
-    c = idx_var(r + " / " + sKH), kh = idx_var(r + " % " + sKH);
-  } else {
-    c = w_->fresh("c"), kh = w_->fresh("kh");
-    w_->open("for (pt_idx " + c + " = 0; " + c + " < " + sCG + "; ++" + c + ")");
-  }
-  std::string ch = idx_var(g + " * " + sCG + " + " + c);
-  if (!split) w_->open("for (pt_idx " + kh + " = 0; " + kh + " < " + sKH + "; ++" + kh + ")");
-  std::string ih = d.in_row(oh, kh, 0);
-  w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + sKW + "; ++" + kw + ")");
-  std::string iw = d.in_row(ow, kw, 1);
-  std::string x = d.input(n, ch, ih, iw);
-  for (size_t j = 0; j < outs.size(); ++j) w_->line(accs[j] + " += " + x + " * " + d.weight(outs[j], c, kh, kw) + ";");
-  w_->close();
-  w_->close();
-  w_->close();
-  if (split) {
-    for (size_t j = 0; j < accs.size(); ++j)
-      w_->line(red + "[" + part + "][" + std::to_string(j) + "][" + lane + "] = " + accs[j] + ";");
-    w_->line("__syncthreads();");
-    w_->open("if (" + part + " == 0 && " + i + " < " + numel(pixels) + ")");
-    for (size_t j = 0; j < accs.size(); ++j) {
-      std::string sum = accs[j] + " = " + red + "[0][" + std::to_string(j) + "][" + lane + "]";
-      for (int64_t q = 1; q < kDirectParts; ++q)
-        sum += " + " + red + "[" + std::to_string(q) + "][" + std::to_string(j) + "][" + lane + "]";
-      w_->line(sum + ";");
-    }
-  }
-  for (size_t j = 0; j < outs.size(); ++j) d.store(n, outs[j], oh, ow, accs[j]);
-  if (split) {
-    w_->close();
-    w_->line("__syncthreads();");
-  }
-  w_->close();
-  if (split)
-    set_grid(min(floordiv(int_imm(*total + kLanes - 1), int_imm(kLanes)), int_imm(65535)), int_imm(1), int_imm(1),
-             uint32_t(kLanes * kDirectParts));
-  else
-    set_grid_per_element(pixels);
-}
-
-// The direct convolution with unit stride along the width: each thread computes `run` adjacent
-// outputs of a row, so the run + KW - 1 inputs of each kernel row they share are loaded (and
-// their fused producers evaluated) once into registers, not KW times per output. With `parts`
-// > 1 (few pixels, a long reduction), that many threads share a run, each walking every
-// parts-th (channel, kernel row), and their partial sums meet in shared memory.
-void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int64_t parts) {
-  constexpr int64_t kLanes = 64;
-  const int64_t og = d.group_outputs, kw_n = *as_const_int(d.kernel_w);
-  const std::string acc_t = gemm_accumulator(values_[size_t(d.data)].dtype);
-  const std::string sRun = std::to_string(run), sOG = std::to_string(og), sWin = std::to_string(run + kw_n - 1);
-  const std::string sAcc = std::to_string(og * run), lanes = std::to_string(kLanes);
+  const std::string sRun = std::to_string(run), sOG = std::to_string(og), sAcc = std::to_string(og * run);
+  const std::string sParts = std::to_string(parts), lanes = std::to_string(kLanes);
   const std::vector<PrimExpr> pixels{d.images, int_imm(d.groups), d.out_h,
                                      floordiv(d.out_w + int_imm(run - 1), int_imm(run))};
-  const bool split = parts > 1;
   std::string i = w_->fresh("e"), red, lane, part;
   if (split) {
     red = w_->fresh("red"), lane = w_->fresh("lane"), part = w_->fresh("part");
-    w_->line("__shared__ " + acc_t + " " + red + "[" + std::to_string(parts) + "][" + sAcc + "][" + lanes + "];");
+    w_->line("__shared__ " + acc_t + " " + red + "[" + sParts + "][" + sAcc + "][" + lanes + "];");
     w_->line("const int " + lane + " = threadIdx.x % " + lanes + ", " + part + " = threadIdx.x / " + lanes + ";");
     std::string base = w_->fresh("base");
     w_->open("for (pt_idx " + base + " = (pt_idx)blockIdx.x * " + lanes + "; " + base + " < " + numel(pixels) + "; " +
@@ -781,7 +702,7 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int6
              "; " + i + " += (pt_idx)gridDim.x * blockDim.x)");
   }
   std::vector<std::string> pc = coords_of(Index{dims_of(pixels), i, {}});
-  const std::string n = pc[0], g = pc[1], oh = pc[2], ow0 = idx_var(pc[3] + " * " + sRun);
+  const std::string n = pc[0], g = pc[1], oh = pc[2], ow0 = run > 1 ? idx_var(pc[3] + " * " + sRun) : pc[3];
   std::vector<std::string> outs;
   for (int64_t j = 0; j < og; ++j) outs.push_back(idx_var(g + " * " + sOG + " + " + std::to_string(j)));
   const std::string acc = w_->fresh("acc"), xr = w_->fresh("xr");
@@ -792,7 +713,7 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int6
     w_->open("if (" + i + " < " + numel(pixels) + ")");
     std::string r = w_->fresh("r");
     w_->open("for (pt_idx " + r + " = " + part + "; " + r + " < " + dim(d.group_channels * d.kernel_h) + "; " + r +
-             " += " + std::to_string(parts) + ")");
+             " += " + sParts + ")");
     c = idx_var(r + " / " + dim(d.kernel_h)), kh = idx_var(r + " % " + dim(d.kernel_h));
   } else {
     c = w_->fresh("c"), kh = w_->fresh("kh");
@@ -801,20 +722,27 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int6
   }
   std::string ch = idx_var(g + " * " + dim(d.group_channels) + " + " + c);
   std::string ih = d.in_row(oh, kh, 0);
-  w_->line(acc_t + " " + xr + "[" + sWin + "];");
-  w_->line("#pragma unroll");
-  w_->open("for (int " + p + " = 0; " + p + " < " + sWin + "; ++" + p + ")");
-  std::string iw = d.in_row(ow0, p, 1);  // ow0 - pad + p: tap kw of output ow0 + v reads p = v + kw
-  w_->line(xr + "[" + p + "] = " + d.input(n, ch, ih, iw) + ";");
-  w_->close();
-  w_->line("#pragma unroll");
-  w_->open("for (int " + kw + " = 0; " + kw + " < " + std::to_string(kw_n) + "; ++" + kw + ")");
-  for (int64_t j = 0; j < og; ++j) {
-    std::string wv = w_->fresh("w");
-    w_->line("const " + acc_t + " " + wv + " = " + d.weight(outs[size_t(j)], c, kh, kw) + ";");
+  if (run > 1) {  // the run's window of the kernel row (unit stride: output ow0 + v's tap kw is p = v + kw)
+    const std::string sWin = std::to_string(run + *as_const_int(d.kernel_w) - 1);
+    w_->line(acc_t + " " + xr + "[" + sWin + "];");
     w_->line("#pragma unroll");
-    w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + acc + "[" + std::to_string(j * run) +
-             " + " + v + "] += " + xr + "[" + v + " + " + kw + "] * " + wv + ";");
+    w_->open("for (int " + p + " = 0; " + p + " < " + sWin + "; ++" + p + ")");
+    w_->line(xr + "[" + p + "] = " + d.input(n, ch, ih, d.in_row(ow0, p, 1)) + ";");
+    w_->close();
+  }
+  w_->line("#pragma unroll");
+  w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + dim(d.kernel_w) + "; ++" + kw + ")");
+  std::string x = run > 1 ? "" : d.input(n, ch, ih, d.in_row(ow0, kw, 1));
+  for (int64_t j = 0; j < og; ++j) {
+    std::string wv = w_->fresh("w"), at = acc + "[" + std::to_string(j * run);
+    w_->line("const " + acc_t + " " + wv + " = " + d.weight(outs[size_t(j)], c, kh, kw) + ";");
+    if (run == 1) {
+      w_->line(at + "] += " + x + " * " + wv + ";");
+      continue;
+    }
+    w_->line("#pragma unroll");
+    w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + at + " + " + v + "] += " + xr + "[" +
+             v + " + " + kw + "] * " + wv + ";");
   }
   w_->close();  // kw
   w_->close();  // kh, or the split reduction's (channel, kernel row)
@@ -829,17 +757,17 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int6
     w_->line("#pragma unroll");
     w_->open("for (int " + q + " = 0; " + q + " < " + sAcc + "; ++" + q + ")");
     w_->line("#pragma unroll");
-    w_->line("for (int k = 1; k < " + std::to_string(parts) + "; ++k) " + acc + "[" + q + "] += " + red + "[k][" + q +
-             "][" + lane + "];");
+    w_->line("for (int k = 1; k < " + sParts + "; ++k) " + acc + "[" + q + "] += " + red + "[k][" + q + "][" + lane +
+             "];");
     w_->close();
   }
   w_->line("#pragma unroll");
   w_->open("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ")");
-  std::string ow = idx_var(ow0 + " + " + v);
-  w_->open("if (" + ow + " < " + dim(d.out_w) + ")");
+  std::string ow = run > 1 ? idx_var(ow0 + " + " + v) : ow0;
+  if (run > 1) w_->open("if (" + ow + " < " + dim(d.out_w) + ")");
   for (int64_t j = 0; j < og; ++j)
     d.store(n, outs[size_t(j)], oh, ow, acc + "[" + std::to_string(j * run) + " + " + v + "]");
-  w_->close();
+  if (run > 1) w_->close();
   w_->close();
   if (split) {
     w_->close();  // if (part == 0)
@@ -847,8 +775,8 @@ void KernelEmitter::emit_direct_conv_rows(const DirectConv& d, int64_t run, int6
   }
   w_->close();
   if (split) {
-    auto total = as_const_int(pixels[0] * pixels[1] * pixels[2] * pixels[3]);
-    set_grid(min(floordiv(int_imm(*total + kLanes - 1), int_imm(kLanes)), int_imm(65535)), int_imm(1), int_imm(1),
+    auto count = as_const_int(pixels[0] * pixels[1] * pixels[2] * pixels[3]);
+    set_grid(min(floordiv(int_imm(*count + kLanes - 1), int_imm(kLanes)), int_imm(65535)), int_imm(1), int_imm(1),
              uint32_t(kLanes * parts));
   } else {
     set_grid_per_element(pixels);

@@ -304,7 +304,7 @@ std::string KernelEmitter::compute(int v, const Index& idx) {
         if (after > 0) cond += std::string(cond.empty() ? "" : " && ") + i + " < " + d;
         in.coords[k] = i;
       } else if (mode == "reflect") {
-        in.coords[k] = before == 0 && after == 0 ? i : idx_var("(pt_idx)pt_reflect(" + i + ", " + d + ")");
+        in.coords[k] = before == 0 && after == 0 ? i : idx_var("pt_reflect<pt_idx>(" + i + ", " + d + ")");
       } else {  // edge, replicate
         in.coords[k] = before == 0 && after == 0
                            ? i

@@ -46,6 +46,20 @@ std::string KernelEmitter::compute_resize2d(int v, const Index& idx) {
   const std::string ACC = wide ? "double" : "float";
   std::vector<std::string> oc = coords_of(idx);
   std::vector<std::string> xd = dims_of(x.shape), od = dims_of(kv.shape);
+  // Nearest with asymmetric coordinates and floor rounding at an integer upscale (PyTorch's
+  // nearest upsampling): the input index is the output index over the factor, exactly what
+  // pt_resize_axis's double arithmetic gives, without it (a convolution reading the resize
+  // evaluates it at every tap).
+  auto upscaled = [&](size_t d) {
+    auto in = as_const_int(x.shape[d]), out = as_const_int(kv.shape[d]);
+    return meth == 0 && mode == 3 && rounding == 0 && in && out && *out % *in == 0 ? *out / *in : int64_t(0);
+  };
+  if (upscaled(hd) && upscaled(wd)) {
+    Index in{xd, "", oc};
+    in.coords[hd] = idx_var(oc[hd] + " / " + std::to_string(upscaled(hd)));
+    in.coords[wd] = idx_var(oc[wd] + " / " + std::to_string(upscaled(wd)));
+    return "(" + compute_type(kv.dtype) + ")(" + ACC + ")" + eval(kv.operands[0], in);
+  }
   auto axis = [&](size_t d) {
     std::string i = w_->fresh("ti"), wt = w_->fresh("tw");
     w_->line("pt_i64 " + i + "[4]; double " + wt + "[4];");

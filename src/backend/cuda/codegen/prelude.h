@@ -129,11 +129,16 @@ __device__ __forceinline__ void pt_resize_axis(int method, int mode, int roundin
     for (int k = 0; k < 4; ++k) w[k] /= total;
 }
 
-// numpy's "reflect" padding index.
-__device__ __forceinline__ pt_i64 pt_reflect(pt_i64 i, pt_i64 dim) {
+// numpy's "reflect" padding index, in the kernel's index type: a convolution's operand loads
+// evaluate it for every tap, and two 64-bit modulos there cost more than the product itself. The
+// reflection is symmetric about 0 (period 2 * (dim - 1)), and the modulo is needed only for pads
+// wider than the dimension.
+template <class I>
+__device__ __forceinline__ I pt_reflect(I i, I dim) {
   if (dim <= 1) return 0;
-  pt_i64 period = 2 * (dim - 1);
-  i = ((i % period) + period) % period;
+  const I period = 2 * (dim - 1);
+  if (i < 0) i = -i;
+  if (i >= period) i %= period;
   return i >= dim ? period - i : i;
 }
 )";

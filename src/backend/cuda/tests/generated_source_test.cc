@@ -144,6 +144,34 @@ class Module:
   EXPECT_FALSE(split(short_reduction)) << short_reduction;
 }
 
+// A convolution's operand loads evaluate a fused upsampling and reflection pad at every tap: the
+// nearest upsampling by an integer factor is a division of the index (no pt_resize_axis and its
+// double arithmetic), the reflection is computed in the kernel's index type.
+TEST(CudaGeneratedSource, UpsamplingAndReflectionInConvolutionLoadsAreIndexArithmetic) {
+  auto source = [](const std::string& size) {
+    return only_source(compile_text(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 32, 28, 28), dtype="float32"), w: R.Tensor((32, 32, 3, 3), dtype="float32")):
+        with R.dataflow():
+            a = R.image.resize2d(x, R.shape(SIZE), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+            b = R.nn.pad(a, pad_width=[0, 0, 0, 0, 1, 1, 1, 1], pad_mode="reflect")
+            gv = R.nn.conv2d(b, w)
+            R.output(gv)
+        return gv
+)", "SIZE", size)));
+  };
+  const std::regex resize_call(R"(pt_resize_axis\(\d)");  // a call (the prelude defines it)
+  const std::string twice = source("[56, 84]");  // factors 2 and 3
+  EXPECT_FALSE(std::regex_search(twice, resize_call)) << twice;
+  EXPECT_NE(twice.find(" / 2;"), std::string::npos) << twice;
+  EXPECT_NE(twice.find(" / 3;"), std::string::npos) << twice;
+  EXPECT_NE(twice.find("pt_reflect<pt_idx>("), std::string::npos) << twice;
+  const std::string fractional = source("[56, 42]");  // 1.5: the generic coordinate arithmetic
+  EXPECT_TRUE(std::regex_search(fractional, resize_call)) << fractional;
+}
+
 // With unit stride along the width, a thread computes a run of adjacent outputs from one window of
 // inputs per kernel row (7 taps, 4 outputs: 10 inputs, not 28); a strided convolution does not.
 TEST(CudaGeneratedSource, DirectConvolutionComputesRunsOfAdjacentOutputs) {

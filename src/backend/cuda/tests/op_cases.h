@@ -121,6 +121,10 @@ inline const std::vector<OpCase>& op_cases() {
       {"pad_edge_reflect", "x: " T_("(4, 5)"),
        "a = R.nn.pad(x, pad_width=[2, 1, 3, 3], pad_mode=\"edge\")\nb = R.nn.pad(x, pad_width=[2, 1, 3, 3], pad_mode=\"reflect\")\n"
        "gv = R.add(a, b)", {"float32", "int32"}},
+      // Reflections wider than the dimension (pt_reflect's modulo) on both sides, of a value
+      // computed in the same kernel.
+      {"pad_reflect_wide", "x: " T_("(3, 4)"),
+       "a = R.nn.relu(x)\ngv = R.nn.pad(a, pad_width=[5, 7, 9, 10], pad_mode=\"reflect\")", {"float32", "float16"}},
       // ---- reductions ----
       {"sum_inner_keepdims", "x: " T_("(5, 7, 301)"), "gv = R.sum(x, axis=[2], keepdims=True)", kNumeric, {}, {}, 4},
       {"sum_all", "x: " T_("(9, 13)"), "gv = R.sum(x)", {"float32", "float64", "int32", "int64"}, {}, {}, 4},
@@ -315,6 +319,13 @@ inline const std::vector<OpCase>& op_cases() {
        "d = R.image.resize2d(x, R.shape([8, 10]), method=\"nearest_neighbor\", "
        "coordinate_transformation_mode=\"half_pixel\", rounding_method=\"round\")\n"
        "f = R.add(a, b)\ng = R.add(c, d)\ngv = R.add(f, g)", kFloats},
+      // PyTorch's nearest upsampling (integer factors 3 and 2) with a reflection pad, read by a
+      // convolution's operand loads as style_transfer's upsampling layers are.
+      {"resize_nearest_upscale_pad_conv", "x: " T_("(1, 2, 3, 4)") ", w: " T_("(20, 2, 3, 3)"),
+       "a = R.image.resize2d(x, R.shape([9, 8]), method=\"nearest_neighbor\", "
+       "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")\n"
+       "b = R.nn.pad(a, pad_width=[0, 0, 0, 0, 1, 1, 1, 1], pad_mode=\"reflect\")\ngv = R.nn.conv2d(b, w)",
+       kFloats, {}, {}, 8},
       {"resize_nearest_down_ceil", "x: " T_("(1, 2, 7, 8)"),
        "gv = R.image.resize2d(x, R.shape([3, 3]), method=\"nearest_neighbor\", rounding_method=\"ceil\")", kFloats},
       {"resize_cubic", "x: " T_("(1, 2, 6, 5)"),

@@ -35,8 +35,11 @@ class UnusedBindingRemover : public ExprMutator {
  public:
   UnusedBindingRemover(const UseCounter& used, IRModule mod) : ExprMutator(mod), used_(used) {}
 
+  bool removed = false;
+
   void visit_binding(const Binding& binding) override {
     if (used_.uses(binding->var) || !removable(binding)) ExprMutator::visit_binding(binding);
+    else removed = true;
   }
 
  private:
@@ -49,11 +52,14 @@ Function remove_all_unused(Function f, const IRModule& mod) {
   while (true) {
     BindingUseCounter c;
     c.visit_expr(f);
-    // The mutator rebuilds the whole function: it runs only when some binding is dead, and it
-    // visits the bindings counted here, so each round removes at least that one.
+    // The mutator rebuilds the whole function: it runs only when some binding is dead. A round
+    // that removed nothing (a dead binding the mutator does not reach) ends the loop.
     auto dead = [&](const Binding& b) { return !c.uses(b->var) && removable(b); };
     if (std::none_of(c.bindings.begin(), c.bindings.end(), dead)) return f;
-    f = UnusedBindingRemover(c, mod).visit_expr(f).as_ref<FunctionNode>();
+    UnusedBindingRemover r(c, mod);
+    Function nf = r.visit_expr(f).as_ref<FunctionNode>();
+    if (!r.removed) return f;
+    f = nf;
   }
 }
 

@@ -2,7 +2,7 @@
 // input taps and weights from pt_resize_axis (prelude.h: the host kernel's coordinate
 // transformations, rounding and cubic weights), then the width taps are blended per height tap
 // and the rows by the height weights, in the host kernel's order and precision (float unless the
-// input or output is float64).
+// input or output is float64). Nearest reads the one input element its indices name.
 #include "call_attrs.h"
 #include "cuda_types.h"
 #include "kernel_emitter.h"
@@ -35,7 +35,7 @@ std::string KernelEmitter::compute_resize2d(int v, const Index& idx) {
   const bool nchw = attr_string(call, "layout", "NCHW") == "NCHW";
   const std::string method = attr_string(call, "method", "linear");
   const int meth = method == "nearest_neighbor" ? 0 : method == "linear" ? 1 : 2;
-  const int taps = meth == 0 ? 1 : meth == 1 ? 2 : 4;
+  const int taps = meth == 1 ? 2 : 4;  // linear, cubic (nearest reads one element)
   const int mode = mode_code(attr_string(call, "coordinate_transformation_mode", "half_pixel"));
   const int rounding = rounding_code(attr_string(call, "rounding_method", "round"));
   const std::string args = std::to_string(meth) + ", " + std::to_string(mode) + ", " + std::to_string(rounding) + ", " +
@@ -46,26 +46,28 @@ std::string KernelEmitter::compute_resize2d(int v, const Index& idx) {
   const std::string ACC = wide ? "double" : "float";
   std::vector<std::string> oc = coords_of(idx);
   std::vector<std::string> xd = dims_of(x.shape), od = dims_of(kv.shape);
-  // Nearest with asymmetric coordinates and floor rounding at an integer upscale (PyTorch's
-  // nearest upsampling): the input index is the output index over the factor, exactly what
-  // pt_resize_axis's double arithmetic gives, without it (a convolution reading the resize
-  // evaluates it at every tap).
-  auto upscaled = [&](size_t d) {
-    auto in = as_const_int(x.shape[d]), out = as_const_int(kv.shape[d]);
-    return meth == 0 && mode == 3 && rounding == 0 && in && out && *out % *in == 0 ? *out / *in : int64_t(0);
-  };
-  if (upscaled(hd) && upscaled(wd)) {
-    Index in{xd, "", oc};
-    in.coords[hd] = idx_var(oc[hd] + " / " + std::to_string(upscaled(hd)));
-    in.coords[wd] = idx_var(oc[wd] + " / " + std::to_string(upscaled(wd)));
-    return "(" + compute_type(kv.dtype) + ")(" + ACC + ")" + eval(kv.operands[0], in);
-  }
   auto axis = [&](size_t d) {
     std::string i = w_->fresh("ti"), wt = w_->fresh("tw");
     w_->line("pt_i64 " + i + "[4]; double " + wt + "[4];");
     w_->line("pt_resize_axis(" + args + ", " + oc[d] + ", " + xd[d] + ", " + od[d] + ", " + i + ", " + wt + ");");
     return std::pair{i, wt};
   };
+  if (meth == 0) {
+    // Nearest: one input element, of weight 1. With asymmetric coordinates and floor rounding at
+    // an integer upscale (PyTorch's nearest upsampling) its index is the output index over the
+    // factor, exactly what pt_resize_axis's double arithmetic gives, without it (a convolution
+    // reading the resize evaluates it at every tap).
+    auto index = [&](size_t d) {
+      auto in = as_const_int(x.shape[d]), out = as_const_int(kv.shape[d]);
+      if (mode == 3 && rounding == 0 && in && out && *out % *in == 0)
+        return idx_var(oc[d] + " / " + std::to_string(*out / *in));
+      return idx_var("(pt_idx)" + axis(d).first + "[0]");
+    };
+    Index in{xd, "", oc};
+    in.coords[hd] = index(hd);
+    in.coords[wd] = index(wd);
+    return "(" + compute_type(kv.dtype) + ")(" + ACC + ")" + eval(kv.operands[0], in);
+  }
   auto [hi, hw] = axis(hd);
   auto [wi, ww] = axis(wd);
   std::string r = w_->fresh("v");

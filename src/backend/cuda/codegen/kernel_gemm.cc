@@ -733,16 +733,13 @@ void KernelEmitter::emit_direct_conv(const DirectConv& d) {
   w_->line("#pragma unroll");
   w_->open("for (pt_idx " + kw + " = 0; " + kw + " < " + dim(d.kernel_w) + "; ++" + kw + ")");
   std::string x = run > 1 ? "" : d.input(n, ch, ih, d.in_row(ow0, kw, 1));
+  const std::string xv = run > 1 ? xr + "[" + v + " + " + kw + "]" : x;  // output ow0 + v's input at tap kw
   for (int64_t j = 0; j < og; ++j) {
-    std::string wv = w_->fresh("w"), at = acc + "[" + std::to_string(j * run);
+    std::string wv = w_->fresh("w");
     w_->line("const " + acc_t + " " + wv + " = " + d.weight(outs[size_t(j)], c, kh, kw) + ";");
-    if (run == 1) {
-      w_->line(at + "] += " + x + " * " + wv + ";");
-      continue;
-    }
     w_->line("#pragma unroll");
-    w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + at + " + " + v + "] += " + xr + "[" +
-             v + " + " + kw + "] * " + wv + ";");
+    w_->line("for (int " + v + " = 0; " + v + " < " + sRun + "; ++" + v + ") " + acc + "[" + std::to_string(j * run) +
+             " + " + v + "] += " + xv + " * " + wv + ";");
   }
   w_->close();  // kw
   w_->close();  // kh, or the split reduction's (channel, kernel row)

@@ -163,13 +163,18 @@ class Module:
 )", "SIZE", size)));
   };
   const std::regex resize_call(R"(pt_resize_axis\(\d)");  // a call (the prelude defines it)
-  const std::string twice = source("[56, 84]");  // factors 2 and 3
-  EXPECT_FALSE(std::regex_search(twice, resize_call)) << twice;
-  EXPECT_NE(twice.find(" / 2;"), std::string::npos) << twice;
-  EXPECT_NE(twice.find(" / 3;"), std::string::npos) << twice;
-  EXPECT_NE(twice.find("pt_reflect<pt_idx>("), std::string::npos) << twice;
-  const std::string fractional = source("[56, 42]");  // 1.5: the generic coordinate arithmetic
+  // The reflected index of an axis (112 or 140 wide) divided by that axis's factor.
+  auto divided = [](int64_t width, int64_t factor) {
+    return std::regex("const pt_idx (\\w+) = pt_reflect<pt_idx>\\(\\w+, " + std::to_string(width) +
+                      "\\);[\\s\\S]*= \\1 / " + std::to_string(factor) + ";");
+  };
+  const std::string integer = source("[112, 140]");  // factors 4 and 5
+  EXPECT_FALSE(std::regex_search(integer, resize_call)) << integer;
+  EXPECT_TRUE(std::regex_search(integer, divided(112, 4))) << integer;
+  EXPECT_TRUE(std::regex_search(integer, divided(140, 5))) << integer;
+  const std::string fractional = source("[112, 42]");  // 1.5 along the width: pt_resize_axis there
   EXPECT_TRUE(std::regex_search(fractional, resize_call)) << fractional;
+  EXPECT_TRUE(std::regex_search(fractional, divided(112, 4))) << fractional;
 }
 
 // With unit stride along the width, a thread computes a run of adjacent outputs from one window of

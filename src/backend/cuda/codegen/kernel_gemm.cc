@@ -21,6 +21,16 @@ namespace {
 
 constexpr int kTileK = 16, kThreads = 256;
 
+// The K index of an operand element a kernel loads: `slice`, the first index of the K slice (a
+// multiple of `depth`, the same for every element of the slice), plus `offset` (< depth). Kept
+// apart so that a loader which decomposes K (a convolution's channel and kernel tap) can do the
+// slice's part of it once per slice rather than once per element.
+struct KIndex {
+  std::string slice, offset;
+  int depth = 0;
+  std::string value() const { return "(" + slice + " + " + offset + ")"; }
+};
+
 // Accumulate in float (double for float64); integers in their own type, as the host's GEMM does.
 std::string gemm_accumulator(DataType in) {
   if (in == DataType::Float(64)) return "double";
@@ -36,38 +46,81 @@ std::string gemm_accumulator(DataType in) {
 // them into the registers, `put` writes the registers to shared memory through `store`
 // (transposed or rounded as the kernel needs). Kept apart so that a kernel can fetch the next
 // slice while it computes on the current one.
+// K runs along the tile's rows (`k_rows`, a B tile) or its columns (an A tile); `load` gets the
+// element's K index as a KIndex and its other coordinate.
 struct TileLoad {
-  TileLoad(int rows_, int cols_, int threads_) : rows(rows_), cols(cols_), threads(threads_) {}
+  TileLoad(int rows_, int cols_, int threads_, bool k_rows_)
+      : rows(rows_), cols(cols_), threads(threads_), k_rows(k_rows_) {}
   int rows = 0, cols = 0, threads = 0;
+  bool k_rows = false;
+  bool whole_slices = false;  // K is a multiple of the slice depth (set by emit_k_loop)
   std::string thread = "threadIdx.x";  // the thread's index among `threads`
   std::string row0, col0, row_limit, col_limit, value_type;
   std::string reg;  // the register array's name (declared by emit_k_loop)
-  std::function<std::string(const std::string& row, const std::string& col)> load;
+  std::function<std::string(const KIndex& k, const std::string& other)> load;
   std::function<std::string(const std::string& r, const std::string& c, const std::string& v)> store;
   int per_thread() const { return rows * cols / threads; }
 };
 
-// The tile position (r, c) of register i of the calling thread.
+// Whether every thread of `t` holds one column of it in all its registers (the threads cover
+// whole rows): its column's index arithmetic (a convolution's pixel) is then the same for every
+// register, evaluated once.
+bool fixed_column(const TileLoad& t) { return t.threads % t.cols == 0; }
+
+// The tile position (r, c) of register i of the calling thread: element thread + i * threads in
+// row-major order (with a fixed column, written as such).
 std::pair<std::string, std::string> tile_position(CodeWriter& w, const TileLoad& t, const std::string& i) {
   const std::string C = std::to_string(t.cols);
-  std::string e = w.fresh("e"), r = w.fresh("tr"), c = w.fresh("tc");
+  std::string r = w.fresh("tr"), c = w.fresh("tc");
+  if (fixed_column(t)) {
+    w.line("const int " + r + " = " + t.thread + " / " + C + " + " + i + " * " + std::to_string(t.threads / t.cols) +
+           ", " + c + " = " + t.thread + " % " + C + ";");
+    return {r, c};
+  }
+  std::string e = w.fresh("e");
   w.line("const int " + e + " = " + t.thread + " + " + i + " * " + std::to_string(t.threads) + ", " + r + " = " + e +
          " / " + C + ", " + c + " = " + e + " % " + C + ";");
   return {r, c};
 }
 
+// Each register gets its element, or 0 outside rows x cols. A bound that is the same for every
+// register — a fixed column's, or K's where K is a multiple of the slice depth (a slice then lies
+// wholly inside K or wholly beyond it) — is tested once, around the registers' loads, so that
+// these lie in one block and the compiler evaluates what they share (a convolution's tap, pixel
+// and fused pad) once.
 void emit_tile_fetch(CodeWriter& w, const TileLoad& t) {
+  const std::string n = std::to_string(t.per_thread());
+  const bool rows_whole = t.k_rows && t.whole_slices, cols_whole = !t.k_rows && t.whole_slices;
+  std::vector<std::string> once, each;
+  if (rows_whole) once.push_back(t.row0 + " < " + t.row_limit);
+  if (cols_whole) once.push_back(t.col0 + " < " + t.col_limit);
+  if (!cols_whole && fixed_column(t)) {
+    std::string c = w.fresh("fc");
+    w.line("const pt_idx " + c + " = " + t.col0 + " + " + t.thread + " % " + std::to_string(t.cols) + ";");
+    once.push_back(c + " < " + t.col_limit);
+  }
+  auto all = [](const std::vector<std::string>& conds) {
+    std::string s;
+    for (const auto& c : conds) s += (s.empty() ? "" : " && ") + c;
+    return s;
+  };
   std::string i = w.fresh("r");
   w.line("#pragma unroll");
-  w.open("for (int " + i + " = 0; " + i + " < " + std::to_string(t.per_thread()) + "; ++" + i + ")");
+  w.line("for (int " + i + " = 0; " + i + " < " + n + "; ++" + i + ") " + t.reg + "[" + i + "] = 0;");
+  if (!once.empty()) w.open("if (" + all(once) + ")");
+  w.line("#pragma unroll");
+  w.open("for (int " + i + " = 0; " + i + " < " + n + "; ++" + i + ")");
   auto [r, c] = tile_position(w, t, i);
   std::string row = w.fresh("gr"), col = w.fresh("gc");
   w.line("const pt_idx " + row + " = " + t.row0 + " + " + r + ", " + col + " = " + t.col0 + " + " + c + ";");
-  w.line(t.reg + "[" + i + "] = 0;");
-  w.open("if (" + row + " < " + t.row_limit + " && " + col + " < " + t.col_limit + ")");
-  w.line(t.reg + "[" + i + "] = " + t.load(row, col) + ";");
+  if (!rows_whole) each.push_back(row + " < " + t.row_limit);
+  if (!cols_whole && !fixed_column(t)) each.push_back(col + " < " + t.col_limit);
+  if (!each.empty()) w.open("if (" + all(each) + ")");
+  const KIndex k = t.k_rows ? KIndex{t.row0, r, t.rows} : KIndex{t.col0, c, t.cols};
+  w.line(t.reg + "[" + i + "] = " + t.load(k, t.k_rows ? col : row) + ";");
+  if (!each.empty()) w.close();
   w.close();
-  w.close();
+  if (!once.empty()) w.close();
 }
 
 void emit_tile_put(CodeWriter& w, const TileLoad& t) {
@@ -85,8 +138,10 @@ void emit_tile_put(CodeWriter& w, const TileLoad& t) {
 // Each slice's operand tiles go to shared memory, then `compute` runs on them. With `prefetch`
 // the next slice's elements are fetched into registers before `compute`, so their global loads
 // (and fused producers) are in flight while the current slice computes.
-void emit_k_loop(CodeWriter& w, const std::string& K, int depth, int groups, TileLoad a, TileLoad b, bool prefetch,
-                 const std::function<void()>& compute) {
+void emit_k_loop(CodeWriter& w, const PrimExpr& k, const std::string& K, int depth, int groups, TileLoad a, TileLoad b,
+                 bool prefetch, const std::function<void()>& compute) {
+  const auto kc = as_const_int(k);
+  a.whole_slices = b.whole_slices = kc && *kc % depth == 0;
   const std::string step = std::to_string(depth * groups);
   const std::string own = groups > 1 ? " + grp * " + std::to_string(depth) : "";
   a.reg = w.fresh("ra"), b.reg = w.fresh("rb");
@@ -130,8 +185,8 @@ struct GemmSpec {
   bool prefetch = true;
   std::function<void(const std::string& b)> at_batch;
   // Emit code and return an accumulator-typed expression of the operand element.
-  std::function<std::string(const std::string& b, const std::string& m, const std::string& k)> load_a;
-  std::function<std::string(const std::string& b, const std::string& k, const std::string& n)> load_b;
+  std::function<std::string(const std::string& b, const std::string& m, const KIndex& k)> load_a;
+  std::function<std::string(const std::string& b, const KIndex& k, const std::string& n)> load_b;
   std::function<void(const std::string& b, const std::string& m, const std::string& n, const std::string& acc)> store;
 };
 
@@ -277,21 +332,21 @@ void emit_gemm_mma(KernelEmitter& e, const GemmSpec& g, const MmaTile& t, int gr
   w.line("for (int i = 0; i < " + FI + "; ++i)");
   w.line("#pragma unroll");
   w.line("  for (int j = 0; j < " + FJ + "; ++j) wmma::fill_fragment(acc[i][j], 0.0f);");
-  TileLoad a{t.m, 32, t.threads()};
+  TileLoad a{t.m, 32, t.threads(), false};
   a.thread = "lt";
   a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
-  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.load = [&](const KIndex& k, const std::string& m) { return g.load_a(b, m, k); };
   a.store = [&](const std::string& r, const std::string& c, const std::string& v) {
     return "As[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
-  TileLoad bt{32, t.n, t.threads()};
+  TileLoad bt{32, t.n, t.threads(), true};
   bt.thread = "lt";
   bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
-  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.load = [&](const KIndex& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [&](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + to16 + "(" + v + ");";
   };
-  emit_k_loop(w, K, 32, groups, a, bt, g.prefetch, [&] {
+  emit_k_loop(w, g.k, K, 32, groups, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < 2; ++kk)");
     w.line("wmma::fragment<wmma::matrix_a, 16, 16, 16, " + H + ", wmma::row_major> fa[" + FI + "];");
@@ -441,21 +496,21 @@ void emit_gemm_split_k(KernelEmitter& e, const GemmSpec& g, int groups) {
   w.line("const int grp = threadIdx.x / 64, lt = threadIdx.x % 64, tx = lt % 8, ty = lt / 8;");
   auto [b, m0, n0] = open_tile_loops(w, g, B, M, kSplitTile, kSplitTile);
   emit_zero_acc(w, "float");
-  TileLoad a{kSplitTile, kTileK, 64};
+  TileLoad a{kSplitTile, kTileK, 64, false};
   a.thread = "lt";
   a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = "float";
-  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.load = [&](const KIndex& k, const std::string& m) { return g.load_a(b, m, k); };
   a.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "As[grp][" + c + "][" + r + "] = " + v + ";";
   };
-  TileLoad bt{kTileK, kSplitTile, 64};
+  TileLoad bt{kTileK, kSplitTile, 64, true};
   bt.thread = "lt";
   bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = "float";
-  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.load = [&](const KIndex& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[grp][" + r + "][" + c + "] = " + v + ";";
   };
-  emit_k_loop(w, K, kTileK, groups, a, bt, g.prefetch, [&] {
+  emit_k_loop(w, g.k, K, kTileK, groups, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < 16; ++kk)");
     emit_fma_step(
@@ -526,19 +581,19 @@ GemmKernel emit_gemm(KernelEmitter& e, const GemmSpec& g) {
   emit_zero_acc(w, g.acc);
   // A tile: TM x TK, consecutive threads along k (stored transposed); B tile: TK x TN,
   // consecutive threads along n.
-  TileLoad a{t.m, kTileK, kThreads};
+  TileLoad a{t.m, kTileK, kThreads, false};
   a.row0 = m0, a.row_limit = M, a.col_limit = K, a.value_type = g.acc;
-  a.load = [&](const std::string& m, const std::string& k) { return g.load_a(b, m, k); };
+  a.load = [&](const KIndex& k, const std::string& m) { return g.load_a(b, m, k); };
   a.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "As[" + c + "][" + r + "] = " + v + ";";
   };
-  TileLoad bt{kTileK, t.n, kThreads};
+  TileLoad bt{kTileK, t.n, kThreads, true};
   bt.col0 = n0, bt.row_limit = K, bt.col_limit = N, bt.value_type = g.acc;
-  bt.load = [&](const std::string& k, const std::string& n) { return g.load_b(b, k, n); };
+  bt.load = [&](const KIndex& k, const std::string& n) { return g.load_b(b, k, n); };
   bt.store = [](const std::string& r, const std::string& c, const std::string& v) {
     return "Bs[" + r + "][" + c + "] = " + v + ";";
   };
-  emit_k_loop(w, K, kTileK, 1, a, bt, g.prefetch, [&] {
+  emit_k_loop(w, g.k, K, kTileK, 1, a, bt, g.prefetch, [&] {
     w.line("#pragma unroll");
     w.open("for (int kk = 0; kk < " + TK + "; ++kk)");
     emit_fma_step(
@@ -618,7 +673,8 @@ void KernelEmitter::emit_matmul() {
     bbc = broadcast_index(bi, batch, b_batch).coords;
     if (bbc.empty() && !b_batch.empty()) bbc = coords_of(broadcast_index(bi, batch, b_batch));
   };
-  g.load_a = [&](const std::string&, const std::string& m, const std::string& k) {
+  g.load_a = [&](const std::string&, const std::string& m, const KIndex& ki) {
+    const std::string k = ki.value();
     Index in{dims_of(X.shape), "", ac};
     if (fold) {
       auto [bi, row] = split_row(m);
@@ -630,7 +686,8 @@ void KernelEmitter::emit_matmul() {
     in.coords.push_back(k);
     return "(" + g.acc + ")" + eval(aid, in);
   };
-  g.load_b = [&](const std::string&, const std::string& k, const std::string& n) {
+  g.load_b = [&](const std::string&, const KIndex& ki, const std::string& n) {
+    const std::string k = ki.value();
     Index in{dims_of(Y.shape), "", bbc};
     in.coords.push_back(k);
     if (!b_vec) in.coords.push_back(n);
@@ -802,19 +859,26 @@ void KernelEmitter::emit_conv2d() {
   const std::string sKH = dim(KH), sKW = dim(KW), sOH = dim(OH), sOW = dim(OW), sCG = dim(CG), sOG = dim(OG);
   const std::string acc_t = gemm_accumulator(X.dtype);
 
-  // Input element (n, channel, ih, iw) when inside the image, else 0 (the zero padding).
+  // Input element (n, channel, ih, iw) when inside the image, else 0 (the zero padding). Without
+  // padding, a plain evaluation. With it, evaluated at the position clamped into the image and
+  // then selected, not under a branch: the loads of a GEMM tile then lie in one block, where the
+  // compiler shares what they have in common (the clamp, a fused producer's index arithmetic).
+  const bool padded = std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; });
   auto input = [&](const std::string& n, const std::string& ch, const std::string& ih, const std::string& iw) {
     Index in{xd, "", std::vector<std::string>(4)};
     in.coords[size_t(dpos[0])] = n;
     in.coords[size_t(dpos[1])] = ch;
-    in.coords[size_t(dpos[2])] = ih;
-    in.coords[size_t(dpos[3])] = iw;
+    if (!padded) {
+      in.coords[size_t(dpos[2])] = ih;
+      in.coords[size_t(dpos[3])] = iw;
+      return "(" + acc_t + ")" + eval(xid, in);
+    }
+    in.coords[size_t(dpos[2])] = idx_var("min(max(" + ih + ", (pt_idx)0), (pt_idx)(" + H + " - 1))");
+    in.coords[size_t(dpos[3])] = idx_var("min(max(" + iw + ", (pt_idx)0), (pt_idx)(" + W + " - 1))");
     std::string v = w_->fresh("x");
-    w_->line(acc_t + " " + v + " = 0;");
-    w_->open("if (" + ih + " >= 0 && " + ih + " < " + H + " && " + iw + " >= 0 && " + iw + " < " + W + ")");
-    w_->line(v + " = (" + acc_t + ")" + eval(xid, in) + ";");
-    w_->close();
-    return v;
+    w_->line("const " + acc_t + " " + v + " = (" + acc_t + ")" + eval(xid, in) + ";");
+    return "(" + ih + " >= 0 && " + ih + " < " + H + " && " + iw + " >= 0 && " + iw + " < " + W + " ? " + v + " : (" +
+           acc_t + ")0)";
   };
   auto weight = [&](const std::string& o, const std::string& c, const std::string& kh, const std::string& kw) {
     Index in{wd, "", std::vector<std::string>(4)};
@@ -853,20 +917,33 @@ void KernelEmitter::emit_conv2d() {
   g.k = CG * KH * KW;
   g.acc = acc_t;
   const std::string window = dim(KH * KW);
-  // k -> (c, kh, kw); p -> (n, oh, ow)
-  auto split_k = [&](const std::string& k) {
-    std::string c = idx_var(k + " / " + window), r = idx_var(k + " % " + window);
+  // k -> (c, kh, kw); p -> (n, oh, ow). K runs over the kernel taps, the channels within each,
+  // where the group's channels are a multiple of the slice depth: a slice then lies within one
+  // tap, so its tap, the input row and column it reads and their fused producers' index
+  // arithmetic (a pad's reflection, a resize) are the same for every element a thread loads in
+  // it, evaluated once per slice. Otherwise over the channels, the taps within each.
+  const auto cg = as_const_int(CG);
+  const auto taps = as_const_int(KH * KW);
+  const bool one_tap = taps && *taps == 1;
+  auto split_k = [&](const KIndex& k) {
+    if (!one_tap && cg && *cg % k.depth == 0) {
+      const std::string slice = "(" + k.slice + ")";
+      std::string tap = idx_var(slice + " / " + sCG), c = idx_var(slice + " % " + sCG + " + " + k.offset);
+      return std::array<std::string, 3>{c, idx_var(tap + " / " + sKW), idx_var(tap + " % " + sKW)};
+    }
+    const std::string kv = k.value();
+    std::string c = idx_var(kv + " / " + window), r = idx_var(kv + " % " + window);
     return std::array<std::string, 3>{c, idx_var(r + " / " + sKW), idx_var(r + " % " + sKW)};
   };
   auto split_p = [&](const std::string& p) {
     std::string ow = idx_var(p + " % " + sOW), t = idx_var(p + " / " + sOW);
     return std::array<std::string, 3>{idx_var(t + " / " + sOH), idx_var(t + " % " + sOH), ow};
   };
-  g.load_a = [&](const std::string& b, const std::string& m, const std::string& k) {
+  g.load_a = [&](const std::string& b, const std::string& m, const KIndex& k) {
     auto [c, kh, kw] = split_k(k);
     return weight(idx_var(b + " * " + sOG + " + " + m), c, kh, kw);
   };
-  g.load_b = [&](const std::string& b, const std::string& k, const std::string& p) {
+  g.load_b = [&](const std::string& b, const KIndex& k, const std::string& p) {
     auto [c, kh, kw] = split_k(k);
     auto [n, oh, ow] = split_p(p);
     return input(n, idx_var(b + " * " + sCG + " + " + c), in_row(oh, kh, 0), in_row(ow, kw, 1));

@@ -177,6 +177,39 @@ class Module:
   EXPECT_TRUE(std::regex_search(fractional, divided(112, 4))) << fractional;
 }
 
+// Where a group's channels are a multiple of the slice depth, a convolution's K runs over the kernel
+// taps, the channels within each: the slice's tap is its first index divided by the channels, so
+// that every element a thread loads in a slice shares the tap, its input position and the fused
+// reflection (the style network's 128-channel layers). A zero-padded convolution selects 0 outside
+// the image rather than branching around the load, and with K a multiple of the depth the loads
+// have no bound of their own on K. With channels that are not a multiple (24), K runs over the
+// channels first, as before.
+TEST(CudaGeneratedSource, ConvolutionSlicesLieWithinOneKernelTap) {
+  auto source = [](const std::string& channels, const std::string& body) {
+    return only_source(compile_text(replace_all(replace_all(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, C, 56, 56), dtype="float32"), w: R.Tensor((C, C, 3, 3), dtype="float32")):
+        with R.dataflow():
+            BODY
+            R.output(gv)
+        return gv
+)", "BODY", body), "C", channels)));
+  };
+  const std::string reflect = source("128",
+      "p = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 1, 1, 1], pad_mode=\"reflect\")\n            gv = R.nn.conv2d(p, w)");
+  EXPECT_TRUE(std::regex_search(reflect, std::regex(R"(= \(\(pt_idx\)0 \+ grp \* 16\) / 128;)"))) << reflect;
+  EXPECT_FALSE(std::regex_search(reflect, std::regex(R"(gr\d+ < 1152)"))) << reflect;  // no element's bound on K
+  const std::string zero = source("128", "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])");
+  const std::string kernel = zero.substr(zero.find("__global__"));
+  EXPECT_NE(kernel.find("min(max("), std::string::npos) << zero;  // the clamped position
+  EXPECT_EQ(kernel.find("if (i"), std::string::npos) << zero;     // no branch on the position
+  const std::string odd = source("24", "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])");
+  EXPECT_EQ(odd.find(") / 24;"), std::string::npos) << odd;
+  EXPECT_NE(odd.find(" / 9;"), std::string::npos) << odd;
+}
+
 // With unit stride along the width, a thread computes a run of adjacent outputs from one window of
 // inputs per kernel row (7 taps, 4 outputs: 10 inputs, not 28); a strided convolution does not.
 TEST(CudaGeneratedSource, DirectConvolutionComputesRunsOfAdjacentOutputs) {

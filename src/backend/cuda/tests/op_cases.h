@@ -211,6 +211,14 @@ inline const std::vector<OpCase>& op_cases() {
        "gv = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])", kFloats, {}, {}, 8},
       {"conv2d_stride_dilation_groups", "x: " T_("(1, 8, 13, 12)") ", w: " T_("(32, 4, 3, 2)"),
        "gv = R.nn.conv2d(x, w, strides=[2, 1], padding=[2, 1, 0, 1], dilation=[2, 1], groups=2)", kFloats, {}, {}, 8},
+      // Group channels a multiple of every slice depth (32): K runs over the taps, the channels
+      // within each. Strided, dilated, grouped and zero-padded on the thin kernels (split-K); a
+      // fused reflection pad, bias and ReLU on the regular ones (272 small tiles).
+      {"conv2d_taps_outer_strided_dilated_groups", "x: " T_("(1, 64, 11, 10)") ", w: " T_("(64, 32, 3, 3)"),
+       "gv = R.nn.conv2d(x, w, strides=[2, 1], padding=[1, 2, 1, 2], dilation=[1, 2], groups=2)", kFloats, {}, {}, 16},
+      {"conv2d_taps_outer_reflect_bias_relu", "x: " T_("(4, 32, 66, 66)") ", w: " T_("(64, 32, 3, 3)") ", b: " T_("(1, 64, 1, 1)"),
+       "p = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 1, 1, 1], pad_mode=\"reflect\")\na = R.nn.conv2d(p, w)\n"
+       "c = R.add(a, b)\ngv = R.nn.relu(c)", kFloats, {}, {}, 16},
       {"conv2d_depthwise", "x: " T_("(2, 6, 10, 7)") ", w: " T_("(6, 1, 3, 3)"),
        "gv = R.nn.conv2d(x, w, padding=[1, 1, 1, 1], groups=6)", kFloats, {}, {}, 8},
       // The direct kernel with several output channels per group: each thread computes a group's

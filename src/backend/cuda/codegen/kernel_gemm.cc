@@ -7,7 +7,9 @@
 // tensor cores (WMMA). Small problems (batch 1: fewer regular tiles than the GPU has SMs) take a
 // 32 x 32 tile with K split among thread groups of the block (tensor cores for 16-bit operands,
 // FFMA otherwise). fp32 stays fp32: FFMA, never TF32. Kernels whose operands are plain reads
-// fetch the next K slice while computing the current one.
+// fetch the next K slice while computing the current one. A convolution's K runs over the kernel
+// taps, the channels within each, where the group channels allow it (split_k in emit_conv2d), so
+// that its loads share their index arithmetic within a slice.
 #include <algorithm>
 #include <functional>
 #include <utility>

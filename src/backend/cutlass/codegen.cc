@@ -8,12 +8,15 @@
 // Shapes are read from the arguments at run time, so one generated source serves every shape
 // its checks allow (symbolic M included) and a model rebuilt with other static shapes but the
 // same structure reuses its compiled glue.
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
+#include "attention_kernel.h"
 #include "cutlass_codegen.h"
 #include "device_code.h"
 #include "fused_op.h"
@@ -100,6 +103,7 @@ struct ModuleContext {
   const codegen::Target& target;
   codegen::ConstantNamer& namer;
   std::vector<GemmUse> gemms;
+  std::map<std::string, AttentionClass> attention;  // the attention units, by symbol
 };
 
 class FunctionEmitter {
@@ -192,6 +196,10 @@ class FunctionEmitter {
       if (why = unsupported_rms_norm(*r, result); !why.empty()) fail(why);
       Value w = operand(r->weight);
       return emit_norm(true, operand(r->data), w, w, r->eps, result, k);
+    }
+    if (name == "cutlass.attention" || name == "cutlass.attention_bias") {
+      if (std::string why = unsupported_attention(*last); !why.empty()) fail(why);
+      return emit_attention(*last, operand, result, k);
     }
     std::string why;
     auto g = describe_fused_gemm(last, producer, &why);
@@ -312,6 +320,73 @@ class FunctionEmitter {
          epsbuf + "f);");
     line("PT_CUDA(cudaGetLastError(), \"" + f_.symbol + ": launching a normalization kernel\");");
     return Value{data, shape, nd, result->dtype};
+  }
+
+  // relax.nn.attention[_bias] on the attention unit of its class (attention_kernel.h): the
+  // operands' extents checked against each other at run time, the bias read through strides
+  // that are 0 where it broadcasts.
+  template <class Operand>
+  Value emit_attention(const CallNode& call, Operand& operand, const TensorStructInfoNode* result, int k) {
+    if (m_.target.get_int("sm") < 80) fail("the attention kernel needs sm >= 80");
+    const bool biased = call.args.size() == 4;
+    Value q = operand(call.args[0]), key = operand(call.args[1]), v = operand(call.args[2]);
+    const int64_t d = *as_const_int((*tensor_info(call.args[0])->shape)[3]);
+    const int64_t dv = *as_const_int((*tensor_info(call.args[2])->shape)[3]);
+    AttentionClass cls = attention_class(q.dtype, std::max(d, dv), biased);
+    const std::string sym = attention_symbol(cls);
+    m_.attention.emplace(sym, cls);
+    auto require = [&](const std::string& cond, const std::string& what) {
+      line("if (!(" + cond + ")) PT_FAIL(\"" + f_.symbol + ": " + what + "\");");
+    };
+    auto dim = [](const Value& x, int i) { return x.shape + "[" + str(i) + "]"; };
+    require(dim(q, 3) + " == " + str(d) + " && " + dim(key, 3) + " == " + str(d) + " && " + dim(v, 3) + " == " + str(dv),
+            "the attention's head dimensions differ from the compiled ones");
+    require(dim(key, 0) + " == " + dim(q, 0) + " && " + dim(v, 0) + " == " + dim(q, 0),
+            "the attention's batch sizes differ");
+    require(dim(key, 2) + " == " + dim(q, 2) + " && " + dim(v, 2) + " == " + dim(q, 2),
+            "the attention's key / value heads differ from the query's");
+    require(dim(v, 1) + " == " + dim(key, 1), "the key and value lengths differ");
+    std::string shape = declare_shape(4);
+    for (int i = 0; i < 3; ++i) line(shape + "[" + str(i) + "] = " + dim(q, i) + ";");
+    line(shape + "[3] = " + str(dv) + ";");
+    std::string out = allocate(shape, 4, result->dtype, k), a = fresh("attn");
+    line("PtAttentionArgs " + a + " = {};");
+    line(a + ".q = " + q.data + "; " + a + ".k = " + key.data + "; " + a + ".v = " + v.data + "; " + a +
+         ".out = " + out + ";");
+    line(a + ".batch = (int32_t)" + dim(q, 0) + "; " + a + ".seq_q = (int32_t)" + dim(q, 1) + "; " + a +
+         ".heads = (int32_t)" + dim(q, 2) + "; " + a + ".seq_kv = (int32_t)" + dim(key, 1) + "; " + a +
+         ".head_dim = " + str(d) + "; " + a + ".head_dim_v = " + str(dv) + ";");
+    if (biased) {
+      Value b = operand(call.args[3]);
+      require(dim(b, 3) + " == " + dim(key, 1), "the bias's last dimension is not the key length");
+      const std::string want[3] = {dim(q, 0), dim(q, 2), dim(q, 1)};
+      for (int i = 0; i < 3; ++i)
+        require(dim(b, i) + " == 1 || " + dim(b, i) + " == " + want[i], "the bias does not broadcast");
+      line(a + ".bias = " + b.data + ";");
+      line(a + ".bias_stride_q = " + dim(b, 2) + " == 1 ? 0 : " + dim(b, 3) + ";");
+      line(a + ".bias_stride_h = " + dim(b, 1) + " == 1 ? 0 : " + dim(b, 2) + " * " + dim(b, 3) + ";");
+      line(a + ".bias_stride_b = " + dim(b, 0) + " == 1 ? 0 : " + dim(b, 1) + " * " + dim(b, 2) + " * " + dim(b, 3) +
+           ";");
+    }
+    double scale = 1.0 / std::sqrt(double(d));
+    if (const AttrValue* sv = call.attrs.defined() ? call.attrs->find("scale") : nullptr) {
+      if (auto* f = std::get_if<double>(sv)) scale = *f;
+      if (auto* i = std::get_if<int64_t>(sv)) scale = double(*i);
+    }
+    char scalebuf[64];
+    std::snprintf(scalebuf, sizeof scalebuf, "%.9g", scale);
+    std::string mask = "PT_MASK_NONE";
+    if (const AttrValue* mv = call.attrs.defined() ? call.attrs->find("causal_mask") : nullptr)
+      if (auto* m = std::get_if<std::string>(mv)) mask = *m == "TopLeft" ? "PT_MASK_TOP_LEFT" : "PT_MASK_BOTTOM_RIGHT";
+    if (mask == "PT_MASK_BOTTOM_RIGHT") require(dim(key, 1) + " >= " + dim(q, 1), "causal_mask BottomRight with fewer keys than queries");
+    line(a + ".scale = " + scalebuf + "f; " + a + ".mask = " + mask + "; " + a + ".stream = call->stream;");
+    line("if (pt_numel(" + shape + ", 4) > 0) {");
+    line("  " + a + ".workspace_size = " + sym + "_workspace(&" + a + ");");
+    line("  if (" + a + ".workspace_size) { " + a + ".workspace = temps.alloc(" + a + ".workspace_size); if (!" + a +
+         ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
+    line("  if (" + sym + "(&" + a + ", call->error, call->error_size)) return 1;");
+    line("}");
+    return Value{out, shape, 4, result->dtype};
   }
 
   template <class Operand>
@@ -453,18 +528,16 @@ class FunctionEmitter {
   std::set<int> written_;
 };
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
-  return s;
-}
-
 }  // namespace
 
 NvccOptions nvcc_options(const codegen::Target& target) {
   NvccOptions o;
   o.nvcc = target.get_string("nvcc");
   std::filesystem::path dir = target.get_string("cutlass_dir");
-  o.include_dirs = {(dir / "include").string(), (dir / "tools" / "util" / "include").string()};
+  // Example 41 holds CUTLASS's fused multi-head attention (kernel_forward.h), which the
+  // nvidia-cutlass wheel ships beside the headers.
+  o.include_dirs = {(dir / "include").string(), (dir / "tools" / "util" / "include").string(),
+                    (dir / "examples" / "41_fused_multi_head_attention").string()};
   o.sm = int(target.get_int("sm"));
   o.fast_math = target.get_bool("use_fast_math");
   o.jobs = int(target.get_int("threads"));
@@ -486,6 +559,15 @@ GeneratedModule generate(const std::vector<CodegenFunction>& functions, const co
   for (const auto& g : ctx.gemms) out.workloads.push_back(g.workload);
   out.source = "// Generated by Partita's cutlass backend: the module's functions (one translation unit).\n";
   out.source += kGemmAbi;
+  if (!ctx.attention.empty()) {
+    out.source += kAttentionAbi;
+    out.source += "// The attention kernels (separate units, cached):\n";
+  }
+  for (const auto& [sym, cls] : ctx.attention) {
+    out.source += "extern \"C\" size_t " + sym + "_workspace(const PtAttentionArgs*);\n";
+    out.source += "extern \"C\" int32_t " + sym + "(const PtAttentionArgs*, char*, size_t);\n";
+    out.units.emplace_back(sym, attention_unit_source(cls));
+  }
   out.source += kModulePrelude;
   out.source += "@PT_GEMM_DECLARATIONS@\n" + bodies;
   return out;

@@ -1,10 +1,12 @@
 // The device code the cutlass codegen writes, as text: the argument block of one GEMM kernel
 // (shared by a kernel's unit, the module's glue and the profiler), the body of a GEMM unit (one
-// CUTLASS 3 kernel for sm90a, made concrete by the #defines gemm_kernel.cc puts before it) and
-// the prelude of a module's glue (the calling convention, element-wise / im2col / normalization
+// CUTLASS 3 kernel for sm90a, made concrete by the #defines gemm_kernel.cc puts before it), the
+// argument block and body of an attention unit (attention_kernel.h) and the prelude of a module's glue (the calling convention, element-wise / im2col / normalization
 // kernels). Kept here as text so that a generated source is self-contained and its hash covers
 // everything that was compiled.
 #pragma once
+
+#include <string>
 
 namespace partita::backend::cutlass {
 
@@ -26,6 +28,114 @@ typedef struct {
   size_t workspace_size;
 } PtGemmArgs;
 )PT";
+
+// The attention units' ABI (attention_kernel.h), apart from the GEMMs' so that their units'
+// sources, and so their cached objects, stay as they were. Layouts are Relax's: query
+// (B, Sq, N, D), key (B, Skv, N, D), value (B, Skv, N, Dv), out (B, Sq, N, Dv), all contiguous;
+// the bias (B, N, Sq, Skv) read through strides (0 where it broadcasts).
+inline constexpr const char* kAttentionAbi = R"PT(
+enum { PT_MASK_NONE = 0, PT_MASK_TOP_LEFT = 1, PT_MASK_BOTTOM_RIGHT = 2 };
+typedef struct {
+  const void *q, *k, *v, *bias;
+  void* out;
+  int32_t batch, heads, seq_q, seq_kv, head_dim, head_dim_v;
+  int64_t bias_stride_b, bias_stride_h, bias_stride_q;
+  float scale;
+  int32_t mask;
+  void* stream;
+  void* workspace;  // float (B, Sq, N, Dv) when the kernel accumulates outside its registers
+  size_t workspace_size;
+} PtAttentionArgs;
+)PT";
+
+// One attention unit: CUTLASS example 41's forward kernel for one class (attention_kernel.cc
+// fills the @...@ fields). Its entry point checks what the kernel needs (alignment, the bound
+// on the head dimension) and launches it on the caller's stream.
+inline constexpr const char* kAttentionUnit = R"PT(
+#include <cmath>
+#include <cstdio>
+#include "kernel_forward.h"
+namespace {
+using Kernel = AttentionKernel<@ELEMENT@, cutlass::arch::Sm80, /*aligned*/ true, @QUERIES@, @KEYS@, @MAX_K@,
+                               /*dropout*/ false, /*bias*/ @BIAS@>;
+using Element = @ELEMENT@;
+
+bool fill(const PtAttentionArgs* a, typename Kernel::Params* p, char* error, size_t error_size) {
+  if (a->head_dim > @MAX_K@ || a->head_dim_v > @MAX_K@) {
+    snprintf(error, error_size, "@SYMBOL@: head dimension %d / %d above %d", (int)a->head_dim, (int)a->head_dim_v, @MAX_K@);
+    return false;
+  }
+  const int64_t hd = int64_t(a->heads) * a->head_dim, hdv = int64_t(a->heads) * a->head_dim_v;
+  p->query_ptr = (Element*)a->q;
+  p->key_ptr = (Element*)a->k;
+  p->value_ptr = (Element*)a->v;
+  p->output_ptr = (Element*)a->out;
+  p->output_accum_ptr = Kernel::kNeedsOutputAccumulatorBuffer ? (float*)a->workspace : nullptr;
+  if constexpr (Kernel::kSupportsBias) {
+    p->attn_bias_ptr = (Element*)a->bias;
+    p->bias_strideB = a->bias_stride_b;
+    p->bias_strideH = a->bias_stride_h;
+    p->bias_strideM = int32_t(a->bias_stride_q);
+  }
+  p->scale = a->scale;
+  p->num_batches = a->batch;
+  p->num_heads = a->heads;
+  p->head_dim = a->head_dim;
+  p->head_dim_value = a->head_dim_v;
+  p->num_queries = a->seq_q;
+  p->num_keys = a->seq_kv;
+  p->custom_mask_type = uint8_t(a->mask);
+  p->q_strideM = int32_t(hd);
+  p->k_strideM = int32_t(hd);
+  p->v_strideM = int32_t(hdv);
+  p->o_strideM = int32_t(hdv);
+  p->q_strideH = a->head_dim;
+  p->k_strideH = a->head_dim;
+  p->v_strideH = a->head_dim_v;
+  p->q_strideB = int64_t(a->seq_q) * hd;
+  p->k_strideB = int64_t(a->seq_kv) * hd;
+  p->v_strideB = int64_t(a->seq_kv) * hdv;
+  if (!Kernel::check_supported(*p)) {
+    snprintf(error, error_size, "@SYMBOL@: operands not aligned to %d elements", (int)Kernel::kAlignmentQ);
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+extern "C" size_t @SYMBOL@_workspace(const PtAttentionArgs* a) {
+  return Kernel::kNeedsOutputAccumulatorBuffer
+             ? sizeof(float) * size_t(a->batch) * size_t(a->seq_q) * size_t(a->heads) * size_t(a->head_dim_v)
+             : 0;
+}
+
+extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_size) {
+  typename Kernel::Params p;
+  if (!fill(a, &p, error, error_size)) return 1;
+  constexpr auto kernel = attention_kernel_batched_impl<Kernel>;
+  const int smem = int(sizeof(typename Kernel::SharedStorage));
+  if (smem > 0xc000) {
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) {
+      snprintf(error, error_size, "@SYMBOL@: %s", cudaGetErrorString(e));
+      return 1;
+    }
+  }
+  kernel<<<p.getBlocksGrid(), p.getThreadsGrid(), smem, (cudaStream_t)a->stream>>>(p);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    snprintf(error, error_size, "@SYMBOL@: launching the kernel: %s", cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+)PT";
+
+/// `s` with every `from` replaced by `to`.
+inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
+  return s;
+}
 
 inline constexpr const char* kGemmUnitIncludes = R"PT(
 #include <cstdio>

@@ -335,3 +335,50 @@ std::string unsupported_binary(const CallNode& call) {
 }
 
 }  // namespace partita::backend::cutlass
+
+namespace partita::backend::cutlass {
+
+namespace {
+bool same_dim(const TensorStructInfoNode* a, int da, const TensorStructInfoNode* b, int db) {
+  return a->shape && b->shape && structural_equal((*a->shape)[size_t(da)], (*b->shape)[size_t(db)]);
+}
+}  // namespace
+
+std::string unsupported_attention(const CallNode& call) {
+  const TensorStructInfoNode* t[4] = {};
+  for (size_t i = 0; i < call.args.size() && i < 4; ++i) {
+    t[i] = tensor_info(call.args[i]);
+    if (!t[i] || t[i]->ndim != 4 || !t[i]->shape) return "attention operands must be 4-d tensors with shapes";
+  }
+  const DataType dt = t[0]->dtype;
+  if (!is_dtype(dt, {kF16, kBF16})) return "attention dtype " + dt.str() + " (the kernel takes float16 and bfloat16)";
+  for (size_t i = 1; i < call.args.size(); ++i)
+    if (t[i]->dtype != dt) return "attention operands must share one dtype";
+  std::optional<int64_t> d = static_dim(t[0], 3), dv = static_dim(t[2], 3);
+  if (!d || !dv) return "the head dimensions must be static";
+  if (*d > 128 || *dv > 128 || *d % 8 || *dv % 8)
+    return "head dimensions " + std::to_string(*d) + " / " + std::to_string(*dv) + " (multiples of 8 up to 128)";
+  if (!same_dim(t[0], 2, t[1], 2) || !same_dim(t[0], 2, t[2], 2))
+    return "grouped-query heads (the kernel takes as many key / value heads as query heads)";
+  if (call.attrs.defined()) {
+    const AttrValue* w = call.attrs->find("window_size");
+    if (w && !std::holds_alternative<std::monostate>(*w)) return "sliding-window attention";
+  }
+  if (attr_string(call, "causal_mask", "") == "BottomRight") {
+    std::optional<int64_t> sq = static_dim(t[0], 1), skv = static_dim(t[1], 1);
+    if (!same_dim(t[0], 1, t[1], 1) && !(sq && skv && *skv >= *sq))
+      return "causal_mask BottomRight without as many keys as queries or more (known at build time)";
+  }
+  if (t[3]) {
+    // (B|1, N|1, Sq|1, Skv): rows of Skv elements, 8-element aligned (the kernel's vector loads).
+    std::optional<int64_t> skv = static_dim(t[3], 3);
+    if (!skv || *skv % 8 || !same_dim(t[3], 3, t[1], 1))
+      return "the bias's last dimension must be the static key length, a multiple of 8";
+    const int of[3] = {0, 2, 1};  // bias dims 0..2 against the query's batch, heads, length
+    for (int i = 0; i < 3; ++i)
+      if (static_dim(t[3], i) != 1 && !same_dim(t[3], i, t[0], of[i])) return "the bias does not broadcast";
+  }
+  return "";
+}
+
+}  // namespace partita::backend::cutlass

@@ -56,6 +56,12 @@ std::string unsupported_layer_norm(const CallNode& call);
 std::string unsupported_binary(const CallNode& call);
 std::string unsupported_rms_norm(const RmsNorm& r, const TensorStructInfoNode* out);
 
+/// Why relax.nn.attention / attention_bias cannot run on the attention kernel
+/// (attention_kernel.h; "" when it can): float16 / bfloat16, static head dimensions that are
+/// multiples of 8 up to 128, as many key / value heads as query heads, no sliding window, a
+/// bottom-right causal mask only with at least as many keys as queries, a bias of rows of Skv.
+std::string unsupported_attention(const CallNode& call);
+
 const TensorStructInfoNode* tensor_info(const Expr& e);
 const TensorStructInfoNode* call_info(const CallNode* call);
 /// The op name of a call of an operator, or "".

@@ -2,15 +2,18 @@
 // matmul (plain and with a transposed weight) and NHWC conv2d, each alone, with a bias, with a
 // bias and an activation, and as residual blocks (`..._residual_add`, `_residual_multiply`,
 // optionally followed by relu); layer_norm; rms_norm (as models spell it); and the seed
-// tutorial's element-wise multiply / add. Later entries have priority. Every check asks the
-// description the codegen uses (fused_op.h), so what a check accepts is what the codegen emits.
-// Attention is not here: `relax.nn.attention` belongs to the cudnn backend this session.
+// tutorial's element-wise multiply / add; attention (`relax.nn.attention`, with a bias
+// `attention_bias`, which the prepare step makes of the scaled dot-product chains models spell
+// out). Later entries have priority. Every check asks the description the codegen uses
+// (fused_op.h), so what a check accepts is what the codegen emits.
 #include "patterns.h"
 
 #include <unordered_set>
 
 #include "fused_op.h"
 #include "partita/dpl/pattern.h"
+#include "partita/transform/attention.h"
+#include "partita/transform/fold_constant.h"
 
 namespace partita::backend::cutlass {
 
@@ -73,6 +76,11 @@ bool check_rms_norm(const PatternCheckContext& ctx) {
   if (!last) return false;
   auto r = describe_rms_norm(last, producer_in(ctx), nullptr);
   return r && unsupported_rms_norm(*r, call_info(last)).empty();
+}
+
+bool check_attention(const PatternCheckContext& ctx) {
+  auto* call = ctx.matched_expr.as<CallNode>();
+  return call && unsupported_attention(*call).empty();
 }
 
 bool check_binary(const PatternCheckContext& ctx) {
@@ -170,7 +178,22 @@ std::vector<FusionPattern> cutlass_patterns() {
   Pattern norm = is_op("relax.multiply")({rx, is_op("relax.rsqrt")({is_op("relax.add")({mean, eps})})});
   out.push_back(entry("rms_norm", is_op("relax.multiply")({norm, weight}),
                       {{"data", rx}, {"weight", weight}, {"eps", eps}}, check_rms_norm));
+  Pattern q = wildcard(), k = wildcard(), v = wildcard(), bias = wildcard();
+  out.push_back(entry("attention", is_op("relax.nn.attention")({q, k, v}), {{"query", q}, {"key", k}, {"value", v}},
+                      check_attention));
+  out.push_back(entry("attention_bias", is_op("relax.nn.attention_bias")({q, k, v, bias}),
+                      {{"query", q}, {"key", k}, {"value", v}, {"bias", bias}}, check_attention));
   return out;
+}
+
+IRModule prepare_for_cutlass(IRModule mod) {
+  // Constants folded first, so that the masks and scales of attention chains are constants when
+  // they are matched; an attention the kernel cannot run goes back to matmul and softmax for the
+  // GEMM patterns (and other backends) to take.
+  mod = transform::FoldForInference()(std::move(mod));
+  mod = transform::RewriteAttention()(std::move(mod));
+  return transform::DecomposeAttention([](const CallNode& c) { return !unsupported_attention(c).empty(); })(
+      std::move(mod));
 }
 
 }  // namespace partita::backend::cutlass

@@ -9,4 +9,9 @@ namespace partita::backend::cutlass {
 
 std::vector<transform::FusionPattern> cutlass_patterns();
 
+/// The backend's prepare step (BackendInfo::prepare): constants folded, scaled dot-product
+/// chains rewritten to relax.nn.attention, and the attention calls the kernel cannot run
+/// decomposed again.
+IRModule prepare_for_cutlass(IRModule mod);
+
 }  // namespace partita::backend::cutlass

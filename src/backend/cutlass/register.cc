@@ -19,6 +19,7 @@ PARTITA_REGISTER_BACKEND([] {
   b.name = "cutlass";
   b.colour = "#c9a0dc";
   b.patterns = cutlass_patterns;
+  b.prepare = prepare_for_cutlass;
 #if PARTITA_WITH_CUTLASS_CODEGEN
   b.description =
       "CUTLASS 3 sm90a GEMMs / NHWC conv2d with fused bias, activation and residual epilogues, "

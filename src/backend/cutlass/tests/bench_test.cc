@@ -146,5 +146,49 @@ TEST(CutlassBench, GemmsWithEpilogues) {
   EXPECT_EQ(g.captures, int64_t(shapes().size())) << "every function's run was captured";
 }
 
+// Attention at BERT-base's shapes (sequence 128, 12 heads of 64, float16) at batch 32 and 1:
+// ten attention calls chained in one function (each reads the previous output as its query),
+// run by the VM as a CUDA graph, so that the time per call is the kernel's and not the host's;
+// the graph's copy of its three inputs is timed apart (a function returning its query) and
+// subtracted. PyTorch's scaled_dot_product_attention on the same shapes:
+// benchmarks/gpu/bench_attention.py. One line per batch, "[attention] ...".
+TEST(CutlassBench, AttentionBertShapes) {
+  if (!std::getenv("PARTITA_CUTLASS_BENCH")) GTEST_SKIP() << "set PARTITA_CUTLASS_BENCH=1 to run the benchmark";
+  PARTITA_REQUIRE_CUTLASS_GPU();
+  for (int64_t batch : {32, 1}) {
+    const std::string shape = "(" + std::to_string(batch) + ", 128, 12, 64)";
+    std::string body, params = "q: R.Tensor(" + shape + ", dtype=\"float16\"), k: R.Tensor(" + shape +
+                                ", dtype=\"float16\"), v: R.Tensor(" + shape + ", dtype=\"float16\")";
+    std::string prev = "q";
+    for (int i = 0; i < 10; ++i) {
+      body += "            a" + std::to_string(i) + " = R.nn.attention(" + prev + ", k, v)\n";
+      prev = "a" + std::to_string(i);
+    }
+    const std::string text = "@I.ir_module\nclass Module:\n    @R.function\n    def main(" + params +
+                             "):\n        with R.dataflow():\n" + body + "            R.output(" + prev +
+                             ")\n        return " + prev + "\n    @R.function\n    def copy(" + params +
+                             "):\n        return q\n";
+    IRModule p = transform::partition_for("cutlass", script::parse_module(text), false);
+    auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target()}, false));
+    runtime::VirtualMachine vm(exec, Device::cuda(0));
+    std::vector<Tensor> in;
+    for (uint32_t i = 0; i < 3; ++i)
+      in.push_back(cutlass_test::random_input({batch, 128, 12, 64}, DataType::Float(16), i + 1).to(Device::cuda(0)));
+    std::vector<Tensor> res;
+    std::vector<double> chain, copy;
+    for (int round = 0; round < 5; ++round) {
+      chain.push_back(time_calls([&] { res = vm.invoke("main", in); }, 5, 20));
+      copy.push_back(time_calls([&] { res = vm.invoke("copy", in); }, 5, 20));
+    }
+    std::sort(chain.begin(), chain.end());
+    std::sort(copy.begin(), copy.end());
+    const double per_call_ms = (chain[2] - copy[2]) / 10;
+    std::cerr << "[attention] batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
+              << chain[2] * 1e3 << " us median of 5 [" << chain[0] * 1e3 << ", " << chain[4] * 1e3
+              << "], the inputs' copy " << copy[2] * 1e3 << " us); graphs " << vm.graph_stats().launches
+              << " launches\n";
+  }
+}
+
 }  // namespace
 }  // namespace partita

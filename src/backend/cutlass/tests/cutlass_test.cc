@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 
+#include "../attention_kernel.h"
 #include "../cutlass_codegen.h"
 #include "../gemm_kernel.h"
 #include "../profiler.h"
@@ -71,13 +72,13 @@ TEST(CutlassPatterns, TvmFamiliesInPriorityOrder) {
                         "cutlass.matmul_transposed_bias_gelu", "cutlass.conv2d", "cutlass.conv2d_bias_relu",
                         "cutlass.conv2d_bias_silu", "cutlass.matmul_bias_relu_residual_add",
                         "cutlass.matmul_transposed_bias_residual_multiply_relu", "cutlass.conv2d_bias_residual_add_relu",
-                        "cutlass.layer_norm", "cutlass.rms_norm"})
+                        "cutlass.layer_norm", "cutlass.rms_norm", "cutlass.attention", "cutlass.attention_bias"})
     EXPECT_TRUE(names.count(n)) << n;
-  EXPECT_FALSE(names.count("cutlass.attention")) << "attention belongs to the cudnn backend this session";
-  // Highest priority first: the norms, then residual blocks, then the plain GEMMs, the seed's last.
-  EXPECT_EQ(patterns.front().name, "cutlass.rms_norm");
+  // Highest priority first: attention, the norms, then residual blocks, then the plain GEMMs, the
+  // seed's last.
+  EXPECT_EQ(patterns.front().name, "cutlass.attention_bias");
   EXPECT_EQ(patterns.back().name, "cutlass.multiply");
-  EXPECT_EQ(patterns.size(), 2u + 16u + 2u * 2u * 13u + 2u);
+  EXPECT_EQ(patterns.size(), 2u + 16u + 2u * 2u * 13u + 2u + 2u);
 }
 
 TEST(CutlassPatterns, SeedTutorialBothPaths) {
@@ -203,6 +204,77 @@ class Module:
   auto got = composites(p);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"cutlass.layer_norm", "cutlass.rms_norm"})) << script::print_module(p);
+}
+
+// Attention: fp16 / bf16 calls with and without a bias go to the attention kernel; what it cannot
+// run (float32, a head dimension that is not a multiple of 8, grouped-query heads, bottom-right
+// causal masks with fewer keys than queries) does not. The prepare step rewrites a scaled
+// dot-product chain to R.nn.attention and decomposes again the attention the kernel refuses.
+std::string attention_module(const std::string& dt, const std::string& q, const std::string& kv,
+                             const std::string& call, const std::string& bias = "") {
+  return fill(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(q: R.Tensor({q}, dtype="{dt}"), k: R.Tensor({kv}, dtype="{dt}"), v: R.Tensor({kv}, dtype="{dt}"){bias}):
+        with R.dataflow():
+            gv = {call}
+            R.output(gv)
+        return gv
+)", {{"dt", dt}, {"q", q}, {"kv", kv}, {"call", call}, {"bias", bias.empty() ? "" : ", b: R.Tensor(" + bias + ", dtype=\"" + dt + "\")"}});
+}
+
+TEST(CutlassPatterns, AttentionAndWhatTheKernelRefuses) {
+  const std::string s = "(2, 16, 4, 64)", s40 = "(2, 16, 4, 40)";
+  struct Case {
+    const char* what;
+    std::string text;
+    std::vector<std::string> expected;
+  };
+  std::vector<Case> cases = {
+      {"fp16", attention_module("float16", s, s, "R.nn.attention(q, k, v)"), {"cutlass.attention"}},
+      {"bf16, head dim 40, causal", attention_module("bfloat16", s40, s40, "R.nn.attention(q, k, v, causal_mask=\"TopLeft\")"),
+       {"cutlass.attention"}},
+      {"bias over heads", attention_module("float16", s, s, "R.nn.attention(q, k, v, b)", "(2, 1, 16, 16)"),
+       {"cutlass.attention_bias"}},
+      {"more keys, bottom right", attention_module("float16", s, "(2, 24, 4, 64)", "R.nn.attention(q, k, v, causal_mask=\"BottomRight\")"),
+       {"cutlass.attention"}},
+      {"float32", attention_module("float32", s, s, "R.nn.attention(q, k, v)"), {}},
+      {"head dim 12", attention_module("float16", "(2, 16, 4, 12)", "(2, 16, 4, 12)", "R.nn.attention(q, k, v)"), {}},
+      {"grouped heads", attention_module("float16", s, "(2, 16, 2, 64)", "R.nn.attention(q, k, v)"), {}},
+      {"fewer keys, bottom right", attention_module("float16", "(2, 24, 4, 64)", s, "R.nn.attention(q, k, v, causal_mask=\"BottomRight\")"),
+       {}},
+      {"bias rows of 12", attention_module("float16", "(2, 12, 4, 64)", "(2, 12, 4, 64)", "R.nn.attention(q, k, v, b)", "(2, 4, 12, 12)"),
+       {}},
+  };
+  for (const auto& c : cases) {
+    IRModule p = transform::partition_for("cutlass", parse(c.text), /*merge=*/false);
+    EXPECT_EQ(composites(p), c.expected) << c.what << "\n" << script::print_module(p);
+  }
+  // BERT's attention as exported, (B, N, S, H) operands, scaled by a constant: the prepare step
+  // makes it one R.nn.attention.
+  const char* chain = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(q: R.Tensor((1, 4, 16, 64), dtype="float16"), k: R.Tensor((1, 4, 16, 64), dtype="float16"), v: R.Tensor((1, 4, 16, 64), dtype="float16")):
+        with R.dataflow():
+            kt = R.permute_dims(k, axes=[0, 1, 3, 2])
+            s = R.matmul(q, kt)
+            sc = R.multiply(s, R.const(0.125, "float16"))
+            p = R.nn.softmax(sc, axis=-1)
+            gv = R.matmul(p, v)
+            R.output(gv)
+        return gv
+)";
+  IRModule prepared = backend::prepare_for({"cutlass"}, parse(chain));
+  IRModule p = transform::partition_for("cutlass", prepared, /*merge=*/false);
+  EXPECT_EQ(composites(p), std::vector<std::string>{"cutlass.attention"}) << script::print_module(p);
+  // An attention the kernel refuses is decomposed by the prepare step, its products left to the
+  // GEMM patterns.
+  IRModule f12 = backend::prepare_for({"cutlass"}, parse(attention_module("float16", "(2, 16, 4, 12)", "(2, 16, 4, 12)",
+                                                                          "R.nn.attention(q, k, v)")));
+  EXPECT_EQ(script::print_module(f12).find("R.nn.attention"), std::string::npos) << script::print_module(f12);
 }
 
 // ---- codegen without nvcc ----
@@ -459,6 +531,52 @@ TEST(CutlassProfiler, ReportLinesAreReadBackAndRefusedCandidatesHaveNoTime) {
   backend::cutlass::GemmClass i8{DataType::Int(8), DataType::Int(32), true, {}};
   EXPECT_NE(backend::cutlass::profiler_source(i8, {backend::cutlass::default_config(i8, 90)}).find("PT_CHECK_RTOL 0.f"),
             std::string::npos);
+}
+
+// Each attention call runs the unit of its class (dtype, head-dimension bound, bias): CUTLASS's
+// fused multi-head attention kernel, declared in the glue and compiled apart.
+TEST(CutlassCodegen, AttentionCallsTheUnitOfItsClass) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  const char* text = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(q: R.Tensor((2, 16, 4, 64), dtype="float16"), k: R.Tensor((2, 16, 4, 64), dtype="float16"), v: R.Tensor((2, 16, 4, 64), dtype="float16"), q2: R.Tensor((1, 8, 2, 96), dtype="bfloat16"), b: R.Tensor((1, 2, 1, 8), dtype="bfloat16")):
+        with R.dataflow():
+            a = R.nn.attention(q, k, v, scale=0.5, causal_mask="TopLeft")
+            c = R.nn.attention(q2, q2, q2, b)
+            gv = (a, c)
+            R.output(gv)
+        return gv
+)";
+  IRModule p = transform::partition_for("cutlass", parse(text), /*merge=*/false);
+  auto m = generate_for(p, cutlass_test::test_target());
+  EXPECT_TRUE(m.workloads.empty());
+  std::vector<std::string> units;
+  for (const auto& [sym, source] : m.units) units.push_back(sym);
+  std::sort(units.begin(), units.end());
+  EXPECT_EQ(units, (std::vector<std::string>{"pt_attention_bf16_k128_bias", "pt_attention_f16_k64"}));
+  EXPECT_NE(m.source.find("pt_attention_f16_k64(&attn"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find(".scale = 0.5f; "), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find("PT_MASK_TOP_LEFT"), std::string::npos) << m.source;
+  EXPECT_NE(m.source.find(".bias_stride_q = "), std::string::npos) << m.source;
+  for (const auto& [sym, source] : m.units) {
+    EXPECT_NE(source.find("#include \"kernel_forward.h\""), std::string::npos) << sym;
+    EXPECT_EQ(source.find('@'), std::string::npos) << "an unfilled field in " << sym;
+  }
+  EXPECT_THROW(backend::cutlass::attention_class(DataType::Float(16), 160, false), Error);
+}
+
+// The attention unit and its glue compile with nvcc (about 20 s), and the module loads.
+TEST(CutlassCompile, AttentionModuleCompiles) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  IRModule p = transform::partition_for(
+      "cutlass", parse(attention_module("float16", "(2, 16, 4, 64)", "(2, 16, 4, 64)", "R.nn.attention(q, k, v)")), false);
+  auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target()}, false));
+  ASSERT_TRUE(exec);
+  bool found = false;
+  for (const auto& mod : exec->external_modules) found = found || mod->type_key() == "cutlass";
+  EXPECT_TRUE(found);
 }
 
 TEST(CutlassCompile, OneModuleCompilesAndASecondBuildRunsNoNvcc) {

@@ -32,7 +32,7 @@ if [ -x "$BUILD/epilogue_bench/epilogue_bench" ]; then
   cp "$BUILD/epilogue_bench/epilogue_bench" "$SRC/src/backend/cutlass/tests/epilogue_bench/run.sh" "$DEST/epilogue_bench/"
 fi
 CUT=$(ls -d "$SRC"/.deps/venv/lib/python3*/site-packages/cutlass_library/source)
-tar -C "$CUT" -cJf "$DEST/cutlass_headers.tar.xz" include tools/util/include
-cp "$SRC/benchmarks/gpu/bench_cutlass.py" "$SRC/src/backend/cutlass/tests/run_gpu.sh" \
+tar -C "$CUT" -cJf "$DEST/cutlass_headers.tar.xz" include tools/util/include examples/41_fused_multi_head_attention
+cp "$SRC/benchmarks/gpu/bench_cutlass.py" "$SRC/benchmarks/gpu/bench_attention.py" "$SRC/src/backend/cutlass/tests/run_gpu.sh" \
    "$SRC/src/backend/cutlass/tests/run_gpu_probe.sh" "$DEST/"
 du -sh "$DEST"

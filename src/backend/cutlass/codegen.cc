@@ -165,10 +165,13 @@ class FunctionEmitter {
     auto* seq = inner->body.as<SeqExprNode>();
     if (!seq || name.rfind("cutlass.", 0) != 0) fail("a local function is not a cutlass composite");
     std::unordered_map<const VarNode*, const CallNode*> calls;
+    std::unordered_map<const VarNode*, Expr> values;
     for (const auto& block : seq->blocks)
       for (const auto& bb : block->bindings)
-        if (auto* vb = bb.as<VarBindingNode>())
+        if (auto* vb = bb.as<VarBindingNode>()) {
+          values[vb->var.get()] = vb->value;
           if (auto* c = vb->value.as<CallNode>()) calls[vb->var.get()] = c;
+        }
     auto producer = [&](const Expr& e) -> const CallNode* {
       auto* v = e.as<VarNode>();
       auto it = v ? calls.find(v) : calls.end();
@@ -199,7 +202,19 @@ class FunctionEmitter {
     }
     if (name == "cutlass.attention" || name == "cutlass.attention_bias") {
       if (std::string why = unsupported_attention(*last); !why.empty()) fail(why);
-      return emit_attention(*last, operand, result, k);
+      return emit_attention(*last, operand, result, k, nullptr);
+    }
+    if (name == "cutlass.stacked_attention" || name == "cutlass.stacked_attention_bias") {
+      if (std::string why = unsupported_attention(*last); !why.empty()) fail(why);
+      std::string why;
+      auto bound = [&](const Expr& e) -> Expr {
+        auto* v = e.as<VarNode>();
+        auto it = v ? values.find(v) : values.end();
+        return it == values.end() ? Expr() : it->second;
+      };
+      auto stacked = describe_stacked_attention(last, bound, &why);
+      if (!stacked) fail(name + ": " + why);
+      return emit_attention(*last, operand, result, k, &*stacked);
     }
     std::string why;
     auto g = describe_fused_gemm(last, producer, &why);
@@ -324,42 +339,63 @@ class FunctionEmitter {
 
   // relax.nn.attention[_bias] on the attention unit of its class (attention_kernel.h): the
   // operands' extents checked against each other at run time, the bias read through strides
-  // that are 0 where it broadcasts.
+  // that are 0 where it broadcasts. With `stacked`, query, key and value are read in place from
+  // one (B, S, W) tensor, each `offsets[i]` elements into its rows.
   template <class Operand>
-  Value emit_attention(const CallNode& call, Operand& operand, const TensorStructInfoNode* result, int k) {
+  Value emit_attention(const CallNode& call, Operand& operand, const TensorStructInfoNode* result, int k,
+                       const StackedQkv* stacked) {
     if (m_.target.get_int("sm") < 80) fail("the attention kernel needs sm >= 80");
     const bool biased = call.args.size() == 4;
-    Value q = operand(call.args[0]), key = operand(call.args[1]), v = operand(call.args[2]);
-    const int64_t d = *as_const_int((*tensor_info(call.args[0])->shape)[3]);
+    const auto* qi = tensor_info(call.args[0]);
+    const int64_t d = *as_const_int((*qi->shape)[3]);
     const int64_t dv = *as_const_int((*tensor_info(call.args[2])->shape)[3]);
-    AttentionClass cls = attention_class(q.dtype, std::max(d, dv), biased);
-    const std::string sym = attention_symbol(cls);
+    AttentionClass cls = attention_class(qi->dtype, std::max(d, dv), biased);
+    const std::string sym = attention_symbol(cls), ct = ctype(qi->dtype);
     m_.attention.emplace(sym, cls);
     auto require = [&](const std::string& cond, const std::string& what) {
       line("if (!(" + cond + ")) PT_FAIL(\"" + f_.symbol + ": " + what + "\");");
     };
     auto dim = [](const Value& x, int i) { return x.shape + "[" + str(i) + "]"; };
-    require(dim(q, 3) + " == " + str(d) + " && " + dim(key, 3) + " == " + str(d) + " && " + dim(v, 3) + " == " + str(dv),
-            "the attention's head dimensions differ from the compiled ones");
-    require(dim(key, 0) + " == " + dim(q, 0) + " && " + dim(v, 0) + " == " + dim(q, 0),
-            "the attention's batch sizes differ");
-    require(dim(key, 2) + " == " + dim(q, 2) + " && " + dim(v, 2) + " == " + dim(q, 2),
-            "the attention's key / value heads differ from the query's");
-    require(dim(v, 1) + " == " + dim(key, 1), "the key and value lengths differ");
+    std::string data[3], row[3], batch, seq_q, seq_kv, heads;
+    if (stacked) {
+      Value qkv = operand(stacked->qkv);
+      const int64_t n = *as_const_int((*qi->shape)[2]);
+      require(dim(qkv, 2) + " == " + str(stacked->row), "the stacked query, key and value are not rows of " +
+                                                            str(stacked->row));
+      for (int i = 0; i < 3; ++i) {
+        data[i] = "(const void*)((const " + ct + "*)" + qkv.data + " + " + str(stacked->offsets[i]) + ")";
+        row[i] = str(stacked->row);
+      }
+      batch = dim(qkv, 0), seq_q = seq_kv = dim(qkv, 1), heads = str(n);
+    } else {
+      Value q = operand(call.args[0]), key = operand(call.args[1]), v = operand(call.args[2]);
+      require(dim(q, 3) + " == " + str(d) + " && " + dim(key, 3) + " == " + str(d) + " && " + dim(v, 3) + " == " +
+                  str(dv),
+              "the attention's head dimensions differ from the compiled ones");
+      require(dim(key, 0) + " == " + dim(q, 0) + " && " + dim(v, 0) + " == " + dim(q, 0),
+              "the attention's batch sizes differ");
+      require(dim(key, 2) + " == " + dim(q, 2) + " && " + dim(v, 2) + " == " + dim(q, 2),
+              "the attention's key / value heads differ from the query's");
+      require(dim(v, 1) + " == " + dim(key, 1), "the key and value lengths differ");
+      data[0] = q.data, data[1] = key.data, data[2] = v.data;
+      row[0] = row[1] = dim(q, 2) + " * " + str(d), row[2] = dim(q, 2) + " * " + str(dv);
+      batch = dim(q, 0), seq_q = dim(q, 1), seq_kv = dim(key, 1), heads = dim(q, 2);
+    }
     std::string shape = declare_shape(4);
-    for (int i = 0; i < 3; ++i) line(shape + "[" + str(i) + "] = " + dim(q, i) + ";");
-    line(shape + "[3] = " + str(dv) + ";");
+    line(shape + "[0] = " + batch + "; " + shape + "[1] = " + seq_q + "; " + shape + "[2] = " + heads + "; " + shape +
+         "[3] = " + str(dv) + ";");
     std::string out = allocate(shape, 4, result->dtype, k), a = fresh("attn");
     line("PtAttentionArgs " + a + " = {};");
-    line(a + ".q = " + q.data + "; " + a + ".k = " + key.data + "; " + a + ".v = " + v.data + "; " + a +
-         ".out = " + out + ";");
-    line(a + ".batch = (int32_t)" + dim(q, 0) + "; " + a + ".seq_q = (int32_t)" + dim(q, 1) + "; " + a +
-         ".heads = (int32_t)" + dim(q, 2) + "; " + a + ".seq_kv = (int32_t)" + dim(key, 1) + "; " + a +
-         ".head_dim = " + str(d) + "; " + a + ".head_dim_v = " + str(dv) + ";");
+    line(a + ".q = " + data[0] + "; " + a + ".k = " + data[1] + "; " + a + ".v = " + data[2] + "; " + a + ".out = " +
+         out + ";");
+    line(a + ".q_row = " + row[0] + "; " + a + ".k_row = " + row[1] + "; " + a + ".v_row = " + row[2] + ";");
+    line(a + ".batch = (int32_t)" + batch + "; " + a + ".seq_q = (int32_t)" + seq_q + "; " + a + ".heads = (int32_t)" +
+         heads + "; " + a + ".seq_kv = (int32_t)" + seq_kv + "; " + a + ".head_dim = " + str(d) + "; " + a +
+         ".head_dim_v = " + str(dv) + ";");
     if (biased) {
       Value b = operand(call.args[3]);
-      require(dim(b, 3) + " == " + dim(key, 1), "the bias's last dimension is not the key length");
-      const std::string want[3] = {dim(q, 0), dim(q, 2), dim(q, 1)};
+      require(dim(b, 3) + " == " + seq_kv, "the bias's last dimension is not the key length");
+      const std::string want[3] = {batch, heads, seq_q};
       for (int i = 0; i < 3; ++i)
         require(dim(b, i) + " == 1 || " + dim(b, i) + " == " + want[i], "the bias does not broadcast");
       line(a + ".bias = " + b.data + ";");
@@ -378,7 +414,8 @@ class FunctionEmitter {
     std::string mask = "PT_MASK_NONE";
     if (const AttrValue* mv = call.attrs.defined() ? call.attrs->find("causal_mask") : nullptr)
       if (auto* m = std::get_if<std::string>(mv)) mask = *m == "TopLeft" ? "PT_MASK_TOP_LEFT" : "PT_MASK_BOTTOM_RIGHT";
-    if (mask == "PT_MASK_BOTTOM_RIGHT") require(dim(key, 1) + " >= " + dim(q, 1), "causal_mask BottomRight with fewer keys than queries");
+    if (mask == "PT_MASK_BOTTOM_RIGHT")
+      require(seq_kv + " >= " + seq_q, "causal_mask BottomRight with fewer keys than queries");
     line(a + ".scale = " + scalebuf + "f; " + a + ".mask = " + mask + "; " + a + ".stream = call->stream;");
     line("if (pt_numel(" + shape + ", 4) > 0) {");
     line("  " + a + ".workspace_size = " + sym + "_workspace(&" + a + ");");

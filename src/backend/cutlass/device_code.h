@@ -31,14 +31,17 @@ typedef struct {
 
 // The attention units' ABI (attention_kernel.h), apart from the GEMMs' so that their units'
 // sources, and so their cached objects, stay as they were. Layouts are Relax's: query
-// (B, Sq, N, D), key (B, Skv, N, D), value (B, Skv, N, Dv), out (B, Sq, N, Dv), all contiguous;
-// the bias (B, N, Sq, Skv) read through strides (0 where it broadcasts).
+// (B, Sq, N, D), key (B, Skv, N, D), value (B, Skv, N, Dv), out (B, Sq, N, Dv) (contiguous);
+// q / k / v rows (one sequence position: N heads) `*_row` elements apart (N·D when contiguous,
+// wider when they lie in one stacked QKV tensor); the bias (B, N, Sq, Skv) read through strides
+// (0 where it broadcasts).
 inline constexpr const char* kAttentionAbi = R"PT(
 enum { PT_MASK_NONE = 0, PT_MASK_TOP_LEFT = 1, PT_MASK_BOTTOM_RIGHT = 2 };
 typedef struct {
   const void *q, *k, *v, *bias;
   void* out;
   int32_t batch, heads, seq_q, seq_kv, head_dim, head_dim_v;
+  int64_t q_row, k_row, v_row;
   int64_t bias_stride_b, bias_stride_h, bias_stride_q;
   float scale;
   int32_t mask;
@@ -65,7 +68,7 @@ bool fill(const PtAttentionArgs* a, typename Kernel::Params* p, char* error, siz
     snprintf(error, error_size, "@SYMBOL@: head dimension %d / %d above %d", (int)a->head_dim, (int)a->head_dim_v, @MAX_K@);
     return false;
   }
-  const int64_t hd = int64_t(a->heads) * a->head_dim, hdv = int64_t(a->heads) * a->head_dim_v;
+  const int64_t hdv = int64_t(a->heads) * a->head_dim_v;
   p->query_ptr = (Element*)a->q;
   p->key_ptr = (Element*)a->k;
   p->value_ptr = (Element*)a->v;
@@ -85,16 +88,16 @@ bool fill(const PtAttentionArgs* a, typename Kernel::Params* p, char* error, siz
   p->num_queries = a->seq_q;
   p->num_keys = a->seq_kv;
   p->custom_mask_type = uint8_t(a->mask);
-  p->q_strideM = int32_t(hd);
-  p->k_strideM = int32_t(hd);
-  p->v_strideM = int32_t(hdv);
+  p->q_strideM = int32_t(a->q_row);
+  p->k_strideM = int32_t(a->k_row);
+  p->v_strideM = int32_t(a->v_row);
   p->o_strideM = int32_t(hdv);
   p->q_strideH = a->head_dim;
   p->k_strideH = a->head_dim;
   p->v_strideH = a->head_dim_v;
-  p->q_strideB = int64_t(a->seq_q) * hd;
-  p->k_strideB = int64_t(a->seq_kv) * hd;
-  p->v_strideB = int64_t(a->seq_kv) * hdv;
+  p->q_strideB = int64_t(a->seq_q) * a->q_row;
+  p->k_strideB = int64_t(a->seq_kv) * a->k_row;
+  p->v_strideB = int64_t(a->seq_kv) * a->v_row;
   if (!Kernel::check_supported(*p)) {
     snprintf(error, error_size, "@SYMBOL@: operands not aligned to %d elements", (int)Kernel::kAlignmentQ);
     return false;

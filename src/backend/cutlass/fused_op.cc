@@ -382,3 +382,50 @@ std::string unsupported_attention(const CallNode& call) {
 }
 
 }  // namespace partita::backend::cutlass
+
+namespace partita::backend::cutlass {
+
+std::optional<StackedQkv> describe_stacked_attention(const CallNode* attention,
+                                                     const std::function<Expr(const Expr&)>& bound,
+                                                     std::string* why) {
+  auto no = [why](const std::string& w) -> std::optional<StackedQkv> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  if (!attention || attention->args.size() < 3) return no("not an attention call");
+  StackedQkv s;
+  const CallNode* split = nullptr;
+  int64_t row_width[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    auto* reshape = bound(attention->args[size_t(i)]).as<CallNode>();
+    if (!reshape || op_name(*reshape) != "relax.reshape") return no("an operand is not a reshape");
+    auto* item = bound(reshape->args[0]).as<TupleGetItemNode>();
+    if (!item || item->index != i) return no("an operand is not the split's part of its position");
+    auto* sp = bound(item->tuple).as<CallNode>();
+    if (!sp || op_name(*sp) != "relax.split" || (split && sp != split)) return no("the parts come from different splits");
+    split = sp;
+    // The reshape splits the last axis into (heads, head dimension): (B, S, N·D) -> (B, S, N, D).
+    auto* in = tensor_info(reshape->args[0]);
+    auto* out = call_info(reshape);
+    if (!in || !out || in->ndim != 3 || out->ndim != 4) return no("the parts are not (B, S, N·D) reshaped to (B, S, N, D)");
+    std::optional<int64_t> w = static_dim(in, 2), n = static_dim(out, 2), d = static_dim(out, 3);
+    if (!w || !n || !d || *w != *n * *d || !structural_equal((*in->shape)[0], (*out->shape)[0]) ||
+        !structural_equal((*in->shape)[1], (*out->shape)[1]))
+      return no("the parts are not (B, S, N·D) reshaped to (B, S, N, D) with static N and D");
+    row_width[i] = *w;
+  }
+  auto* qkv = tensor_info(split->args[0]);
+  std::optional<int64_t> width = static_dim(qkv, 2);
+  if (!qkv || qkv->ndim != 3 || !width) return no("the stacked tensor is not 3-d with a static last axis");
+  int64_t axis = attr_ints(*split, "axis", {0})[0];
+  if (axis != 2 && axis != -1) return no("the split is not along the last axis");
+  if (*width != row_width[0] + row_width[1] + row_width[2]) return no("the split has parts beside query, key and value");
+  s.qkv = split->args[0];
+  s.offsets[0] = 0;
+  s.offsets[1] = row_width[0];
+  s.offsets[2] = row_width[0] + row_width[1];
+  s.row = *width;
+  return s;
+}
+
+}  // namespace partita::backend::cutlass

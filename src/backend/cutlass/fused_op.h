@@ -62,6 +62,20 @@ std::string unsupported_rms_norm(const RmsNorm& r, const TensorStructInfoNode* o
 /// bottom-right causal mask only with at least as many keys as queries, a bias of rows of Skv.
 std::string unsupported_attention(const CallNode& call);
 
+/// Stacked QKV (TVM's cutlass.stacked_attention, the split form): one (B, S, W) tensor split
+/// along its last axis into query, key and value, each reshaped to (B, S, N, D). The kernel
+/// reads the three from the stacked tensor in place: each starts `offsets[i]` elements into a
+/// row of `row` (= W) elements.
+struct StackedQkv {
+  Expr qkv;
+  int64_t offsets[3] = {0, 0, 0};
+  int64_t row = 0;
+};
+/// Reads the operands of `attention`; `bound(e)` is the value bound to `e` inside the fused
+/// region (a call or a tuple item), else null. Returns the description, or sets `why`.
+std::optional<StackedQkv> describe_stacked_attention(const CallNode* attention,
+                                                     const std::function<Expr(const Expr&)>& bound, std::string* why);
+
 const TensorStructInfoNode* tensor_info(const Expr& e);
 const TensorStructInfoNode* call_info(const CallNode* call);
 /// The op name of a call of an operator, or "".

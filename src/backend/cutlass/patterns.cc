@@ -83,6 +83,17 @@ bool check_attention(const PatternCheckContext& ctx) {
   return call && unsupported_attention(*call).empty();
 }
 
+bool check_stacked_attention(const PatternCheckContext& ctx) {
+  if (transform::has_leaking_intermediate_variables(ctx)) return false;
+  auto* call = ctx.matched_expr.as<CallNode>();
+  auto bound = [&ctx](const Expr& e) -> Expr {
+    auto v = e.as_ref<VarNode>();
+    auto it = v ? ctx.matched_bindings.find(Var(v)) : ctx.matched_bindings.end();
+    return it == ctx.matched_bindings.end() ? Expr() : it->second;
+  };
+  return call && unsupported_attention(*call).empty() && describe_stacked_attention(call, bound, nullptr);
+}
+
 bool check_binary(const PatternCheckContext& ctx) {
   auto* call = ctx.matched_expr.as<CallNode>();
   return call && unsupported_binary(*call).empty();
@@ -183,6 +194,24 @@ std::vector<FusionPattern> cutlass_patterns() {
                       check_attention));
   out.push_back(entry("attention_bias", is_op("relax.nn.attention_bias")({q, k, v, bias}),
                       {{"query", q}, {"key", k}, {"value", v}, {"bias", bias}}, check_attention));
+  // Stacked QKV (TVM's make_stacked_attention_pattern, start_op="split"; TVM names both forms
+  // cutlass.stacked_attention, the registry here keeps one pattern per name, so the bias form is
+  // cutlass.stacked_attention_bias): the split and reshapes fuse into the attention, which reads
+  // its operands from the stacked tensor in place.
+  for (bool with_bias : {false, true}) {
+    Pattern qkv = wildcard(), split = is_op("relax.split")({qkv});
+    auto part = [&](int i) { return is_op("relax.reshape")({dpl::is_tuple_get_item(split, i), wildcard()}); };
+    std::vector<Pattern> args{part(0), part(1), part(2)};
+    std::map<std::string, Pattern> ann{{"stacked_qkv", qkv}, {"split", split}};
+    if (with_bias) {
+      Pattern b = wildcard();
+      args.push_back(b);
+      ann["bias"] = b;
+    }
+    out.push_back(entry(with_bias ? "stacked_attention_bias" : "stacked_attention",
+                        is_op(with_bias ? "relax.nn.attention_bias" : "relax.nn.attention")(args),
+                        ann, check_stacked_attention));
+  }
   return out;
 }
 

@@ -72,13 +72,14 @@ TEST(CutlassPatterns, TvmFamiliesInPriorityOrder) {
                         "cutlass.matmul_transposed_bias_gelu", "cutlass.conv2d", "cutlass.conv2d_bias_relu",
                         "cutlass.conv2d_bias_silu", "cutlass.matmul_bias_relu_residual_add",
                         "cutlass.matmul_transposed_bias_residual_multiply_relu", "cutlass.conv2d_bias_residual_add_relu",
-                        "cutlass.layer_norm", "cutlass.rms_norm", "cutlass.attention", "cutlass.attention_bias"})
+                        "cutlass.layer_norm", "cutlass.rms_norm", "cutlass.attention", "cutlass.attention_bias",
+                        "cutlass.stacked_attention", "cutlass.stacked_attention_bias"})
     EXPECT_TRUE(names.count(n)) << n;
   // Highest priority first: attention, the norms, then residual blocks, then the plain GEMMs, the
   // seed's last.
-  EXPECT_EQ(patterns.front().name, "cutlass.attention_bias");
+  EXPECT_EQ(patterns.front().name, "cutlass.stacked_attention_bias");
   EXPECT_EQ(patterns.back().name, "cutlass.multiply");
-  EXPECT_EQ(patterns.size(), 2u + 16u + 2u * 2u * 13u + 2u + 2u);
+  EXPECT_EQ(patterns.size(), 2u + 16u + 2u * 2u * 13u + 2u + 4u);
 }
 
 TEST(CutlassPatterns, SeedTutorialBothPaths) {
@@ -251,6 +252,26 @@ TEST(CutlassPatterns, AttentionAndWhatTheKernelRefuses) {
     IRModule p = transform::partition_for("cutlass", parse(c.text), /*merge=*/false);
     EXPECT_EQ(composites(p), c.expected) << c.what << "\n" << script::print_module(p);
   }
+  // Stacked QKV: the split and the reshapes fuse into the attention (TVM's stacked_attention).
+  const char* stacked = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(qkv: R.Tensor((2, 16, 768), dtype="float16")):
+        with R.dataflow():
+            sp = R.split(qkv, indices_or_sections=3, axis=2)
+            s0 = sp[0]
+            s1 = sp[1]
+            s2 = sp[2]
+            q = R.reshape(s0, R.shape([2, 16, 4, 64]))
+            k = R.reshape(s1, R.shape([2, 16, 4, 64]))
+            v = R.reshape(s2, R.shape([2, 16, 4, 64]))
+            gv = R.nn.attention(q, k, v)
+            R.output(gv)
+        return gv
+)";
+  IRModule sp = transform::partition_for("cutlass", parse(stacked), /*merge=*/false);
+  EXPECT_EQ(composites(sp), std::vector<std::string>{"cutlass.stacked_attention"}) << script::print_module(sp);
   // BERT's attention as exported, (B, N, S, H) operands, scaled by a constant: the prepare step
   // makes it one R.nn.attention.
   const char* chain = R"(
@@ -565,6 +586,29 @@ class Module:
     EXPECT_EQ(source.find('@'), std::string::npos) << "an unfilled field in " << sym;
   }
   EXPECT_THROW(backend::cutlass::attention_class(DataType::Float(16), 160, false), Error);
+  // Stacked QKV: key and value read in place, 256 and 512 elements into rows of 768.
+  const char* stacked = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(qkv: R.Tensor((3, 16, 768), dtype="float16")):
+        with R.dataflow():
+            sp = R.split(qkv, indices_or_sections=3, axis=2)
+            s0 = sp[0]
+            s1 = sp[1]
+            s2 = sp[2]
+            q = R.reshape(s0, R.shape([3, 16, 4, 64]))
+            k = R.reshape(s1, R.shape([3, 16, 4, 64]))
+            v = R.reshape(s2, R.shape([3, 16, 4, 64]))
+            gv = R.nn.attention(q, k, v)
+            R.output(gv)
+        return gv
+)";
+  IRModule sp = transform::partition_for("cutlass", parse(stacked), /*merge=*/false);
+  ASSERT_EQ(composites(sp), std::vector<std::string>{"cutlass.stacked_attention"}) << script::print_module(sp);
+  auto ms = generate_for(sp, cutlass_test::test_target());
+  for (const char* want : {" + 256);", " + 512);", ".q_row = 768; ", ".k_row = 768; ", ".v_row = 768;", ".heads = (int32_t)4;"})
+    EXPECT_NE(ms.source.find(want), std::string::npos) << want << "\n" << ms.source;
 }
 
 // The attention unit and its glue compile with nvcc (about 20 s), and the module loads.

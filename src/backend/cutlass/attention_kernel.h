@@ -18,11 +18,14 @@ struct AttentionClass {
   DataType dtype;    // float16 or bfloat16
   int max_k = 64;    // 64 or 128: the head dimension's bound
   bool bias = false;
-  std::string id() const;  // e.g. "f16_k64_bias"
+  int queries = 64, keys = 64;  // the block's tile: multiples of 32, keys ≥ max_k
+  std::string id() const;       // e.g. "f16_k64_bias" (with its tile when not the default, "..._q32x128")
 };
 
-/// The class that runs a head dimension (query / key and value) of `head_dim` (≤ 128).
-AttentionClass attention_class(DataType dtype, int64_t head_dim, bool bias);
+/// The class that runs a head dimension (query / key and value) of `head_dim` (≤ 128), with the
+/// target's `attention_tile` ("" for the default of the head dimension, else "<queries>x<keys>";
+/// throws Error("ValueError") for a tile the kernel cannot take).
+AttentionClass attention_class(DataType dtype, int64_t head_dim, bool bias, const std::string& tile = "");
 /// The C symbol of a unit's entry point: `pt_attention_<class>`.
 std::string attention_symbol(const AttentionClass& c);
 /// The whole source of the unit.

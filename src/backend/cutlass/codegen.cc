@@ -349,7 +349,7 @@ class FunctionEmitter {
     const auto* qi = tensor_info(call.args[0]);
     const int64_t d = *as_const_int((*qi->shape)[3]);
     const int64_t dv = *as_const_int((*tensor_info(call.args[2])->shape)[3]);
-    AttentionClass cls = attention_class(qi->dtype, std::max(d, dv), biased);
+    AttentionClass cls = attention_class(qi->dtype, std::max(d, dv), biased, m_.target.get_string("attention_tile"));
     const std::string sym = attention_symbol(cls), ct = ctype(qi->dtype);
     m_.attention.emplace(sym, cls);
     auto require = [&](const std::string& cond, const std::string& what) {

@@ -151,10 +151,25 @@ TEST(CutlassBench, GemmsWithEpilogues) {
 // run by the VM as a CUDA graph, so that the time per call is the kernel's and not the host's;
 // the graph's copy of its three inputs is timed apart (a function returning its query) and
 // subtracted. PyTorch's scaled_dot_product_attention on the same shapes:
-// benchmarks/gpu/bench_attention.py. One line per batch, "[attention] ...".
+// benchmarks/gpu/bench_attention.py. One line per batch and tile, "[attention] ...";
+// PARTITA_CUTLASS_ATTENTION_TILES="64x64,32x128,..." times those tiles (the target's
+// attention_tile; default: the default tile alone).
 TEST(CutlassBench, AttentionBertShapes) {
   if (!std::getenv("PARTITA_CUTLASS_BENCH")) GTEST_SKIP() << "set PARTITA_CUTLASS_BENCH=1 to run the benchmark";
-  PARTITA_REQUIRE_CUTLASS_GPU();
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  // Without a GPU, with PARTITA_TEST_CUTLASS_PRECOMPILE=1: the modules are built (filling the
+  // object cache the GPU machine is handed) and not run.
+  const char* pre = std::getenv("PARTITA_TEST_CUTLASS_PRECOMPILE");
+  const bool build_only = !cutlass_test::gpu_available() && pre && std::string(pre) == "1";
+  if (!cutlass_test::gpu_available() && !build_only)
+    GTEST_SKIP() << "no CUDA device here: the run-time tests of the cutlass backend need one";
+  std::vector<std::string> tiles{""};
+  if (const char* t = std::getenv("PARTITA_CUTLASS_ATTENTION_TILES"); t && *t) {
+    tiles.clear();
+    std::stringstream ss(t);
+    for (std::string one; std::getline(ss, one, ',');) tiles.push_back(one);
+  }
+  for (const std::string& tile : tiles)
   for (int64_t batch : {32, 1}) {
     const std::string shape = "(" + std::to_string(batch) + ", 128, 12, 64)";
     std::string body, params = "q: R.Tensor(" + shape + ", dtype=\"float16\"), k: R.Tensor(" + shape +
@@ -169,7 +184,8 @@ TEST(CutlassBench, AttentionBertShapes) {
                              ")\n        return " + prev + "\n    @R.function\n    def copy(" + params +
                              "):\n        return q\n";
     IRModule p = transform::partition_for("cutlass", script::parse_module(text), false);
-    auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target()}, false));
+    auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target({{"attention_tile", tile}})}, false));
+    if (build_only) continue;
     runtime::VirtualMachine vm(exec, Device::cuda(0));
     std::vector<Tensor> in;
     for (uint32_t i = 0; i < 3; ++i)
@@ -183,7 +199,7 @@ TEST(CutlassBench, AttentionBertShapes) {
     std::sort(chain.begin(), chain.end());
     std::sort(copy.begin(), copy.end());
     const double per_call_ms = (chain[2] - copy[2]) / 10;
-    std::cerr << "[attention] batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
+    std::cerr << "[attention] tile " << (tile.empty() ? "default" : tile) << ", batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
               << chain[2] * 1e3 << " us median of 5 [" << chain[0] * 1e3 << ", " << chain[4] * 1e3
               << "], the inputs' copy " << copy[2] * 1e3 << " us); graphs " << vm.graph_stats().launches
               << " launches\n";

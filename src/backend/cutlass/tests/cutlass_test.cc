@@ -586,6 +586,12 @@ class Module:
     EXPECT_EQ(source.find('@'), std::string::npos) << "an unfilled field in " << sym;
   }
   EXPECT_THROW(backend::cutlass::attention_class(DataType::Float(16), 160, false), Error);
+  // The target's attention_tile: another unit, named by its tile; tiles the kernel cannot take
+  // are refused with the rule.
+  EXPECT_EQ(backend::cutlass::attention_class(DataType::Float(16), 64, false, "32x128").id(), "f16_k64_q32x128");
+  EXPECT_EQ(backend::cutlass::attention_class(DataType::Float(16), 64, false, "64x64").id(), "f16_k64");
+  for (const char* bad : {"48x64", "64x32", "256x128", "64", "64x64x1"})
+    EXPECT_THROW(backend::cutlass::attention_class(DataType::Float(16), 64, false, bad), Error) << bad;
   // Stacked QKV: key and value read in place, 256 and 512 elements into rows of 768.
   const char* stacked = R"(
 @I.ir_module

@@ -169,7 +169,7 @@ TEST(CutlassBench, AttentionBertShapes) {
     std::stringstream ss(t);
     for (std::string one; std::getline(ss, one, ',');) tiles.push_back(one);
   }
-  for (const std::string& tile : tiles)
+  for (const std::string& tile : tiles) {
   for (int64_t batch : {32, 1}) {
     const std::string shape = "(" + std::to_string(batch) + ", 128, 12, 64)";
     std::string body, params = "q: R.Tensor(" + shape + ", dtype=\"float16\"), k: R.Tensor(" + shape +
@@ -199,10 +199,19 @@ TEST(CutlassBench, AttentionBertShapes) {
     std::sort(chain.begin(), chain.end());
     std::sort(copy.begin(), copy.end());
     const double per_call_ms = (chain[2] - copy[2]) / 10;
+    // The tile's result against the float32 host (the same chain).
+    std::vector<Tensor> host_in;
+    for (const auto& t : in) host_in.push_back(cutlass_test::to_f32(t.to(Device::cpu())));
+    std::string f32 = cutlass_test::replace_all(text, "float16", "float32");
+    Tensor want = cutlass_test::run_on_host(script::parse_module(f32), host_in).at(0);
+    res = vm.invoke("main", in);
+    EXPECT_EQ(cutlass_test::compare(res.at(0).to(Device::cpu()), want, cutlass_test::tolerance(DataType::Float(16))), "")
+        << "tile " << tile << ", batch " << batch;
     std::cerr << "[attention] tile " << (tile.empty() ? "default" : tile) << ", batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
               << chain[2] * 1e3 << " us median of 5 [" << chain[0] * 1e3 << ", " << chain[4] * 1e3
               << "], the inputs' copy " << copy[2] * 1e3 << " us); graphs " << vm.graph_stats().launches
               << " launches\n";
+  }
   }
 }
 

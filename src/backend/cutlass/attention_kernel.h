@@ -1,4 +1,6 @@
-// Attention kernels of the cutlass backend: CUTLASS's fused multi-head attention (the forward
+// Attention kernels of the cutlass backend. On sm90, where it applies (sm90_attention_class),
+// CUTLASS's Hopper FMHA (its example 88); otherwise, and for every call on older GPUs, CUTLASS's
+// fused multi-head attention (the forward
 // kernel of its example 41, `kernel_forward.h`, which the nvidia-cutlass wheel ships with the
 // headers — the kernel TVM's CUTLASS attention offload instantiates), one compilation unit per
 // class: dtype, the bound on the head dimension (64 or 128: the kernel keeps a query block's
@@ -8,6 +10,7 @@
 // hash (about 16 s of nvcc).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "partita/runtime/data_type.h"
@@ -16,11 +19,22 @@ namespace partita::backend::cutlass {
 
 struct AttentionClass {
   DataType dtype;    // float16 or bfloat16
-  int max_k = 64;    // 64 or 128: the head dimension's bound
+  int max_k = 64;    // 64 or 128: the head dimension's bound (sm90: the head dimension itself)
   bool bias = false;
   int queries = 64, keys = 64;  // the block's tile: multiples of 32, keys ≥ max_k
-  std::string id() const;       // e.g. "f16_k64_bias" (with its tile when not the default, "..._q32x128")
+  // CUTLASS's Hopper FMHA (example 88: TMA loads, warp-group MMA, two consumer warp groups on
+  // 128 queries) instead of example 41's kernel; `causal` compiles in the top-left mask.
+  bool sm90 = false, causal = false;
+  std::string id() const;  // e.g. "f16_k64_bias" (with its tile when not the default, "..._q32x128"), "f16_d64_sm90"
 };
+
+/// The Hopper kernel's class for an attention call, where it applies: float16, no bias, no
+/// mask or a top-left one over as many keys as queries, equal head dimensions of 64 or 128,
+/// a static query length that is a multiple of 8 (its TMA rows), the default scale 1 / √D
+/// (the kernel's own). Else nullopt: example 41's kernel runs it.
+std::optional<AttentionClass> sm90_attention_class(DataType dtype, int64_t head_dim, int64_t head_dim_v, bool bias,
+                                                   const std::string& mask, std::optional<int64_t> seq_q,
+                                                   std::optional<int64_t> seq_kv, bool default_scale);
 
 /// The class that runs a head dimension (query / key and value) of `head_dim` (≤ 128), with the
 /// target's `attention_tile` ("" for the default of the head dimension, else "<queries>x<keys>";

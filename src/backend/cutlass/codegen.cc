@@ -349,7 +349,22 @@ class FunctionEmitter {
     const auto* qi = tensor_info(call.args[0]);
     const int64_t d = *as_const_int((*qi->shape)[3]);
     const int64_t dv = *as_const_int((*tensor_info(call.args[2])->shape)[3]);
-    AttentionClass cls = attention_class(qi->dtype, std::max(d, dv), biased, m_.target.get_string("attention_tile"));
+    double scale = 1.0 / std::sqrt(double(d));
+    bool default_scale = true;
+    if (const AttrValue* sv = call.attrs.defined() ? call.attrs->find("scale") : nullptr) {
+      if (auto* f = std::get_if<double>(sv)) scale = *f;
+      if (auto* i = std::get_if<int64_t>(sv)) scale = double(*i);
+      default_scale = std::abs(scale * std::sqrt(double(d)) - 1.0) < 1e-6;
+    }
+    std::string causal;
+    if (const AttrValue* mv = call.attrs.defined() ? call.attrs->find("causal_mask") : nullptr)
+      if (auto* m = std::get_if<std::string>(mv)) causal = *m;
+    std::optional<AttentionClass> sm90;
+    if (m_.target.get_int("sm") >= 90 && m_.target.get_string("attention_kernel") != "sm80")
+      sm90 = sm90_attention_class(qi->dtype, d, dv, biased, causal, as_const_int((*qi->shape)[1]),
+                                  as_const_int((*tensor_info(call.args[1])->shape)[1]), default_scale);
+    AttentionClass cls =
+        sm90 ? *sm90 : attention_class(qi->dtype, std::max(d, dv), biased, m_.target.get_string("attention_tile"));
     const std::string sym = attention_symbol(cls), ct = ctype(qi->dtype);
     m_.attention.emplace(sym, cls);
     auto require = [&](const std::string& cond, const std::string& what) {
@@ -404,16 +419,11 @@ class FunctionEmitter {
       line(a + ".bias_stride_b = " + dim(b, 0) + " == 1 ? 0 : " + dim(b, 1) + " * " + dim(b, 2) + " * " + dim(b, 3) +
            ";");
     }
-    double scale = 1.0 / std::sqrt(double(d));
-    if (const AttrValue* sv = call.attrs.defined() ? call.attrs->find("scale") : nullptr) {
-      if (auto* f = std::get_if<double>(sv)) scale = *f;
-      if (auto* i = std::get_if<int64_t>(sv)) scale = double(*i);
-    }
     char scalebuf[64];
     std::snprintf(scalebuf, sizeof scalebuf, "%.9g", scale);
-    std::string mask = "PT_MASK_NONE";
-    if (const AttrValue* mv = call.attrs.defined() ? call.attrs->find("causal_mask") : nullptr)
-      if (auto* m = std::get_if<std::string>(mv)) mask = *m == "TopLeft" ? "PT_MASK_TOP_LEFT" : "PT_MASK_BOTTOM_RIGHT";
+    const std::string mask = causal.empty()          ? "PT_MASK_NONE"
+                             : causal == "TopLeft" ? "PT_MASK_TOP_LEFT"
+                                                   : "PT_MASK_BOTTOM_RIGHT";
     if (mask == "PT_MASK_BOTTOM_RIGHT")
       require(seq_kv + " >= " + seq_q, "causal_mask BottomRight with fewer keys than queries");
     line(a + ".scale = " + scalebuf + "f; " + a + ".mask = " + mask + "; " + a + ".stream = call->stream;");
@@ -571,10 +581,11 @@ NvccOptions nvcc_options(const codegen::Target& target) {
   NvccOptions o;
   o.nvcc = target.get_string("nvcc");
   std::filesystem::path dir = target.get_string("cutlass_dir");
-  // Example 41 holds CUTLASS's fused multi-head attention (kernel_forward.h), which the
-  // nvidia-cutlass wheel ships beside the headers.
+  // Examples 41 and 88 hold CUTLASS's fused multi-head attention (kernel_forward.h) and its
+  // Hopper FMHA, which the nvidia-cutlass wheel ships beside the headers.
   o.include_dirs = {(dir / "include").string(), (dir / "tools" / "util" / "include").string(),
-                    (dir / "examples" / "41_fused_multi_head_attention").string()};
+                    (dir / "examples" / "41_fused_multi_head_attention").string(),
+                    (dir / "examples" / "88_hopper_fmha").string()};
   o.sm = int(target.get_int("sm"));
   o.fast_math = target.get_bool("use_fast_math");
   o.jobs = int(target.get_int("threads"));

@@ -134,6 +134,77 @@ extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_
 }
 )PT";
 
+// One unit of CUTLASS's Hopper FMHA (example 88: FmhaBuilder's TMA warp-specialized cooperative
+// kernel) for one class (attention_kernel.cc fills the @...@ fields: the tile is 128 queries x
+// @KEYS@ keys x the head dimension; ResidualFusion masks a partial last block of keys,
+// CausalFusion the top-left triangle). Its scale is the kernel's own, 1 / sqrt(D); the
+// logsumexp it writes goes to the workspace. Relax's (B, S, N, D) operands are strides of its
+// (S, D, (B, N)) layouts.
+inline constexpr const char* kAttentionUnitSm90 = R"PT(
+#include <cmath>
+#include <cstdio>
+#include "cute/tensor.hpp"
+#include "cutlass/cutlass.h"
+#include "cutlass/kernel_hardware_info.h"
+#include "collective/fmha_fusion.hpp"
+#include "device/device_universal.hpp"
+#include "kernel/fmha_kernel_builder.hpp"
+namespace {
+using namespace cute;
+using Element = @ELEMENT@;
+using RowStride = cute::tuple<int, _1, cute::tuple<int, int>>;  // (S, D, (B, N))
+using Operation = cutlass::device::Universal<typename cutlass::fmha::kernel::FmhaBuilder<
+    Element, float, float, Shape<_128, Int<@KEYS@>, Int<@MAX_K@>>, RowStride, RowStride, RowStride,
+    cutlass::fmha::collective::@FUSION@, cutlass::gemm::KernelTmaWarpSpecializedCooperative>::Kernel>;
+
+int sm_count() {
+  static int count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(0);
+  return count;
+}
+
+typename Operation::Arguments arguments(const PtAttentionArgs* a) {
+  const int b = a->batch, n = a->heads, sq = a->seq_q, skv = a->seq_kv, d = a->head_dim;
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = sm_count();
+  return {{b, n, sq, skv, d},
+          {(const Element*)a->q, make_stride(int(a->q_row), _1{}, make_stride(int(sq * a->q_row), d)),
+           (const Element*)a->k, make_stride(int(a->k_row), _1{}, make_stride(int(skv * a->k_row), d)),
+           (const Element*)a->v, make_stride(int(a->v_row), _1{}, make_stride(int(skv * a->v_row), d))},
+          {(Element*)a->out, make_stride(n * d, _1{}, make_stride(sq * n * d, d)), (float*)a->workspace,
+           make_stride(_1{}, make_stride(n * sq, sq))},
+          hw};
+}
+}  // namespace
+
+extern "C" size_t @SYMBOL@_workspace(const PtAttentionArgs* a) {
+  // The logsumexp (B, N, Sq), then the kernel's own workspace.
+  return sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 256 +
+         Operation::get_workspace_size(arguments(a));
+}
+
+extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_size) {
+  if (a->head_dim != @MAX_K@ || a->head_dim_v != @MAX_K@ || a->bias || a->mask != @MASK@ || a->seq_q % 8) {
+    snprintf(error, error_size, "@SYMBOL@: a call this kernel was not compiled for (head dimension %d / %d, mask %d, "
+             "%d queries)", (int)a->head_dim, (int)a->head_dim_v, (int)a->mask, (int)a->seq_q);
+    return 1;
+  }
+  typename Operation::Arguments args = arguments(a);
+  const size_t lse = (sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 255) / 256 * 256;
+  void* workspace = (char*)a->workspace + lse;
+  Operation op;
+  cudaStream_t stream = (cudaStream_t)a->stream;
+  if (op.can_implement(args) != cutlass::Status::kSuccess) {
+    snprintf(error, error_size, "@SYMBOL@: the kernel cannot run this call");
+    return 1;
+  }
+  if (op.initialize(args, workspace, stream) != cutlass::Status::kSuccess || op.run(stream) != cutlass::Status::kSuccess) {
+    snprintf(error, error_size, "@SYMBOL@: launching the kernel: %s", cudaGetErrorString(cudaGetLastError()));
+    return 1;
+  }
+  return 0;
+}
+)PT";
+
 /// `s` with every `from` replaced by `to`.
 inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);

@@ -38,8 +38,12 @@ PARTITA_REGISTER_BACKEND([] {
        "compiled objects and the profile cache (empty: $XDG_CACHE_HOME/partita/cutlass or ~/.cache/partita/cutlass; "
        "\"none\": no cache)"},
       {"profile", TargetOptionType::Bool, true, "time candidate kernels on the GPU for workloads the cache lacks"},
+      {"attention_kernel", TargetOptionType::String, std::string("auto"),
+       "auto: CUTLASS's Hopper FMHA where it applies on sm90, example 41's kernel elsewhere; sm80: example 41's kernel "
+       "always"},
       {"attention_tile", TargetOptionType::String, std::string(),
-       "the attention kernel's block tile, <queries>x<keys> (empty: 64x64 up to head dimension 64, 32x128 above)"},
+       "example 41's attention kernel's block tile, <queries>x<keys> (empty: 64x64 up to head dimension 64, 32x128 "
+       "above)"},
       {"profile_cache", TargetOptionType::String, std::string(),
        "the profile cache file (empty: <cache_dir>/gemm_profile.tsv)"}};
   b.codegen = codegen;

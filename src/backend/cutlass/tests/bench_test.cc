@@ -151,9 +151,9 @@ TEST(CutlassBench, GemmsWithEpilogues) {
 // run by the VM as a CUDA graph, so that the time per call is the kernel's and not the host's;
 // the graph's copy of its three inputs is timed apart (a function returning its query) and
 // subtracted. PyTorch's scaled_dot_product_attention on the same shapes:
-// benchmarks/gpu/bench_attention.py. One line per batch and tile, "[attention] ...";
-// PARTITA_CUTLASS_ATTENTION_TILES="64x64,32x128,..." times those tiles (the target's
-// attention_tile; default: the default tile alone).
+// benchmarks/gpu/bench_attention.py. One line per batch and variant, "[attention] ...";
+// PARTITA_CUTLASS_ATTENTION_VARIANTS="default,attention_kernel=sm80+attention_tile=32x128,..."
+// times builds with those target options (default: the target's defaults alone).
 TEST(CutlassBench, AttentionBertShapes) {
   if (!std::getenv("PARTITA_CUTLASS_BENCH")) GTEST_SKIP() << "set PARTITA_CUTLASS_BENCH=1 to run the benchmark";
   if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
@@ -163,13 +163,17 @@ TEST(CutlassBench, AttentionBertShapes) {
   const bool build_only = !cutlass_test::gpu_available() && pre && std::string(pre) == "1";
   if (!cutlass_test::gpu_available() && !build_only)
     GTEST_SKIP() << "no CUDA device here: the run-time tests of the cutlass backend need one";
-  std::vector<std::string> tiles{""};
-  if (const char* t = std::getenv("PARTITA_CUTLASS_ATTENTION_TILES"); t && *t) {
-    tiles.clear();
+  std::vector<std::string> variants{"default"};
+  if (const char* t = std::getenv("PARTITA_CUTLASS_ATTENTION_VARIANTS"); t && *t) {
+    variants.clear();
     std::stringstream ss(t);
-    for (std::string one; std::getline(ss, one, ',');) tiles.push_back(one);
+    for (std::string one; std::getline(ss, one, ',');) variants.push_back(one);
   }
-  for (const std::string& tile : tiles) {
+  for (const std::string& variant : variants) {
+  codegen::TargetOptionMap options;  // "key=value[+key=value...]"
+  std::stringstream parts(variant);
+  for (std::string kv; std::getline(parts, kv, '+');)
+    if (size_t eq = kv.find('='); eq != std::string::npos) options[kv.substr(0, eq)] = kv.substr(eq + 1);
   for (int64_t batch : {32, 1}) {
     const std::string shape = "(" + std::to_string(batch) + ", 128, 12, 64)";
     std::string body, params = "q: R.Tensor(" + shape + ", dtype=\"float16\"), k: R.Tensor(" + shape +
@@ -184,7 +188,7 @@ TEST(CutlassBench, AttentionBertShapes) {
                              ")\n        return " + prev + "\n    @R.function\n    def copy(" + params +
                              "):\n        return q\n";
     IRModule p = transform::partition_for("cutlass", script::parse_module(text), false);
-    auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target({{"attention_tile", tile}})}, false));
+    auto exec = codegen::build(p, codegen::BuildOptions({cutlass_test::test_target(options)}, false));
     if (build_only) continue;
     runtime::VirtualMachine vm(exec, Device::cuda(0));
     std::vector<Tensor> in;
@@ -206,8 +210,8 @@ TEST(CutlassBench, AttentionBertShapes) {
     Tensor want = cutlass_test::run_on_host(script::parse_module(f32), host_in).at(0);
     res = vm.invoke("main", in);
     EXPECT_EQ(cutlass_test::compare(res.at(0).to(Device::cpu()), want, cutlass_test::tolerance(DataType::Float(16))), "")
-        << "tile " << tile << ", batch " << batch;
-    std::cerr << "[attention] tile " << (tile.empty() ? "default" : tile) << ", batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
+        << variant << ", batch " << batch;
+    std::cerr << "[attention] " << variant << ", batch " << batch << ": " << per_call_ms * 1e3 << " us per attention (10 chained: "
               << chain[2] * 1e3 << " us median of 5 [" << chain[0] * 1e3 << ", " << chain[4] * 1e3
               << "], the inputs' copy " << copy[2] * 1e3 << " us); graphs " << vm.graph_stats().launches
               << " launches\n";

@@ -615,6 +615,24 @@ class Module:
   auto ms = generate_for(sp, cutlass_test::test_target());
   for (const char* want : {" + 256);", " + 512);", ".q_row = 768; ", ".k_row = 768; ", ".v_row = 768;", ".heads = (int32_t)4;"})
     EXPECT_NE(ms.source.find(want), std::string::npos) << want << "\n" << ms.source;
+  // On sm90, float16 without a bias, at the default scale, 16 queries: CUTLASS's Hopper FMHA;
+  // with attention_kernel=sm80, example 41's kernel.
+  ASSERT_EQ(ms.units.size(), 1u);
+  EXPECT_EQ(ms.units[0].first, "pt_attention_f16_d64_sm90");
+  EXPECT_NE(ms.units[0].second.find("fmha_kernel_builder.hpp"), std::string::npos);
+  EXPECT_NE(ms.units[0].second.find("ResidualFusion"), std::string::npos);
+  auto m80 = generate_for(sp, cutlass_test::test_target({{"attention_kernel", "sm80"}}));
+  ASSERT_EQ(m80.units.size(), 1u);
+  EXPECT_EQ(m80.units[0].first, "pt_attention_f16_k64");
+  using backend::cutlass::sm90_attention_class;
+  const DataType f16 = DataType::Float(16);
+  EXPECT_EQ(sm90_attention_class(f16, 128, 128, false, "TopLeft", 64, 64, true)->id(), "f16_d128_sm90_causal");
+  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 77, 77, true)) << "77 queries: not TMA rows";
+  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "TopLeft", 64, 80, true)) << "a causal mask over more keys";
+  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, true, "", 64, 64, true)) << "a bias";
+  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 64, 64, false)) << "another scale";
+  EXPECT_FALSE(sm90_attention_class(f16, 40, 40, false, "", 64, 64, true)) << "head dimension 40";
+  EXPECT_FALSE(sm90_attention_class(DataType::BFloat16(), 64, 64, false, "", 64, 64, true));
 }
 
 // The attention unit and its glue compile with nvcc (about 20 s), and the module loads.

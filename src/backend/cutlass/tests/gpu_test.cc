@@ -245,14 +245,15 @@ class Module:
 
 // Attention on CUTLASS's fused kernel against the float32 host: both head-dimension classes (64
 // and 128), more keys than queries (77 queries: a partial block), query / key / value read in
-// place from one stacked QKV tensor, causal masks from either corner, a bias broadcast over heads
+// place from one stacked QKV tensor; in float16 three of them (the BERT-like shapes, the stacked
+// causal one, head dimension 128 over 72 keys: a partial block) on the Hopper kernel, causal masks from either corner, a bias broadcast over heads
 // and one over queries, an explicit scale, a value head dimension other than the query's; and
 // BERT-like shapes (sequence 128, 12 heads of 64) through a CUDA Graph replay.
 const char* kAttention = R"(
 @I.ir_module
 class Module:
     @R.function
-    def main(q: R.Tensor((2, 77, 4, 64), dtype="{dt}"), k: R.Tensor((2, 80, 4, 64), dtype="{dt}"), v: R.Tensor((2, 80, 4, 64), dtype="{dt}"), b: R.Tensor((2, 1, 77, 80), dtype="{dt}"), q2: R.Tensor((1, 10, 3, 128), dtype="{dt}"), k2: R.Tensor((1, 24, 3, 128), dtype="{dt}"), v2: R.Tensor((1, 24, 3, 96), dtype="{dt}"), b2: R.Tensor((1, 3, 1, 24), dtype="{dt}"), q3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), k3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), v3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), qkv: R.Tensor((2, 50, 768), dtype="{dt}")):
+    def main(q: R.Tensor((2, 77, 4, 64), dtype="{dt}"), k: R.Tensor((2, 80, 4, 64), dtype="{dt}"), v: R.Tensor((2, 80, 4, 64), dtype="{dt}"), b: R.Tensor((2, 1, 77, 80), dtype="{dt}"), q2: R.Tensor((1, 10, 3, 128), dtype="{dt}"), k2: R.Tensor((1, 24, 3, 128), dtype="{dt}"), v2: R.Tensor((1, 24, 3, 96), dtype="{dt}"), b2: R.Tensor((1, 3, 1, 24), dtype="{dt}"), q3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), k3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), v3: R.Tensor((2, 128, 12, 64), dtype="{dt}"), qkv: R.Tensor((2, 64, 768), dtype="{dt}"), q7: R.Tensor((1, 72, 2, 128), dtype="{dt}"), k7: R.Tensor((1, 72, 2, 128), dtype="{dt}"), v7: R.Tensor((1, 72, 2, 128), dtype="{dt}")):
         with R.dataflow():
             o1 = R.nn.attention(q, k, v)
             o2 = R.nn.attention(q, k, v, b, causal_mask="TopLeft")
@@ -263,11 +264,12 @@ class Module:
             s0 = sp[0]
             s1 = sp[1]
             s2 = sp[2]
-            q6 = R.reshape(s0, R.shape([2, 50, 4, 64]))
-            k6 = R.reshape(s1, R.shape([2, 50, 4, 64]))
-            v6 = R.reshape(s2, R.shape([2, 50, 4, 64]))
+            q6 = R.reshape(s0, R.shape([2, 64, 4, 64]))
+            k6 = R.reshape(s1, R.shape([2, 64, 4, 64]))
+            v6 = R.reshape(s2, R.shape([2, 64, 4, 64]))
             o6 = R.nn.attention(q6, k6, v6, causal_mask="TopLeft")
-            gv = (o1, o2, o3, o4, o5, o6)
+            o7 = R.nn.attention(q7, k7, v7)
+            gv = (o1, o2, o3, o4, o5, o6, o7)
             R.output(gv)
         return gv
 )";
@@ -276,14 +278,15 @@ TEST(CutlassGpu, AttentionAgainstTheHost) {
   REQUIRE_GPU_OR_PRECOMPILE();
   const std::vector<std::vector<int64_t>> shapes = {{2, 77, 4, 64}, {2, 80, 4, 64}, {2, 80, 4, 64}, {2, 1, 77, 80},
                                                     {1, 10, 3, 128}, {1, 24, 3, 128}, {1, 24, 3, 96}, {1, 3, 1, 24},
-                                                    {2, 128, 12, 64}, {2, 128, 12, 64}, {2, 128, 12, 64}, {2, 50, 768}};
+                                                    {2, 128, 12, 64}, {2, 128, 12, 64}, {2, 128, 12, 64}, {2, 64, 768},
+                                                    {1, 72, 2, 128}, {1, 72, 2, 128}, {1, 72, 2, 128}};
   for (DataType dt : {DataType::Float(16), DataType::BFloat16()}) {
     IRModule m = script::parse_module(fill(kAttention, {{"dt", dt.str()}}));
     for (bool merge : {false, true}) {
       IRModule p = transform::partition_for("cutlass", m, merge);
       ASSERT_EQ(composites(p), (std::vector<std::string>{"cutlass.attention", "cutlass.attention", "cutlass.attention",
-                                                         "cutlass.attention_bias", "cutlass.attention_bias",
-                                                         "cutlass.stacked_attention"}))
+                                                         "cutlass.attention", "cutlass.attention_bias",
+                                                         "cutlass.attention_bias", "cutlass.stacked_attention"}))
           << script::print_module(p);
       auto exec = build_for_gpu(p);
       if (precompile_only()) continue;

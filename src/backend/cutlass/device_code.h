@@ -191,6 +191,17 @@ extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_
   typename Operation::Arguments args = arguments(a);
   const size_t lse = (sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 255) / 256 * 256;
   void* workspace = (char*)a->workspace + lse;
+  // The kernel's shared memory is set here, per unit: Universal::initialize sets it once per
+  // process, remembered in a function-local static that g++ makes one symbol across every loaded
+  // module (STB_GNU_UNIQUE), so a second module's copy of the kernel was launched without it
+  // ("invalid argument", H100, 2026-12-07). This static is the unit's own.
+  static const cudaError_t smem = cudaFuncSetAttribute(cutlass::device_kernel<typename Operation::Kernel>,
+                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                       int(Operation::Kernel::SharedStorageSize));
+  if (smem != cudaSuccess) {
+    snprintf(error, error_size, "@SYMBOL@: setting the kernel's shared memory: %s", cudaGetErrorString(smem));
+    return 1;
+  }
   Operation op;
   cudaStream_t stream = (cudaStream_t)a->stream;
   if (op.can_implement(args) != cutlass::Status::kSuccess) {

@@ -225,6 +225,27 @@ class Module:
 )", {{"dt", dt}, {"q", q}, {"kv", kv}, {"call", call}, {"bias", bias.empty() ? "" : ", b: R.Tensor(" + bias + ", dtype=\"" + dt + "\")"}});
 }
 
+// One (B, 16, 768) tensor split into query, key and value of 4 heads of 64.
+std::string stacked_attention_module(int batch) {
+  return fill(R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(qkv: R.Tensor(({b}, 16, 768), dtype="float16")):
+        with R.dataflow():
+            sp = R.split(qkv, indices_or_sections=3, axis=2)
+            s0 = sp[0]
+            s1 = sp[1]
+            s2 = sp[2]
+            q = R.reshape(s0, R.shape([{b}, 16, 4, 64]))
+            k = R.reshape(s1, R.shape([{b}, 16, 4, 64]))
+            v = R.reshape(s2, R.shape([{b}, 16, 4, 64]))
+            gv = R.nn.attention(q, k, v)
+            R.output(gv)
+        return gv
+)", {{"b", std::to_string(batch)}});
+}
+
 TEST(CutlassPatterns, AttentionAndWhatTheKernelRefuses) {
   const std::string s = "(2, 16, 4, 64)", s40 = "(2, 16, 4, 40)";
   struct Case {
@@ -253,24 +274,7 @@ TEST(CutlassPatterns, AttentionAndWhatTheKernelRefuses) {
     EXPECT_EQ(composites(p), c.expected) << c.what << "\n" << script::print_module(p);
   }
   // Stacked QKV: the split and the reshapes fuse into the attention (TVM's stacked_attention).
-  const char* stacked = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(qkv: R.Tensor((2, 16, 768), dtype="float16")):
-        with R.dataflow():
-            sp = R.split(qkv, indices_or_sections=3, axis=2)
-            s0 = sp[0]
-            s1 = sp[1]
-            s2 = sp[2]
-            q = R.reshape(s0, R.shape([2, 16, 4, 64]))
-            k = R.reshape(s1, R.shape([2, 16, 4, 64]))
-            v = R.reshape(s2, R.shape([2, 16, 4, 64]))
-            gv = R.nn.attention(q, k, v)
-            R.output(gv)
-        return gv
-)";
-  IRModule sp = transform::partition_for("cutlass", parse(stacked), /*merge=*/false);
+  IRModule sp = transform::partition_for("cutlass", parse(stacked_attention_module(2)), /*merge=*/false);
   EXPECT_EQ(composites(sp), std::vector<std::string>{"cutlass.stacked_attention"}) << script::print_module(sp);
   // BERT's attention as exported, (B, N, S, H) operands, scaled by a constant: the prepare step
   // makes it one R.nn.attention.
@@ -593,24 +597,7 @@ class Module:
   for (const char* bad : {"48x64", "64x32", "256x128", "64", "64x64x1"})
     EXPECT_THROW(backend::cutlass::attention_class(DataType::Float(16), 64, false, bad), Error) << bad;
   // Stacked QKV: key and value read in place, 256 and 512 elements into rows of 768.
-  const char* stacked = R"(
-@I.ir_module
-class Module:
-    @R.function
-    def main(qkv: R.Tensor((3, 16, 768), dtype="float16")):
-        with R.dataflow():
-            sp = R.split(qkv, indices_or_sections=3, axis=2)
-            s0 = sp[0]
-            s1 = sp[1]
-            s2 = sp[2]
-            q = R.reshape(s0, R.shape([3, 16, 4, 64]))
-            k = R.reshape(s1, R.shape([3, 16, 4, 64]))
-            v = R.reshape(s2, R.shape([3, 16, 4, 64]))
-            gv = R.nn.attention(q, k, v)
-            R.output(gv)
-        return gv
-)";
-  IRModule sp = transform::partition_for("cutlass", parse(stacked), /*merge=*/false);
+  IRModule sp = transform::partition_for("cutlass", parse(stacked_attention_module(3)), /*merge=*/false);
   ASSERT_EQ(composites(sp), std::vector<std::string>{"cutlass.stacked_attention"}) << script::print_module(sp);
   auto ms = generate_for(sp, cutlass_test::test_target());
   for (const char* want : {" + 256);", " + 512);", ".q_row = 768; ", ".k_row = 768; ", ".v_row = 768;", ".heads = (int32_t)4;"})

@@ -18,7 +18,10 @@ std::pair<int, int> default_tile(int max_k) { return max_k <= 64 ? std::pair{64,
 }  // namespace
 
 std::string AttentionClass::id() const {
-  if (sm90) return dtype_tag(dtype) + "_d" + std::to_string(max_k) + "_sm90" + (causal ? "_causal" : "");
+  if (sm90)
+    return dtype_tag(dtype) + "_d" + std::to_string(max_k) + "_sm90" + (causal ? "_causal" : "") +
+           (keys != (max_k == 64 ? 64 : 128) ? "_k" + std::to_string(keys) : "") +
+           (schedule != "cooperative" ? "_" + schedule : "");
   std::string s = dtype_tag(dtype) + "_k" + std::to_string(max_k) + (bias ? "_bias" : "");
   if (std::pair{queries, keys} != default_tile(max_k)) s += "_q" + std::to_string(queries) + "x" + std::to_string(keys);
   return s;
@@ -44,15 +47,22 @@ AttentionClass attention_class(DataType dtype, int64_t head_dim, bool bias, cons
 
 std::optional<AttentionClass> sm90_attention_class(DataType dtype, int64_t head_dim, int64_t head_dim_v, bool bias,
                                                    const std::string& mask, std::optional<int64_t> seq_q,
-                                                   std::optional<int64_t> seq_kv, bool default_scale) {
+                                                   std::optional<int64_t> seq_kv, bool default_scale,
+                                                   const std::string& schedule, const std::string& tile) {
+  if (!schedule.empty() && schedule != "cooperative" && schedule != "persistent" && schedule != "pingpong")
+    throw_error("ValueError", "cutlass: attention_schedule \"" + schedule +
+                                  "\" is not cooperative, persistent or pingpong");
+  // Another tile is one of example 41's kernel: that kernel runs the call.
+  if (!tile.empty() && tile != "128x64" && tile != "128x128") return std::nullopt;
   if (dtype != DataType::Float(16) || bias || !default_scale || head_dim != head_dim_v) return std::nullopt;
   if (head_dim != 64 && head_dim != 128) return std::nullopt;
   if (!seq_q || *seq_q % 8) return std::nullopt;
   const bool causal = mask == "TopLeft";
   if (!mask.empty() && !(causal && seq_kv == seq_q)) return std::nullopt;
   AttentionClass c{dtype, int(head_dim), false};
-  c.queries = 128, c.keys = head_dim == 64 ? 64 : 128;
+  c.queries = 128, c.keys = tile == "128x64" ? 64 : tile == "128x128" ? 128 : head_dim == 64 ? 64 : 128;
   c.sm90 = true, c.causal = causal;
+  if (!schedule.empty()) c.schedule = schedule;
   return c;
 }
 
@@ -67,6 +77,12 @@ std::string attention_unit_source(const AttentionClass& c) {
   s += kAttentionAbi;
   s += c.sm90 ? kAttentionUnitSm90 : kAttentionUnit;
   s = replace_all(s, "@FUSION@", c.causal ? "CausalFusion" : "ResidualFusion");
+  s = replace_all(s, "@SCHEDULE@",
+                  c.schedule == "pingpong"     ? "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
+                  : c.schedule == "persistent" ? "cutlass::gemm::KernelTmaWarpSpecializedCooperative, "
+                                                 "cutlass::fmha::kernel::Option<cutlass::fmha::kernel::Tag::kIsPersistent, "
+                                                 "cute::true_type>"
+                                               : "cutlass::gemm::KernelTmaWarpSpecializedCooperative");
   s = replace_all(s, "@MASK@", c.causal ? "PT_MASK_TOP_LEFT" : "PT_MASK_NONE");
   s = replace_all(s, "@ELEMENT@", element);
   s = replace_all(s, "@QUERIES@", std::to_string(c.queries));

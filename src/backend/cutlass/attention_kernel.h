@@ -25,6 +25,9 @@ struct AttentionClass {
   // CUTLASS's Hopper FMHA (example 88: TMA loads, warp-group MMA, two consumer warp groups on
   // 128 queries) instead of example 41's kernel; `causal` compiles in the top-left mask.
   bool sm90 = false, causal = false;
+  // The Hopper kernel's schedule: "cooperative" (one tile per CTA), "persistent" (CTAs walk the
+  // tiles), "pingpong" (persistent, query loads apart, the two warp groups alternating).
+  std::string schedule = "cooperative";
   std::string id() const;  // e.g. "f16_k64_bias" (with its tile when not the default, "..._q32x128"), "f16_d64_sm90"
 };
 
@@ -32,9 +35,14 @@ struct AttentionClass {
 /// mask or a top-left one over as many keys as queries, equal head dimensions of 64 or 128,
 /// a static query length that is a multiple of 8 (its TMA rows), the default scale 1 / √D
 /// (the kernel's own). Else nullopt: example 41's kernel runs it.
+/// `schedule` and `tile` are the target's attention_schedule and attention_tile ("" for the
+/// defaults: cooperative, 128 queries x 64 keys for head dimension 64, x 128 for 128; a tile
+/// other than 128x64 and 128x128 is example 41's, and gives nullopt; a schedule other than
+/// cooperative, persistent and pingpong throws Error("ValueError")).
 std::optional<AttentionClass> sm90_attention_class(DataType dtype, int64_t head_dim, int64_t head_dim_v, bool bias,
                                                    const std::string& mask, std::optional<int64_t> seq_q,
-                                                   std::optional<int64_t> seq_kv, bool default_scale);
+                                                   std::optional<int64_t> seq_kv, bool default_scale,
+                                                   const std::string& schedule = "", const std::string& tile = "");
 
 /// The class that runs a head dimension (query / key and value) of `head_dim` (≤ 128), with the
 /// target's `attention_tile` ("" for the default of the head dimension, else "<queries>x<keys>";

@@ -362,7 +362,8 @@ class FunctionEmitter {
     std::optional<AttentionClass> sm90;
     if (m_.target.get_int("sm") >= 90 && m_.target.get_string("attention_kernel") != "sm80")
       sm90 = sm90_attention_class(qi->dtype, d, dv, biased, causal, as_const_int((*qi->shape)[1]),
-                                  as_const_int((*tensor_info(call.args[1])->shape)[1]), default_scale);
+                                  as_const_int((*tensor_info(call.args[1])->shape)[1]), default_scale,
+                                  m_.target.get_string("attention_schedule"), m_.target.get_string("attention_tile"));
     AttentionClass cls =
         sm90 ? *sm90 : attention_class(qi->dtype, std::max(d, dv), biased, m_.target.get_string("attention_tile"));
     const std::string sym = attention_symbol(cls), ct = ctype(qi->dtype);

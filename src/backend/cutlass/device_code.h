@@ -134,8 +134,8 @@ extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_
 }
 )PT";
 
-// One unit of CUTLASS's Hopper FMHA (example 88: FmhaBuilder's TMA warp-specialized cooperative
-// kernel) for one class (attention_kernel.cc fills the @...@ fields: the tile is 128 queries x
+// One unit of CUTLASS's Hopper FMHA (example 88: FmhaBuilder's TMA warp-specialized kernel, its
+// schedule @SCHEDULE@) for one class (attention_kernel.cc fills the @...@ fields: the tile is 128 queries x
 // @KEYS@ keys x the head dimension; ResidualFusion masks a partial last block of keys,
 // CausalFusion the top-left triangle). Its scale is the kernel's own, 1 / sqrt(D); the
 // logsumexp it writes goes to the workspace. Relax's (B, S, N, D) operands are strides of its
@@ -155,7 +155,7 @@ using Element = @ELEMENT@;
 using RowStride = cute::tuple<int, _1, cute::tuple<int, int>>;  // (S, D, (B, N))
 using Operation = cutlass::device::Universal<typename cutlass::fmha::kernel::FmhaBuilder<
     Element, float, float, Shape<_128, Int<@KEYS@>, Int<@MAX_K@>>, RowStride, RowStride, RowStride,
-    cutlass::fmha::collective::@FUSION@, cutlass::gemm::KernelTmaWarpSpecializedCooperative>::Kernel>;
+    cutlass::fmha::collective::@FUSION@, @SCHEDULE@>::Kernel>;
 
 int sm_count() {
   static int count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(0);

@@ -42,8 +42,10 @@ PARTITA_REGISTER_BACKEND([] {
        "auto: CUTLASS's Hopper FMHA where it applies on sm90, example 41's kernel elsewhere; sm80: example 41's kernel "
        "always"},
       {"attention_tile", TargetOptionType::String, std::string(),
-       "example 41's attention kernel's block tile, <queries>x<keys> (empty: 64x64 up to head dimension 64, 32x128 "
-       "above)"},
+       "the attention kernel's block tile, <queries>x<keys> (empty: the default; example 41's kernel: 64x64 up to "
+       "head dimension 64, 32x128 above; the Hopper kernel: 128x64 or 128x128)"},
+      {"attention_schedule", TargetOptionType::String, std::string(),
+       "the Hopper attention kernel's schedule: cooperative (empty), persistent or pingpong"},
       {"profile_cache", TargetOptionType::String, std::string(),
        "the profile cache file (empty: <cache_dir>/gemm_profile.tsv)"}};
   b.codegen = codegen;

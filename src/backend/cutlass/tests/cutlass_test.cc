@@ -620,6 +620,12 @@ class Module:
   EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 64, 64, false)) << "another scale";
   EXPECT_FALSE(sm90_attention_class(f16, 40, 40, false, "", 64, 64, true)) << "head dimension 40";
   EXPECT_FALSE(sm90_attention_class(DataType::BFloat16(), 64, 64, false, "", 64, 64, true));
+  // The target's schedule and tile: other units, named by them; example 41's tiles leave the
+  // call to that kernel.
+  EXPECT_EQ(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "pingpong", "128x128")->id(),
+            "f16_d64_sm90_k128_pingpong");
+  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "", "32x128"));
+  EXPECT_THROW(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "fast"), Error);
 }
 
 // The attention unit and its glue compile with nvcc (about 20 s), and the module loads.

@@ -1,6 +1,7 @@
 // Attention kernel classes and their units (see attention_kernel.h).
 #include "attention_kernel.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 #include <utility>
@@ -45,25 +46,30 @@ AttentionClass attention_class(DataType dtype, int64_t head_dim, bool bias, cons
   return c;
 }
 
-std::optional<AttentionClass> sm90_attention_class(DataType dtype, int64_t head_dim, int64_t head_dim_v, bool bias,
-                                                   const std::string& mask, std::optional<int64_t> seq_q,
-                                                   std::optional<int64_t> seq_kv, bool default_scale,
-                                                   const std::string& schedule, const std::string& tile) {
+std::optional<AttentionClass> sm90_attention_class(const AttentionCall& a, const std::string& schedule,
+                                                   const std::string& tile) {
   if (!schedule.empty() && schedule != "cooperative" && schedule != "persistent" && schedule != "pingpong")
     throw_error("ValueError", "cutlass: attention_schedule \"" + schedule +
                                   "\" is not cooperative, persistent or pingpong");
   // Another tile is one of example 41's kernel: that kernel runs the call.
   if (!tile.empty() && tile != "128x64" && tile != "128x128") return std::nullopt;
-  if (dtype != DataType::Float(16) || bias || !default_scale || head_dim != head_dim_v) return std::nullopt;
-  if (head_dim != 64 && head_dim != 128) return std::nullopt;
-  if (!seq_q || *seq_q % 8) return std::nullopt;
-  const bool causal = mask == "TopLeft";
-  if (!mask.empty() && !(causal && seq_kv == seq_q)) return std::nullopt;
-  AttentionClass c{dtype, int(head_dim), false};
-  c.queries = 128, c.keys = tile == "128x64" ? 64 : tile == "128x128" ? 128 : head_dim == 64 ? 64 : 128;
+  if (a.dtype != DataType::Float(16) || a.bias || !a.default_scale() || a.head_dim != a.head_dim_v) return std::nullopt;
+  if (a.head_dim != 64 && a.head_dim != 128) return std::nullopt;
+  if (!a.seq_q || *a.seq_q % 8) return std::nullopt;
+  const bool causal = a.mask == "TopLeft";
+  if (!a.mask.empty() && !(causal && a.seq_kv == a.seq_q)) return std::nullopt;
+  AttentionClass c{a.dtype, int(a.head_dim), false};
+  c.queries = 128, c.keys = tile == "128x64" ? 64 : tile == "128x128" ? 128 : a.head_dim == 64 ? 64 : 128;
   c.sm90 = true, c.causal = causal;
   if (!schedule.empty()) c.schedule = schedule;
   return c;
+}
+
+AttentionClass choose_attention_class(const AttentionCall& a, int64_t sm, const std::string& kernel,
+                                      const std::string& tile, const std::string& schedule) {
+  if (sm >= 90 && kernel != "sm80")
+    if (auto c = sm90_attention_class(a, schedule, tile)) return *c;
+  return attention_class(a.dtype, std::max(a.head_dim, a.head_dim_v), a.bias, tile);
 }
 
 std::string attention_symbol(const AttentionClass& c) { return "pt_attention_" + c.id(); }

@@ -200,13 +200,12 @@ class FunctionEmitter {
       Value w = operand(r->weight);
       return emit_norm(true, operand(r->data), w, w, r->eps, result, k);
     }
-    if (name == "cutlass.attention" || name == "cutlass.attention_bias") {
-      if (std::string why = unsupported_attention(*last); !why.empty()) fail(why);
-      return emit_attention(*last, operand, result, k, nullptr);
-    }
-    if (name == "cutlass.stacked_attention" || name == "cutlass.stacked_attention_bias") {
-      if (std::string why = unsupported_attention(*last); !why.empty()) fail(why);
-      std::string why;
+    std::string why;
+    if (name.find("attention") != std::string::npos) {
+      auto a = describe_attention(*last, &why);
+      if (!a) fail(name + ": " + why);
+      if (name == "cutlass.attention" || name == "cutlass.attention_bias")
+        return emit_attention(*last, *a, operand, result, k, nullptr);
       auto bound = [&](const Expr& e) -> Expr {
         auto* v = e.as<VarNode>();
         auto it = v ? values.find(v) : values.end();
@@ -214,9 +213,8 @@ class FunctionEmitter {
       };
       auto stacked = describe_stacked_attention(last, bound, &why);
       if (!stacked) fail(name + ": " + why);
-      return emit_attention(*last, operand, result, k, &*stacked);
+      return emit_attention(*last, *a, operand, result, k, &*stacked);
     }
-    std::string why;
     auto g = describe_fused_gemm(last, producer, &why);
     if (!g) fail(name + ": " + why);
     if (why = unsupported_reason(*g); !why.empty()) fail(name + ": " + why);
@@ -342,30 +340,15 @@ class FunctionEmitter {
   // that are 0 where it broadcasts. With `stacked`, query, key and value are read in place from
   // one (B, S, W) tensor, each `offsets[i]` elements into its rows.
   template <class Operand>
-  Value emit_attention(const CallNode& call, Operand& operand, const TensorStructInfoNode* result, int k,
-                       const StackedQkv* stacked) {
-    if (m_.target.get_int("sm") < 80) fail("the attention kernel needs sm >= 80");
-    const bool biased = call.args.size() == 4;
+  Value emit_attention(const CallNode& call, const AttentionCall& at, Operand& operand,
+                       const TensorStructInfoNode* result, int k, const StackedQkv* stacked) {
+    const codegen::Target& target = m_.target;
+    if (target.get_int("sm") < 80) fail("the attention kernel needs sm >= 80");
     const auto* qi = tensor_info(call.args[0]);
-    const int64_t d = *as_const_int((*qi->shape)[3]);
-    const int64_t dv = *as_const_int((*tensor_info(call.args[2])->shape)[3]);
-    double scale = 1.0 / std::sqrt(double(d));
-    bool default_scale = true;
-    if (const AttrValue* sv = call.attrs.defined() ? call.attrs->find("scale") : nullptr) {
-      if (auto* f = std::get_if<double>(sv)) scale = *f;
-      if (auto* i = std::get_if<int64_t>(sv)) scale = double(*i);
-      default_scale = std::abs(scale * std::sqrt(double(d)) - 1.0) < 1e-6;
-    }
-    std::string causal;
-    if (const AttrValue* mv = call.attrs.defined() ? call.attrs->find("causal_mask") : nullptr)
-      if (auto* m = std::get_if<std::string>(mv)) causal = *m;
-    std::optional<AttentionClass> sm90;
-    if (m_.target.get_int("sm") >= 90 && m_.target.get_string("attention_kernel") != "sm80")
-      sm90 = sm90_attention_class(qi->dtype, d, dv, biased, causal, as_const_int((*qi->shape)[1]),
-                                  as_const_int((*tensor_info(call.args[1])->shape)[1]), default_scale,
-                                  m_.target.get_string("attention_schedule"), m_.target.get_string("attention_tile"));
+    const int64_t d = at.head_dim, dv = at.head_dim_v;
     AttentionClass cls =
-        sm90 ? *sm90 : attention_class(qi->dtype, std::max(d, dv), biased, m_.target.get_string("attention_tile"));
+        choose_attention_class(at, target.get_int("sm"), target.get_string("attention_kernel"),
+                               target.get_string("attention_tile"), target.get_string("attention_schedule"));
     const std::string sym = attention_symbol(cls), ct = ctype(qi->dtype);
     m_.attention.emplace(sym, cls);
     auto require = [&](const std::string& cond, const std::string& what) {
@@ -408,7 +391,7 @@ class FunctionEmitter {
     line(a + ".batch = (int32_t)" + batch + "; " + a + ".seq_q = (int32_t)" + seq_q + "; " + a + ".heads = (int32_t)" +
          heads + "; " + a + ".seq_kv = (int32_t)" + seq_kv + "; " + a + ".head_dim = " + str(d) + "; " + a +
          ".head_dim_v = " + str(dv) + ";");
-    if (biased) {
+    if (at.bias) {
       Value b = operand(call.args[3]);
       require(dim(b, 3) + " == " + seq_kv, "the bias's last dimension is not the key length");
       const std::string want[3] = {batch, heads, seq_q};
@@ -421,10 +404,10 @@ class FunctionEmitter {
            ";");
     }
     char scalebuf[64];
-    std::snprintf(scalebuf, sizeof scalebuf, "%.9g", scale);
-    const std::string mask = causal.empty()          ? "PT_MASK_NONE"
-                             : causal == "TopLeft" ? "PT_MASK_TOP_LEFT"
-                                                   : "PT_MASK_BOTTOM_RIGHT";
+    std::snprintf(scalebuf, sizeof scalebuf, "%.9g", at.scale);
+    const std::string mask = at.mask.empty()          ? "PT_MASK_NONE"
+                             : at.mask == "TopLeft" ? "PT_MASK_TOP_LEFT"
+                                                    : "PT_MASK_BOTTOM_RIGHT";
     if (mask == "PT_MASK_BOTTOM_RIGHT")
       require(seq_kv + " >= " + seq_q, "causal_mask BottomRight with fewer keys than queries");
     line(a + ".scale = " + scalebuf + "f; " + a + ".mask = " + mask + "; " + a + ".stream = call->stream;");

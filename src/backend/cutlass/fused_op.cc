@@ -1,6 +1,7 @@
 // Reading CUTLASS composites (see fused_op.h).
 #include "fused_op.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -334,56 +335,60 @@ std::string unsupported_binary(const CallNode& call) {
   return "";
 }
 
-}  // namespace partita::backend::cutlass
-
-namespace partita::backend::cutlass {
-
 namespace {
 bool same_dim(const TensorStructInfoNode* a, int da, const TensorStructInfoNode* b, int db) {
   return a->shape && b->shape && structural_equal((*a->shape)[size_t(da)], (*b->shape)[size_t(db)]);
 }
 }  // namespace
 
-std::string unsupported_attention(const CallNode& call) {
+std::optional<AttentionCall> describe_attention(const CallNode& call, std::string* why) {
+  auto no = [why](const std::string& w) -> std::optional<AttentionCall> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
   const TensorStructInfoNode* t[4] = {};
   for (size_t i = 0; i < call.args.size() && i < 4; ++i) {
     t[i] = tensor_info(call.args[i]);
-    if (!t[i] || t[i]->ndim != 4 || !t[i]->shape) return "attention operands must be 4-d tensors with shapes";
+    if (!t[i] || t[i]->ndim != 4 || !t[i]->shape) return no("attention operands must be 4-d tensors with shapes");
   }
-  const DataType dt = t[0]->dtype;
-  if (!is_dtype(dt, {kF16, kBF16})) return "attention dtype " + dt.str() + " (the kernel takes float16 and bfloat16)";
+  AttentionCall a;
+  a.dtype = t[0]->dtype;
+  if (!is_dtype(a.dtype, {kF16, kBF16}))
+    return no("attention dtype " + a.dtype.str() + " (the kernel takes float16 and bfloat16)");
   for (size_t i = 1; i < call.args.size(); ++i)
-    if (t[i]->dtype != dt) return "attention operands must share one dtype";
+    if (t[i]->dtype != a.dtype) return no("attention operands must share one dtype");
   std::optional<int64_t> d = static_dim(t[0], 3), dv = static_dim(t[2], 3);
-  if (!d || !dv) return "the head dimensions must be static";
+  if (!d || !dv) return no("the head dimensions must be static");
   if (*d > 128 || *dv > 128 || *d % 8 || *dv % 8)
-    return "head dimensions " + std::to_string(*d) + " / " + std::to_string(*dv) + " (multiples of 8 up to 128)";
+    return no("head dimensions " + std::to_string(*d) + " / " + std::to_string(*dv) + " (multiples of 8 up to 128)");
+  a.head_dim = *d, a.head_dim_v = *dv;
   if (!same_dim(t[0], 2, t[1], 2) || !same_dim(t[0], 2, t[2], 2))
-    return "grouped-query heads (the kernel takes as many key / value heads as query heads)";
-  if (call.attrs.defined()) {
-    const AttrValue* w = call.attrs->find("window_size");
-    if (w && !std::holds_alternative<std::monostate>(*w)) return "sliding-window attention";
+    return no("grouped-query heads (the kernel takes as many key / value heads as query heads)");
+  const AttrValue* window = call.attrs.defined() ? call.attrs->find("window_size") : nullptr;
+  if (window && !std::holds_alternative<std::monostate>(*window)) return no("sliding-window attention");
+  a.seq_q = static_dim(t[0], 1), a.seq_kv = static_dim(t[1], 1);
+  a.mask = attr_string(call, "causal_mask", "");
+  if (a.mask == "BottomRight" && !same_dim(t[0], 1, t[1], 1) && !(a.seq_q && a.seq_kv && *a.seq_kv >= *a.seq_q))
+    return no("causal_mask BottomRight without as many keys as queries or more (known at build time)");
+  a.scale = 1.0 / std::sqrt(double(a.head_dim));
+  if (const AttrValue* sv = call.attrs.defined() ? call.attrs->find("scale") : nullptr) {
+    if (auto* f = std::get_if<double>(sv)) a.scale = *f;
+    if (auto* i = std::get_if<int64_t>(sv)) a.scale = double(*i);
   }
-  if (attr_string(call, "causal_mask", "") == "BottomRight") {
-    std::optional<int64_t> sq = static_dim(t[0], 1), skv = static_dim(t[1], 1);
-    if (!same_dim(t[0], 1, t[1], 1) && !(sq && skv && *skv >= *sq))
-      return "causal_mask BottomRight without as many keys as queries or more (known at build time)";
-  }
-  if (t[3]) {
+  a.bias = t[3] != nullptr;
+  if (a.bias) {
     // (B|1, N|1, Sq|1, Skv): rows of Skv elements, 8-element aligned (the kernel's vector loads).
     std::optional<int64_t> skv = static_dim(t[3], 3);
     if (!skv || *skv % 8 || !same_dim(t[3], 3, t[1], 1))
-      return "the bias's last dimension must be the static key length, a multiple of 8";
+      return no("the bias's last dimension must be the static key length, a multiple of 8");
     const int of[3] = {0, 2, 1};  // bias dims 0..2 against the query's batch, heads, length
     for (int i = 0; i < 3; ++i)
-      if (static_dim(t[3], i) != 1 && !same_dim(t[3], i, t[0], of[i])) return "the bias does not broadcast";
+      if (static_dim(t[3], i) != 1 && !same_dim(t[3], i, t[0], of[i])) return no("the bias does not broadcast");
   }
-  return "";
+  return a;
 }
 
-}  // namespace partita::backend::cutlass
-
-namespace partita::backend::cutlass {
+bool AttentionCall::default_scale() const { return std::abs(scale * std::sqrt(double(head_dim)) - 1.0) < 1e-6; }
 
 std::optional<StackedQkv> describe_stacked_attention(const CallNode* attention,
                                                      const std::function<Expr(const Expr&)>& bound,

@@ -56,11 +56,21 @@ std::string unsupported_layer_norm(const CallNode& call);
 std::string unsupported_binary(const CallNode& call);
 std::string unsupported_rms_norm(const RmsNorm& r, const TensorStructInfoNode* out);
 
-/// Why relax.nn.attention / attention_bias cannot run on the attention kernel
-/// (attention_kernel.h; "" when it can): float16 / bfloat16, static head dimensions that are
-/// multiples of 8 up to 128, as many key / value heads as query heads, no sliding window, a
-/// bottom-right causal mask only with at least as many keys as queries, a bias of rows of Skv.
-std::string unsupported_attention(const CallNode& call);
+/// An attention call (relax.nn.attention / attention_bias) as the attention kernels
+/// (attention_kernel.h) take it: float16 / bfloat16, static head dimensions that are multiples of
+/// 8 up to 128, as many key / value heads as query heads, no sliding window, a bottom-right causal
+/// mask only with at least as many keys as queries, a bias of rows of Skv (a multiple of 8).
+struct AttentionCall {
+  DataType dtype;
+  int64_t head_dim = 0, head_dim_v = 0;
+  bool bias = false;
+  std::string mask;                      // causal_mask: "", "TopLeft" or "BottomRight"
+  double scale = 0;                      // the op's, else 1 / sqrt(head_dim)
+  std::optional<int64_t> seq_q, seq_kv;  // the lengths, where static
+  bool default_scale() const;            // scale is 1 / sqrt(head_dim)
+};
+/// Reads `call`; nullopt (and `why`) when the kernels cannot run it.
+std::optional<AttentionCall> describe_attention(const CallNode& call, std::string* why);
 
 /// Stacked QKV (TVM's cutlass.stacked_attention, the split form): one (B, S, W) tensor split
 /// along its last axis into query, key and value, each reshaped to (B, S, N, D). The kernel

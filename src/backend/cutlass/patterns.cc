@@ -80,7 +80,7 @@ bool check_rms_norm(const PatternCheckContext& ctx) {
 
 bool check_attention(const PatternCheckContext& ctx) {
   auto* call = ctx.matched_expr.as<CallNode>();
-  return call && unsupported_attention(*call).empty();
+  return call && describe_attention(*call, nullptr);
 }
 
 bool check_stacked_attention(const PatternCheckContext& ctx) {
@@ -91,7 +91,7 @@ bool check_stacked_attention(const PatternCheckContext& ctx) {
     auto it = v ? ctx.matched_bindings.find(Var(v)) : ctx.matched_bindings.end();
     return it == ctx.matched_bindings.end() ? Expr() : it->second;
   };
-  return call && unsupported_attention(*call).empty() && describe_stacked_attention(call, bound, nullptr);
+  return call && describe_attention(*call, nullptr) && describe_stacked_attention(call, bound, nullptr);
 }
 
 bool check_binary(const PatternCheckContext& ctx) {
@@ -221,7 +221,7 @@ IRModule prepare_for_cutlass(IRModule mod) {
   // GEMM patterns (and other backends) to take.
   mod = transform::FoldForInference()(std::move(mod));
   mod = transform::RewriteAttention()(std::move(mod));
-  return transform::DecomposeAttention([](const CallNode& c) { return !unsupported_attention(c).empty(); })(
+  return transform::DecomposeAttention([](const CallNode& c) { return !describe_attention(c, nullptr); })(
       std::move(mod));
 }
 

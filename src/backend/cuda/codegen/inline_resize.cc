@@ -59,7 +59,7 @@ std::string KernelEmitter::compute_resize2d(int v, const Index& idx) {
     // reading the resize evaluates it at every tap).
     auto index = [&](size_t d) {
       auto in = as_const_int(x.shape[d]), out = as_const_int(kv.shape[d]);
-      if (mode == 3 && rounding == 0 && in && out && *out % *in == 0)
+      if (mode == mode_code("asymmetric") && rounding == rounding_code("floor") && in && out && *out % *in == 0)
         return idx_var(oc[d] + " / " + std::to_string(*out / *in));
       return idx_var("(pt_idx)" + axis(d).first + "[0]");
     };

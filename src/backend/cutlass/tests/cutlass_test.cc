@@ -615,20 +615,27 @@ class Module:
   ASSERT_EQ(m80.units.size(), 1u);
   EXPECT_EQ(m80.units[0].first, "pt_attention_f16_k64");
   using backend::cutlass::sm90_attention_class;
+  auto call = [](DataType dt, int64_t d, int64_t dv, bool bias, const char* mask, int64_t sq, int64_t skv,
+                 double scale_times_sqrt_d) {
+    backend::cutlass::AttentionCall a{dt, d, dv, bias, mask, scale_times_sqrt_d / std::sqrt(double(d)), sq, skv};
+    return a;
+  };
   const DataType f16 = DataType::Float(16);
-  EXPECT_EQ(sm90_attention_class(f16, 128, 128, false, "TopLeft", 64, 64, true)->id(), "f16_d128_sm90_causal");
-  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 77, 77, true)) << "77 queries: not TMA rows";
-  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "TopLeft", 64, 80, true)) << "a causal mask over more keys";
-  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, true, "", 64, 64, true)) << "a bias";
-  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 64, 64, false)) << "another scale";
-  EXPECT_FALSE(sm90_attention_class(f16, 40, 40, false, "", 64, 64, true)) << "head dimension 40";
-  EXPECT_FALSE(sm90_attention_class(DataType::BFloat16(), 64, 64, false, "", 64, 64, true));
+  EXPECT_EQ(sm90_attention_class(call(f16, 128, 128, false, "TopLeft", 64, 64, 1))->id(), "f16_d128_sm90_causal");
+  EXPECT_FALSE(sm90_attention_class(call(f16, 64, 64, false, "", 77, 77, 1))) << "77 queries: not TMA rows";
+  EXPECT_FALSE(sm90_attention_class(call(f16, 64, 64, false, "TopLeft", 64, 80, 1))) << "a causal mask over more keys";
+  EXPECT_FALSE(sm90_attention_class(call(f16, 64, 64, true, "", 64, 64, 1))) << "a bias";
+  EXPECT_FALSE(sm90_attention_class(call(f16, 64, 64, false, "", 64, 64, 0.5))) << "another scale";
+  EXPECT_FALSE(sm90_attention_class(call(f16, 40, 40, false, "", 64, 64, 1))) << "head dimension 40";
+  EXPECT_FALSE(sm90_attention_class(call(DataType::BFloat16(), 64, 64, false, "", 64, 64, 1)));
   // The target's schedule and tile: other units, named by them; example 41's tiles leave the
   // call to that kernel.
-  EXPECT_EQ(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "pingpong", "128x128")->id(),
-            "f16_d64_sm90_k128_pingpong");
-  EXPECT_FALSE(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "", "32x128"));
-  EXPECT_THROW(sm90_attention_class(f16, 64, 64, false, "", 128, 128, true, "fast"), Error);
+  const auto bert = call(f16, 64, 64, false, "", 128, 128, 1);
+  EXPECT_EQ(sm90_attention_class(bert, "pingpong", "128x128")->id(), "f16_d64_sm90_k128_pingpong");
+  EXPECT_FALSE(sm90_attention_class(bert, "", "32x128"));
+  EXPECT_EQ(backend::cutlass::choose_attention_class(bert, 90, "auto", "32x128", "").id(), "f16_k64_q32x128");
+  EXPECT_EQ(backend::cutlass::choose_attention_class(bert, 80, "auto", "", "").id(), "f16_k64");
+  EXPECT_THROW(sm90_attention_class(bert, "fast"), Error);
 }
 
 // The attention unit and its glue compile with nvcc (about 20 s), and the module loads.

@@ -335,6 +335,17 @@ class FunctionEmitter {
     return Value{data, shape, nd, result->dtype};
   }
 
+  // Where `nonempty` holds: the unit `sym`'s workspace query, the workspace from the call's
+  // temporaries, then the unit with its argument block `args` (a kernel unit's calling convention).
+  void emit_unit_call(const std::string& nonempty, const std::string& sym, const std::string& args) {
+    line("if (" + nonempty + ") {");
+    line("  " + args + ".workspace_size = " + sym + "_workspace(&" + args + ");");
+    line("  if (" + args + ".workspace_size) { " + args + ".workspace = temps.alloc(" + args + ".workspace_size); if (!" +
+         args + ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
+    line("  if (" + sym + "(&" + args + ", call->error, call->error_size)) return 1;");
+    line("}");
+  }
+
   // relax.nn.attention[_bias] on the attention unit of its class (attention_kernel.h): the
   // operands' extents checked against each other at run time, the bias read through strides
   // that are 0 where it broadcasts. With `stacked`, query, key and value are read in place from
@@ -411,12 +422,7 @@ class FunctionEmitter {
     if (mask == "PT_MASK_BOTTOM_RIGHT")
       require(seq_kv + " >= " + seq_q, "causal_mask BottomRight with fewer keys than queries");
     line(a + ".scale = " + scalebuf + "f; " + a + ".mask = " + mask + "; " + a + ".stream = call->stream;");
-    line("if (pt_numel(" + shape + ", 4) > 0) {");
-    line("  " + a + ".workspace_size = " + sym + "_workspace(&" + a + ");");
-    line("  if (" + a + ".workspace_size) { " + a + ".workspace = temps.alloc(" + a + ".workspace_size); if (!" + a +
-         ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
-    line("  if (" + sym + "(&" + a + ", call->error, call->error_size)) return 1;");
-    line("}");
+    emit_unit_call("pt_numel(" + shape + ", 4) > 0", sym, a);
     return Value{out, shape, 4, result->dtype};
   }
 
@@ -539,12 +545,7 @@ class FunctionEmitter {
          ";");
     line(ga + ".act = " + str(cls.epilogue.act) + "; " + ga + ".c_mode = " + str(cls.epilogue.residual_mode) + "; " +
          ga + ".post_act = " + str(cls.epilogue.post_act) + "; " + ga + ".stream = call->stream;");
-    line("if (" + m + " > 0 && " + batch + " > 0) {");
-    line("  " + ga + ".workspace_size = " + ph + "_workspace(&" + ga + ");");
-    line("  if (" + ga + ".workspace_size) { " + ga + ".workspace = temps.alloc(" + ga + ".workspace_size); if (!" +
-         ga + ".workspace) PT_FAIL(\"" + f_.symbol + ": out of device memory\"); }");
-    line("  if (" + ph + "(&" + ga + ", call->error, call->error_size)) return 1;");
-    line("}");
+    emit_unit_call(m + " > 0 && " + batch + " > 0", ph, ga);
     return Value{d, shape, on, result->dtype};
   }
 

@@ -69,6 +69,8 @@ def torch_times(shapes):
             y = torch.addmm(b, x, w)
             if act == "gelu":
                 y = torch.nn.functional.gelu(y)
+            elif act == "gelu_tanh":
+                y = torch.nn.functional.gelu(y, approximate="tanh")
             elif act == "relu":
                 y = torch.relu(y)
             if res:

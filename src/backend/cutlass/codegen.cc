@@ -544,7 +544,8 @@ class FunctionEmitter {
     line(ga + ".d = " + d + "; " + ga + ".ldd = " + str(n) + "; " + ga + ".batch_stride_d = " + m + " * " + str(n) +
          ";");
     line(ga + ".act = " + str(cls.epilogue.act) + "; " + ga + ".c_mode = " + str(cls.epilogue.residual_mode) + "; " +
-         ga + ".post_act = " + str(cls.epilogue.post_act) + "; " + ga + ".stream = call->stream;");
+         ga + ".post_act = " + str(cls.epilogue.post_act) + "; " + ga + ".splits = @PT_SPLITS_" +
+         str(int64_t(m_.gemms.size()) - 1) + "@; " + ga + ".stream = call->stream;");
     emit_unit_call(m + " > 0 && " + batch + " > 0", ph, ga);
     return Value{d, shape, on, result->dtype};
   }
@@ -613,6 +614,7 @@ void bind_kernels(GeneratedModule& m, const std::vector<GemmConfig>& configs) {
     const GemmClass& cls = m.workloads[i].cls;
     std::string sym = gemm_symbol(cls, configs[i]);
     m.source = replace_all(m.source, "@PT_GEMM_" + std::to_string(i) + "@", sym);
+    m.source = replace_all(m.source, "@PT_SPLITS_" + std::to_string(i) + "@", std::to_string(configs[i].splits));
     if (declared.insert(sym).second) {
       decls += "extern \"C\" size_t " + sym + "_workspace(const PtGemmArgs*);\n";
       decls += "extern \"C\" int32_t " + sym + "(const PtGemmArgs*, char*, size_t);\n";

@@ -22,10 +22,11 @@ struct GeneratedModule {
   std::vector<std::pair<std::string, std::string>> units;  // (symbol, source) of the GEMM units
 };
 
-/// The generated source with one placeholder per GEMM (throws codegen::UnsupportedFunction).
+/// The generated source with placeholders per GEMM for its unit and split count (throws
+/// codegen::UnsupportedFunction).
 GeneratedModule generate(const std::vector<codegen::CodegenFunction>& functions, const codegen::Target& target,
                          codegen::ConstantNamer& namer);
-/// Puts the chosen kernels' symbols into the source and lists their units.
+/// Puts the chosen kernels' symbols and split counts into the source and lists their units.
 void bind_kernels(GeneratedModule& m, const std::vector<GemmConfig>& configs);
 /// The nvcc settings a target asks for.
 NvccOptions nvcc_options(const codegen::Target& target);

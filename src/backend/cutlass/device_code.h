@@ -23,6 +23,7 @@ typedef struct {
   const void* c; int64_t ldc, batch_stride_c;
   void* d; int64_t ldd, batch_stride_d;
   int32_t act, c_mode, post_act;  // the epilogue the caller means (the kernel's is compiled in)
+  int32_t splits;                  // split-K: K ranges per output tile (stream-K units; 0 or 1: none)
   void* stream;
   void* workspace;
   size_t workspace_size;
@@ -252,12 +253,15 @@ CUTLASS_DEVICE float activate(float v) {
   if constexpr (Code == PT_ACT_RELU) {
     return v > 0.f ? v : 0.f;
   } else if constexpr (Code == PT_ACT_GELU) {
-    return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+    return pt_gelu_erf(v);  // gemm_kernel.h: one exp2 and a polynomial, not erff's two
   } else if constexpr (Code == PT_ACT_GELU_TANH) {
-    float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-    return 0.5f * v * (1.f + tanhf(u));
+    // 0.5 v (1 + tanh(u)) = v sigmoid(2u): one exp and one approximate division, accurate to a
+    // few ulp of float everywhere (tanh.approx's 2^-11 would cost 1 + tanh its precision where
+    // it nears 0, at negative v).
+    float u = 0.7978845608028654f * fmaf(0.044715f * v, v * v, v);
+    return __fdividef(v, 1.f + __expf(-2.f * u));
   } else if constexpr (Code == PT_ACT_SILU) {
-    return v / (1.f + __expf(-v));
+    return __fdividef(v, 1.f + __expf(-v));  // a huge divisor (v < -88) gives 0, as v / inf does
   } else {
     return v;
   }
@@ -379,6 +383,9 @@ typename Gemm::Arguments make_arguments(const PtGemmArgs& g) {
   args.epilogue.dC = sc;
   args.epilogue.ptr_D = static_cast<ElementD*>(g.d);
   args.epilogue.dD = sd;
+#if PT_STREAM_K
+  args.scheduler.splits = g.splits > 1 ? int(g.splits) : 1;  // more than 1: split-K (CUTLASS's heuristic mode)
+#endif
   auto& f = args.epilogue.thread;
 #if PT_BIAS && PT_HAS_C
   f = {{}, {static_cast<const ElementD*>(g.bias), ElementD(0), {}}, {}, {}};
@@ -413,6 +420,10 @@ extern "C" int32_t PT_ENTRY(const PtGemmArgs* g, char* err, size_t err_size) {
     if (err && err_size)
       snprintf(err, err_size, "the kernel's epilogue is %s, called with bias %d, C %d, act %d, c_mode %d, post_act %d",
                PT_EPI_ID, int(g->bias != nullptr), int(g->c != nullptr), int(g->act), int(g->c_mode), int(g->post_act));
+    return 1;
+  }
+  if (g->splits > 1 && !PT_STREAM_K) {
+    if (err && err_size) snprintf(err, err_size, "split-K (%d) asked of a kernel without the stream-K scheduler", int(g->splits));
     return 1;
   }
   auto args = make_arguments(*g);

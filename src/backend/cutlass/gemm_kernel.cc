@@ -1,7 +1,9 @@
 // GEMM kernel classes, configurations and their units (see gemm_kernel.h).
 #include "gemm_kernel.h"
 
+#include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "device_code.h"
 #include "partita/support/error.h"
@@ -48,21 +50,24 @@ std::string GemmClass::id() const {
          epilogue.id();
 }
 
-std::string GemmConfig::id() const {
+std::string GemmConfig::unit_id() const {
   return std::to_string(tile_m) + "x" + std::to_string(tile_n) + "x" + std::to_string(tile_k) + "_" +
          std::to_string(cluster_m) + "x" + std::to_string(cluster_n) + (pingpong ? "_pp" : stream_k ? "_sk" : "_coop");
 }
 
+std::string GemmConfig::id() const { return unit_id() + (stream_k && splits > 1 ? std::to_string(splits) : ""); }
+
 GemmConfig GemmConfig::parse(const std::string& id) {
   GemmConfig k;
   char sched[8] = {0};
-  if (std::sscanf(id.c_str(), "%dx%dx%d_%dx%d_%7s", &k.tile_m, &k.tile_n, &k.tile_k, &k.cluster_m, &k.cluster_n,
-                  sched) != 6 ||
-      (std::string(sched) != "pp" && std::string(sched) != "coop" && std::string(sched) != "sk"))
-    throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration (MxNxK_CMxCN_coop|pp|sk)");
-  k.pingpong = std::string(sched) == "pp";
-  k.stream_k = std::string(sched) == "sk";
-  if (id != k.id()) throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration");
+  bool ok = std::sscanf(id.c_str(), "%dx%dx%d_%dx%d_%7s", &k.tile_m, &k.tile_n, &k.tile_k, &k.cluster_m,
+                        &k.cluster_n, sched) == 6;
+  std::string s(sched);
+  k.pingpong = s == "pp";
+  k.stream_k = s.rfind("sk", 0) == 0;
+  if (k.stream_k && s.size() > 2) k.splits = std::atoi(s.c_str() + 2);
+  if (!ok || (!k.pingpong && !k.stream_k && s != "coop") || k.splits < 1 || id != k.id())
+    throw_error("ValueError", "cutlass: '" + id + "' is not a GEMM configuration (MxNxK_CMxCN_coop|pp|sk|sk<splits>)");
   return k;
 }
 
@@ -102,10 +107,70 @@ std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm) {
   // cuBLASLt there). Stream-K (GemmConfig::stream_k, CUTLASS's heuristic decomposition) was
   // measured too and was slower than the 128x128 kernel on every shape, so it is no candidate.
   out.push_back({64, 64, tk, 1, 1, true});
+  // Split-K for the same problems: each 128x64 output tile's K split over 2-12 CTAs (one unit:
+  // the count is a launch argument), so that few tiles still fill the SMs with short K loops
+  // (BERT b1 FFN2, 128 x 768 x 3072: 12 tiles, 8 splits make 96 CTAs of 6 K steps). The
+  // profiler skips counts that make more than two waves of CTAs.
+  for (int splits : {2, 3, 4, 6, 8, 12}) {
+    GemmConfig k{128, 64, tk, 1, 1, false, true};
+    k.splits = splits;
+    out.push_back(k);
+  }
   return out;
 }
 
-std::string gemm_symbol(const GemmClass& c, const GemmConfig& k) { return "pt_gemm_" + c.id() + "_" + k.id(); }
+std::string gemm_symbol(const GemmClass& c, const GemmConfig& k) { return "pt_gemm_" + c.id() + "_" + k.unit_id(); }
+
+std::vector<std::pair<std::string, std::string>> gemm_units(const GemmClass& c, const std::vector<GemmConfig>& ks) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> seen;
+  for (const GemmConfig& k : ks)
+    if (seen.insert(gemm_symbol(c, k)).second) out.emplace_back(gemm_symbol(c, k), gemm_unit_source(c, k));
+  return out;
+}
+
+namespace {
+
+// The fit of gemm_kernel.h's GELU: q's coefficients, highest power first (numpy polyfit,
+// weighted to minimax, then rounded to float; max error 4.7e-6 of log2 Φ(-t) on [0, 6]).
+constexpr float kGeluQ[] = {-1.83482655e-06f, 6.15986573e-05f, -0.000930528215f, 0.00850790646f,
+                            -0.0539601073f,   0.262883157f,    -1.15125108f,     -0.999995291f};
+constexpr float kGeluClamp = 6.f;
+constexpr float kHalfOverLn2 = 0.72134752044448170f;  // 1 / (2 ln 2)
+
+// A float literal that reads back as `v` ("6.0f", not "6f": that is no literal).
+std::string float_literal(float v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", double(v));
+  std::string s = b;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+}  // namespace
+
+std::string gelu_erf_device_source() {
+  std::string horner = float_literal(kGeluQ[0]);
+  for (size_t i = 1; i < sizeof(kGeluQ) / sizeof(kGeluQ[0]); ++i)
+    horner = "fmaf(" + horner + ", t, " + float_literal(kGeluQ[i]) + ")";
+  return "static CUTLASS_DEVICE float pt_gelu_erf(float x) {\n"
+         "  float a = fabsf(x), t = fminf(a, " + float_literal(kGeluClamp) + ");\n"
+         "  float e = fmaf(-" + float_literal(kHalfOverLn2) + " * a, a, " + horner + ");\n"
+         "  float h;  // Phi(-|x|)\n"
+         "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(h) : \"f\"(e));\n"
+         "  float xh = x * h;\n"
+         "  return x >= 0.f ? x - xh : xh;\n"
+         "}\n";
+}
+
+float gelu_erf_approx(float x) {
+  float a = std::fabs(x), t = std::fmin(a, kGeluClamp);
+  float q = kGeluQ[0];
+  for (size_t i = 1; i < sizeof(kGeluQ) / sizeof(kGeluQ[0]); ++i) q = std::fma(q, t, kGeluQ[i]);
+  float h = std::exp2(std::fma(-kHalfOverLn2 * a, a, q));
+  float xh = x * h;
+  return x >= 0.f ? x - xh : xh;
+}
 
 std::string gemm_unit_source(const GemmClass& c, const GemmConfig& k) {
   std::string in = cutlass_element(c.in), out = cutlass_element(c.out);
@@ -133,6 +198,8 @@ std::string gemm_unit_source(const GemmClass& c, const GemmConfig& k) {
   s += "#define PT_ACT " + std::to_string(c.epilogue.act) + "\n";
   s += "#define PT_C_MODE " + std::to_string(c.epilogue.residual_mode) + "\n";
   s += "#define PT_POST_ACT " + std::to_string(c.epilogue.post_act) + "\n";
+  s += std::string("#define PT_STREAM_K ") + (k.stream_k ? "1" : "0") + "\n";
+  s += gelu_erf_device_source();
   s += kGemmUnitBodyHead;
   s += std::string("using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop, "
                    "CollectiveEpilogue") +

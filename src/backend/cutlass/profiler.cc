@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
+  int sms = 132;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   while (std::fscanf(f, "%lld %lld %lld %lld %d %d %d %d", &m, &n, &k, &batch, &bias, &act, &res, &post) == 8) {
     float in_scale = PT_IN_IS_INT ? 3.f : 1.f;
     void* a = pt_random<PT_IN_T>(size_t(batch * m * k), 1, in_scale);
@@ -120,6 +122,13 @@ int main(int argc, char** argv) {
     bool have_ref = false;
     cudaDeviceSynchronize();
     for (int ci = 0; ci < int(sizeof(kCandidates) / sizeof(kCandidates[0])); ++ci) {
+      // A split count that makes more than two waves of CTAs only adds reduction work.
+      long long tiles = batch * ((m + kCandidates[ci].tile_m - 1) / kCandidates[ci].tile_m) *
+                        ((n + kCandidates[ci].tile_n - 1) / kCandidates[ci].tile_n);
+      if (kCandidates[ci].splits > 1 && tiles * kCandidates[ci].splits > 2LL * sms) {
+        std::printf("S %d %d %lld tiles x %d splits: more than two waves\n", w, ci, tiles, kCandidates[ci].splits);
+        continue;
+      }
       PtGemmArgs g = {};
       g.m = m; g.n = n; g.k = k; g.batch = batch;
       g.a = a; g.lda = k; g.batch_stride_a = m * k;
@@ -128,6 +137,7 @@ int main(int argc, char** argv) {
       g.c = c; g.ldc = n; g.batch_stride_c = m * n;
       g.d = d; g.ldd = n; g.batch_stride_d = m * n;
       g.act = act; g.c_mode = res; g.post_act = post;
+      g.splits = kCandidates[ci].splits;
       g.stream = s;
       g.workspace_size = kCandidates[ci].ws(&g);
       if (g.workspace_size) cudaMalloc(&g.workspace, g.workspace_size);
@@ -261,15 +271,16 @@ std::string profiler_source(const GemmClass& cls, const std::vector<GemmConfig>&
   s += kGemmAbi;
   s += "typedef size_t (*PtWorkspaceFn)(const PtGemmArgs*);\n";
   s += "typedef int32_t (*PtRunFn)(const PtGemmArgs*, char*, size_t);\n";
-  for (const auto& c : candidates) {
-    std::string sym = gemm_symbol(cls, c);
+  for (const auto& [sym, source] : gemm_units(cls, candidates)) {
     s += "extern \"C\" size_t " + sym + "_workspace(const PtGemmArgs*);\n";
     s += "extern \"C\" int32_t " + sym + "(const PtGemmArgs*, char*, size_t);\n";
   }
-  s += "static const struct { const char* id; PtWorkspaceFn ws; PtRunFn run; } kCandidates[] = {\n";
+  s += "static const struct { const char* id; PtWorkspaceFn ws; PtRunFn run; int splits, tile_m, tile_n; } "
+       "kCandidates[] = {\n";
   for (const auto& c : candidates) {
     std::string sym = gemm_symbol(cls, c);
-    s += "    {\"" + c.id() + "\", " + sym + "_workspace, " + sym + "},\n";
+    s += "    {\"" + c.id() + "\", " + sym + "_workspace, " + sym + ", " + std::to_string(c.splits) + ", " +
+         std::to_string(c.tile_m) + ", " + std::to_string(c.tile_n) + "},\n";
   }
   s += "};\n";
   s += "#define PT_IN_T " + device_type(cls.in) + "\n";
@@ -362,7 +373,7 @@ std::vector<GemmConfig> choose_gemm_configs(const std::vector<GemmWorkload>& wor
   for (const auto& [id, cls] : classes) {
     size_t first = units.size();
     auto cands = candidate_configs(cls, nvcc.sm);
-    for (const auto& c : cands) units.emplace_back(gemm_symbol(cls, c), gemm_unit_source(cls, c));
+    for (auto& u : gemm_units(cls, cands)) units.push_back(std::move(u));
     units.emplace_back("profiler_" + id, profiler_source(cls, cands));
     unit_range[id] = {first, units.size()};
   }

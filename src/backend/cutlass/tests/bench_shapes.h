@@ -1,7 +1,7 @@
 // The GEMMs with epilogues the CUTLASS benchmark times (bench_test.cc) and whose kernels the
 // precompile step compiles beforehand (precompile_test.cc), fp16, at batch 32 and batch 1:
-// BERT-base (sequence 128: 4096 / 128 rows; QKV, attention output + residual, FFN1 + gelu,
-// FFN2 + residual), ViT-B/16's MLP (197 tokens: 6304 / 197 rows), ResNet-50's classifier
+// BERT-base (sequence 128: 4096 / 128 rows; QKV, attention output + residual, FFN1 + gelu and
+// + gelu_tanh, FFN2 + residual), ViT-B/16's MLP (197 tokens: 6304 / 197 rows), ResNet-50's classifier
 // (2048 -> 1000) and two of its 1x1 convolutions at batch 32 (as GEMMs over N*H*W rows).
 #pragma once
 
@@ -29,6 +29,10 @@ inline const std::vector<BenchShape>& bench_shapes() {
       {"bert_b1_attn_out+res", 128, 768, 768, "", true},
       {"bert_b1_ffn1+gelu", 128, 3072, 768, "R.nn.gelu", false},
       {"bert_b1_ffn2+res", 128, 768, 3072, "", true},
+      // GELU's tanh form, cuBLASLt's GELU epilogue (PyTorch's tests compare cuBLASLt's fused
+      // addmm + GELU with gelu(approximate="tanh")): the like-for-like comparison.
+      {"bert_b32_ffn1+gelu_tanh", 4096, 3072, 768, "R.nn.gelu_tanh", false},
+      {"bert_b1_ffn1+gelu_tanh", 128, 3072, 768, "R.nn.gelu_tanh", false},
       {"vit_b32_fc1+gelu", 6304, 3072, 768, "R.nn.gelu", false},
       {"vit_b32_fc2+res", 6304, 768, 3072, "", true},
       {"vit_b1_fc1+gelu", 197, 3072, 768, "R.nn.gelu", false},

@@ -64,7 +64,7 @@ TEST(CutlassBench, ShapesFile) {
   std::ofstream out(path);
   out << "shape\tM\tN\tK\tact\tresidual\tpost_relu\n";
   for (const Shape& s : shapes()) {
-    std::string act = std::string(s.act) == "R.nn.gelu" ? "gelu" : std::string(s.act) == "R.nn.relu" ? "relu" : "none";
+    std::string act = *s.act ? std::string(s.act).substr(std::string("R.nn.").size()) : "none";
     out << s.name << "\t" << s.m << "\t" << s.n << "\t" << s.k << "\t" << act << "\t" << int(s.residual) << "\t"
         << int(cutlass_test::bench_post_relu(s)) << "\n";
   }

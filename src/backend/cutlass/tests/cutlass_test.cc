@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "../attention_kernel.h"
@@ -333,6 +335,8 @@ TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
   EXPECT_NE(m.source.find("pt_gemm_f16_bn_c_f16_bias_relu_add_128x128x64_1x1_coop(&gemm"), std::string::npos)
       << m.source;
   EXPECT_EQ(m.source.find("@PT_GEMM"), std::string::npos);
+  EXPECT_EQ(m.source.find("@PT_SPLITS"), std::string::npos);
+  EXPECT_NE(m.source.find(".splits = 1;"), std::string::npos) << "the default kernel does not split K";
   ASSERT_EQ(m.units.size(), 1u);
   const std::string& unit = m.units[0].second;
   EXPECT_NE(unit.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
@@ -342,6 +346,11 @@ TEST(CutlassCodegen, GeneratesOneFusedGemmCallPerComposite) {
     EXPECT_NE(unit.find(d), std::string::npos) << d;
   EXPECT_EQ(unit.find("p.act"), std::string::npos) << "a run-time activation code is back in the epilogue";
   EXPECT_NE(m.units[0].second.find("collective_builder.hpp"), std::string::npos);
+  // A split-K choice: the stream-K unit, its split count in the call's arguments.
+  auto split = generate_for(p, cutlass_test::test_target());
+  backend::cutlass::bind_kernels(split, {backend::cutlass::GemmConfig::parse("128x64x64_1x1_sk8")});
+  EXPECT_NE(split.source.find(".splits = 8;"), std::string::npos);
+  EXPECT_NE(split.source.find("pt_gemm_f16_bn_c_f16_bias_relu_add_128x64x64_1x1_sk(&gemm"), std::string::npos);
 }
 
 // One kernel per epilogue kind: the kind is part of the class (its id, its unit's symbol and
@@ -373,22 +382,42 @@ TEST(CutlassCodegen, EachEpilogueKindIsItsOwnKernel) {
   // A costly activation adds a ping-pong candidate (its epilogue overlaps the other warp
   // group's product).
   auto relu_cands = backend::cutlass::candidate_configs(relu, 90), gelu_cands = backend::cutlass::candidate_configs(gelu, 90);
-  ASSERT_EQ(relu_cands.size(), 4u);
-  ASSERT_EQ(gelu_cands.size(), 5u);
+  ASSERT_EQ(relu_cands.size(), 10u);
+  ASSERT_EQ(gelu_cands.size(), 11u);
   EXPECT_EQ(gelu_cands[0].id(), k.id()) << "the default first";
   EXPECT_EQ(gelu_cands[3].id(), "128x128x64_1x1_pp");
   // Every class also tries 64x64 ping-pong tiles (few rows: batch-1 BERT / ViT, a classifier).
   EXPECT_EQ(relu_cands[3].id(), "64x64x64_1x1_pp");
   EXPECT_EQ(gelu_cands[4].id(), "64x64x64_1x1_pp");
   // Stream-K is a configuration of its own (the cooperative kernel with CUTLASS's stream-K
-  // scheduler; a profile cache line may name it), measured slower, so no candidate.
+  // scheduler; a profile cache line may name it), measured slower in its heuristic mode, so no
+  // candidate; its split-K mode is: 128x64 tiles split 2..12 ways, all one unit.
   auto sk_config = GemmConfig::parse("128x128x64_1x1_sk");
   EXPECT_TRUE(sk_config.stream_k);
+  EXPECT_EQ(sk_config.splits, 1);
   EXPECT_EQ(sk_config.id(), "128x128x64_1x1_sk");
   EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_streamk"), Error);
+  EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_sk0"), Error);
+  EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_sk1"), Error) << "one split is written 'sk'";
+  EXPECT_THROW(GemmConfig::parse("128x128x64_1x1_coop4"), Error);
+  auto split8 = GemmConfig::parse("128x64x64_1x1_sk8");
+  EXPECT_TRUE(split8.stream_k);
+  EXPECT_EQ(split8.splits, 8);
+  EXPECT_EQ(split8.id(), "128x64x64_1x1_sk8");
+  EXPECT_EQ(split8.unit_id(), "128x64x64_1x1_sk");
+  EXPECT_EQ(relu_cands[4].id(), "128x64x64_1x1_sk2");
+  EXPECT_EQ(relu_cands[9].id(), "128x64x64_1x1_sk12");
+  EXPECT_EQ(backend::cutlass::gemm_symbol(relu, relu_cands[4]), backend::cutlass::gemm_symbol(relu, relu_cands[9]))
+      << "every split count runs on one unit";
+  auto units = backend::cutlass::gemm_units(relu, relu_cands);
+  ASSERT_EQ(units.size(), 5u) << "128x128, 128x192, 128x96, 64x64 ping-pong, 128x64 stream-K";
+  EXPECT_EQ(units[4].first, "pt_gemm_f16_bn_nc_f16_bias_relu_128x64x64_1x1_sk");
   std::string sk = backend::cutlass::gemm_unit_source(relu, sk_config);
   EXPECT_NE(sk.find("CollectiveEpilogue, cutlass::gemm::StreamKScheduler>;"), std::string::npos);
   EXPECT_NE(sk.find("KernelTmaWarpSpecializedCooperative"), std::string::npos);
+  EXPECT_NE(sk.find("#define PT_STREAM_K 1\n"), std::string::npos);
+  EXPECT_NE(sk.find("args.scheduler.splits = g.splits"), std::string::npos) << "the split count is a launch argument";
+  EXPECT_NE(a.find("#define PT_STREAM_K 0\n"), std::string::npos) << "a unit without it refuses a split count";
   EXPECT_EQ(a.find("StreamKScheduler"), std::string::npos) << "the persistent scheduler otherwise";
   EXPECT_NE(a.find("CollectiveMainloop, CollectiveEpilogue>;\nusing Gemm ="), std::string::npos);
   GemmClass bad{f16, f16, false, {false, 9, 0, 0}};
@@ -505,6 +534,43 @@ TEST(CutlassProfiler, CacheKeysTheWholeWorkloadAndPersists) {
   fs::remove(file);
   auto src = backend::cutlass::profiler_source(w.cls, backend::cutlass::candidate_configs(w.cls, 90));
   EXPECT_NE(src.find("pt_gemm_f16_bn_c_f16_bias_gelu_add_128x192x64_1x1_coop"), std::string::npos);
+  // Each split count is a candidate of its own on the one stream-K unit, declared once.
+  EXPECT_NE(src.find("{\"128x64x64_1x1_sk4\", pt_gemm_f16_bn_c_f16_bias_gelu_add_128x64x64_1x1_sk_workspace, "
+                     "pt_gemm_f16_bn_c_f16_bias_gelu_add_128x64x64_1x1_sk, 4, 128, 64}"),
+            std::string::npos)
+      << src;
+  std::string decl = "int32_t pt_gemm_f16_bn_c_f16_bias_gelu_add_128x64x64_1x1_sk(";
+  EXPECT_EQ(src.find(decl, src.find(decl) + 1), std::string::npos) << "declared once";
+}
+
+// The epilogues' GELU (gemm_kernel.h): the fit against erf over the whole float range that
+// matters, and the device source evaluates the same polynomial.
+TEST(CutlassCodegen, EpilogueGeluMatchesErf) {
+  double worst = 0, worst_abs = 0;
+  for (int i = -200000; i <= 200000; ++i) {
+    double x = i * 5e-5;  // [-10, 10]
+    double ref = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    double got = backend::cutlass::gelu_erf_approx(float(x));
+    double err = std::fabs(got - ref);
+    worst_abs = std::max(worst_abs, err);
+    if (std::fabs(ref) > 1e-6) worst = std::max(worst, err / std::fabs(ref));
+  }
+  EXPECT_LT(worst, 1e-5) << "relative error where |gelu| > 1e-6";
+  EXPECT_LT(worst_abs, 1e-6);
+  EXPECT_EQ(backend::cutlass::gelu_erf_approx(0.f), 0.f);
+  EXPECT_EQ(backend::cutlass::gelu_erf_approx(100.f), 100.f);
+  EXPECT_EQ(backend::cutlass::gelu_erf_approx(-100.f), 0.f);
+  EXPECT_TRUE(std::isnan(backend::cutlass::gelu_erf_approx(std::nanf(""))));
+  std::string dev = backend::cutlass::gelu_erf_device_source();
+  EXPECT_NE(dev.find("ex2.approx.ftz.f32"), std::string::npos);
+  EXPECT_NE(dev.find("-0.999995291f"), std::string::npos) << dev;
+  EXPECT_EQ(dev.find("erff"), std::string::npos);
+  EXPECT_NE(dev.find("fminf(a, 6.0f)"), std::string::npos) << "a whole number is written as a float literal";
+  EXPECT_FALSE(std::regex_search(dev, std::regex("(^|[^0-9A-Za-z_.+-])[0-9]+f[^0-9A-Za-z_]"))) << dev;
+  const DataType f16 = DataType::Float(16);
+  backend::cutlass::GemmClass gelu{f16, f16, false, {true, 2, 0, 0}};
+  EXPECT_NE(backend::cutlass::gemm_unit_source(gelu, backend::cutlass::default_config(gelu, 90)).find(dev),
+            std::string::npos);
 }
 
 // ---- one small module through nvcc (CI: about a minute for its one GEMM unit) ----

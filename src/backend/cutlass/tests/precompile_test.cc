@@ -39,8 +39,7 @@ TEST(CutlassPrecompile, KernelUnitsOfTheGpuTestsAndTheBenchmark) {
     }
     for (const auto& c : profiled) {
       auto cands = backend::cutlass::candidate_configs(c, 90);
-      for (const auto& k : cands)
-        units.emplace_back(backend::cutlass::gemm_symbol(c, k), backend::cutlass::gemm_unit_source(c, k));
+      for (auto& u : backend::cutlass::gemm_units(c, cands)) units.push_back(std::move(u));
       units.emplace_back("profiler_" + c.id(), backend::cutlass::profiler_source(c, cands));
     }
   }

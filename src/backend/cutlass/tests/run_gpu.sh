@@ -4,7 +4,8 @@
 # while the GPU runs the cuBLASLt and PyTorch sides of the benchmark; then the benchmark's C++
 # side (CutlassBench.GemmsWithEpilogues) and all of test_backend_cutlass (its GPU tests too).
 # Logs and tables go to $OUT, in one archive. PART=tests or PART=bench runs one half; default
-# both. COMPILE_S / BENCH_S / TESTS_S bound the three steps.
+# both. COMPILE_S / BENCH_S / TESTS_S bound the three steps. ATTN_VARIANTS (e.g.
+# "default,attention_schedule=persistent") adds the attention benchmark, bound by ATTN_S.
 set -uo pipefail
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -42,6 +43,15 @@ if [ "$PART" != tests ]; then
   grep -E "^\[bench\]|Failure|FAILED|OK" "$OUT/bench_cpp.log" | head -8
   python3 bench_cutlass.py --shapes shapes.tsv --torch-json "$OUT/torch.json" --cutlass "$OUT/cutlass.tsv" \
     --lt "$OUT/lt.tsv" --out "$OUT/table.md" 2>&1 | tee "$OUT/bench.log"
+fi
+# Attention at BERT-base's shapes: each variant of ATTN_VARIANTS (target options, as
+# CutlassBench.AttentionBertShapes reads them) against PyTorch's SDPA.
+if [ -n "${ATTN_VARIANTS:-}" ]; then
+  PARTITA_CUTLASS_BENCH=1 PARTITA_CUTLASS_ATTENTION_VARIANTS=$ATTN_VARIANTS timeout "${ATTN_S:-120}" \
+    ./bin/test_backend_cutlass --gtest_filter=CutlassBench.AttentionBertShapes > "$OUT/attention_cpp.log" 2>&1
+  echo "attention: rc $? after $(( $(date +%s) - t0 )) s"
+  grep -E "^\[attention\]|Failure" "$OUT/attention_cpp.log" | head -20
+  python3 bench_attention.py 2>&1 | tee "$OUT/attention_sdpa.log"
 fi
 if [ "$PART" != bench ]; then
   timeout "${TESTS_S:-120}" ./bin/test_backend_cutlass --gtest_filter=-CutlassBench.*:CutlassPrecompile.* 2>&1 \

@@ -79,6 +79,10 @@ IRModule partition(IRModule mod, const BackendChoice& choice, bool merge, const 
     codegen::CollageOptions options;
     options.backends = choice.backends;
     options.targets = targets;
+    // With the cuda target, candidates are measured on the GPU, and what no backend takes is
+    // its generated kernels (as the build will run it); otherwise on this CPU.
+    for (const codegen::Target& t : targets)
+      if (t.kind() == "cuda") options.device = Device::cuda(0);
     codegen::CollageResult placed = codegen::collage_partition(std::move(mod), options);
     if (verbose) std::printf("%s", placed.summary().c_str());
     IRModule out = placed.mod;

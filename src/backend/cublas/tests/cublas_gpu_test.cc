@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cublas_gpu_util.h"
+#include "partita/codegen/collage.h"
 #include "partita/ir/block_builder.h"
 #include "partita/op/registry.h"
 #include "partita/script/printer.h"
@@ -235,6 +236,37 @@ TEST(CublasGpu, MergedPartitionOfChainedProducts) {
   PARTITA_REQUIRE_CUDA_DEVICE();
   std::vector<Tensor> in = {random_input({32, 64}, DataType::Float(32), 1), random_input({64, 48}, DataType::Float(32), 2),
                             random_input({48}, DataType::Float(32), 3), random_input({16, 48}, DataType::Float(32), 4)};
+  runtime::VirtualMachine vm(ex, Device::cuda(0));
+  EXPECT_TRUE(close(run_gpu(vm, in)[0], run_host(mod, in)[0], 2e-5));
+}
+
+// Collage on the GPU (what `partita compile --target cuda --backends auto:cublas` does): the
+// candidates — cuBLAS's matches and generated CUDA for every operator — are built for the
+// cuda target and measured on cuda:0, the placement is validated against cuBLAS's fixed one
+// end to end there, and the chosen module runs on the GPU with the host's results.
+TEST(CublasGpu, CollagePlacesByMeasurementOnTheGpu) {
+  std::string f32 = "float32";
+  IRModule mod = script::parse_module(module_text(
+      "x: " + T("(64, 128)", f32) + ", w1: " + T("(128, 256)", f32) + ", b1: " + T("(256,)", f32) + ", w2: " + T("(256, 32)", f32),
+      {"m1: " + T("(64, 256)", f32) + " = R.matmul(x, w1, out_dtype=\"void\")", "a1: " + T("(64, 256)", f32) + " = R.add(m1, b1)",
+       "r1: " + T("(64, 256)", f32) + " = R.nn.relu(a1)", "gv: " + T("(64, 32)", f32) + " = R.matmul(r1, w2, out_dtype=\"void\")"},
+      T("(64, 32)", f32)));
+  PARTITA_REQUIRE_CUDA_DEVICE();
+  codegen::CollageOptions o;
+  o.backends = {"cublas"};
+  o.targets = {cuda_target()};
+  o.device = Device::cuda(0);
+  o.cost_cache = "none";
+  o.repeats = 5;
+  codegen::CollageResult placed = codegen::collage_partition(mod, o);
+  EXPECT_GT(placed.measured, 0u);
+  EXPECT_TRUE(std::isfinite(placed.estimated_us));
+  ASSERT_NE(placed.chosen_placement(), nullptr);
+  for (const auto& p : placed.placements) EXPECT_TRUE(std::isfinite(p.measured_us) && p.measured_us > 0) << p.name;
+  std::cerr << placed.summary();
+  auto ex = codegen::build(placed.mod, codegen::BuildOptions({cuda_target()}, false));
+  std::vector<Tensor> in = {random_input({64, 128}, DataType::Float(32), 1), random_input({128, 256}, DataType::Float(32), 2),
+                            random_input({256}, DataType::Float(32), 3), random_input({256, 32}, DataType::Float(32), 4)};
   runtime::VirtualMachine vm(ex, Device::cuda(0));
   EXPECT_TRUE(close(run_gpu(vm, in)[0], run_host(mod, in)[0], 2e-5));
 }

@@ -14,6 +14,7 @@
 #include "partita/codegen/collage.h"
 #include "partita/ir/analysis.h"
 #include "partita/ir/structural_equal.h"
+#include "partita/runtime/device_api.h"
 #include "partita/runtime/vm.h"
 #include "partita/script/parser.h"
 #include "partita/support/error.h"
@@ -308,6 +309,24 @@ TEST(Collage, ErrorsNameTheBackend) {
     EXPECT_EQ(e.kind(), "KeyError");
     EXPECT_NE(std::string(e.what()).find("no_such_backend"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("registered:"), std::string::npos);
+  }
+}
+
+// Measuring on a device this machine lacks is an error naming it, not a placement by costs
+// that are all infinite.
+TEST(Collage, AMissingDeviceIsAnError) {
+  if (runtime::device_exists(Device::cuda(0))) GTEST_SKIP() << "this machine has cuda:0";
+  if (!backend::find_backend("dnnl")) GTEST_SKIP() << "built without the dnnl backend";
+  CollageOptions o;
+  o.backends = {"dnnl"};
+  o.cost_cache = "none";
+  o.device = Device::cuda(0);
+  try {
+    collage_partition(script::parse_module(kDiamond), o);
+    FAIL() << "placed by measurement on a missing device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), "RuntimeError");
+    EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
   }
 }
 

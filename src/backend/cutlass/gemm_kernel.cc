@@ -107,15 +107,9 @@ std::vector<GemmConfig> candidate_configs(const GemmClass& c, int sm) {
   // cuBLASLt there). Stream-K (GemmConfig::stream_k, CUTLASS's heuristic decomposition) was
   // measured too and was slower than the 128x128 kernel on every shape, so it is no candidate.
   out.push_back({64, 64, tk, 1, 1, true});
-  // Split-K for the same problems: each 128x64 output tile's K split over 2-12 CTAs (one unit:
-  // the count is a launch argument), so that few tiles still fill the SMs with short K loops
-  // (BERT b1 FFN2, 128 x 768 x 3072: 12 tiles, 8 splits make 96 CTAs of 6 K steps). The
-  // profiler skips counts that make more than two waves of CTAs.
-  for (int splits : {2, 3, 4, 6, 8, 12}) {
-    GemmConfig k{128, 64, tk, 1, 1, false, true};
-    k.splits = splits;
-    out.push_back(k);
-  }
+  // Split-K (GemmConfig::splits: 128x64 tiles, each tile's K split 2-12 ways, all on one unit)
+  // was measured on the same problems (H100, 2026-12-07) and lost to the 64x64 ping-pong tiles on
+  // every one (e.g. BERT b1 FFN2: 12.5 us at best against 7.9), so it is no candidate.
   return out;
 }
 

@@ -27,13 +27,16 @@ using Shape = cutlass_test::BenchShape;
 const std::vector<Shape>& shapes() { return cutlass_test::bench_shapes(); }
 
 // The GEMM workload of each shape as the build sees it (its class from the codegen: e.g. a
-// residual added before any activation is "addpre"), matched by M, N and K (unique here).
+// residual added before any activation is "addpre"), matched by M, N, K and the activation
+// (BERT's FFN1 is there with GELU and with its tanh form).
 std::vector<backend::cutlass::GemmWorkload> shape_workloads(const IRModule& parted, const codegen::Target& target) {
   auto generated = cutlass_test::generate_module(parted, target).workloads;
   std::vector<backend::cutlass::GemmWorkload> out;
+  const std::map<std::string, int> act_codes = {{"R.nn.relu", 1}, {"R.nn.gelu", 2}, {"R.nn.gelu_tanh", 3}};
   for (const Shape& s : shapes()) {
-    auto it = std::find_if(generated.begin(), generated.end(),
-                           [&](const auto& w) { return w.m == s.m && w.n == s.n && w.k == s.k; });
+    auto it = std::find_if(generated.begin(), generated.end(), [&](const auto& w) {
+      return w.m == s.m && w.n == s.n && w.k == s.k && (!*s.act || w.cls.epilogue.act == act_codes.at(s.act));
+    });
     if (it == generated.end()) throw_error("ValueError", std::string("bench: no GEMM of shape ") + s.name);
     out.push_back(*it);
   }
@@ -56,6 +59,20 @@ double time_calls(F call, int warmups, int reps) {
   for (int i = 0; i < reps; ++i) call();
   api->sync_stream(0, runtime::current_stream(Device::cuda(0)));
   return seconds_since(t0) * 1e3 / reps;
+}
+
+// Each shape is timed on its own workload: two with one M, N and K (FFN1 with GELU and with
+// its tanh form) are told apart by their activation (no GPU needed).
+TEST(CutlassBench, EachShapeHasItsOwnWorkload) {
+  if (!cutlass_test::codegen_built()) GTEST_SKIP() << "the cutlass codegen is not built";
+  IRModule p = transform::partition_for("cutlass", script::parse_module(cutlass_test::bench_module_text()), false);
+  auto ws = shape_workloads(p, cutlass_test::test_target());
+  ASSERT_EQ(ws.size(), shapes().size());
+  for (size_t i = 0; i < shapes().size(); ++i) {
+    std::string act = shapes()[i].act;
+    if (act == "R.nn.gelu") EXPECT_EQ(ws[i].cls.epilogue.act, 2) << shapes()[i].name;
+    if (act == "R.nn.gelu_tanh") EXPECT_EQ(ws[i].cls.epilogue.act, 3) << shapes()[i].name;
+  }
 }
 
 TEST(CutlassBench, ShapesFile) {

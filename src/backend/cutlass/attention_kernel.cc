@@ -16,12 +16,14 @@ namespace {
 // xformers' tiles for sm80 and later: 64 queries x 64 keys up to head dimension 64, 32 x 128
 // above (the output of a query block stays in registers while the keys cover the head dimension).
 std::pair<int, int> default_tile(int max_k) { return max_k <= 64 ? std::pair{64, 64} : std::pair{32, 128}; }
+// The Hopper kernel's default key tile: 64 keys for head dimension 64, 128 for 128.
+int sm90_default_keys(int head_dim) { return head_dim == 64 ? 64 : 128; }
 }  // namespace
 
 std::string AttentionClass::id() const {
   if (sm90)
     return dtype_tag(dtype) + "_d" + std::to_string(max_k) + "_sm90" + (causal ? "_causal" : "") +
-           (keys != (max_k == 64 ? 64 : 128) ? "_k" + std::to_string(keys) : "") +
+           (keys != sm90_default_keys(max_k) ? "_k" + std::to_string(keys) : "") +
            (schedule != "cooperative" ? "_" + schedule : "");
   std::string s = dtype_tag(dtype) + "_k" + std::to_string(max_k) + (bias ? "_bias" : "");
   if (std::pair{queries, keys} != default_tile(max_k)) s += "_q" + std::to_string(queries) + "x" + std::to_string(keys);
@@ -59,7 +61,7 @@ std::optional<AttentionClass> sm90_attention_class(const AttentionCall& a, const
   const bool causal = a.mask == "TopLeft";
   if (!a.mask.empty() && !(causal && a.seq_kv == a.seq_q)) return std::nullopt;
   AttentionClass c{a.dtype, int(a.head_dim), false};
-  c.queries = 128, c.keys = tile == "128x64" ? 64 : tile == "128x128" ? 128 : a.head_dim == 64 ? 64 : 128;
+  c.queries = 128, c.keys = tile == "128x64" ? 64 : tile == "128x128" ? 128 : sm90_default_keys(c.max_k);
   c.sm90 = true, c.causal = causal;
   if (!schedule.empty()) c.schedule = schedule;
   return c;
@@ -67,6 +69,8 @@ std::optional<AttentionClass> sm90_attention_class(const AttentionCall& a, const
 
 AttentionClass choose_attention_class(const AttentionCall& a, int64_t sm, const std::string& kernel,
                                       const std::string& tile, const std::string& schedule) {
+  if (kernel != "auto" && kernel != "sm80")
+    throw_error("ValueError", "cutlass: attention_kernel \"" + kernel + "\" is not auto or sm80");
   if (sm >= 90 && kernel != "sm80")
     if (auto c = sm90_attention_class(a, schedule, tile)) return *c;
   return attention_class(a.dtype, std::max(a.head_dim, a.head_dim_v), a.bias, tile);

@@ -528,7 +528,9 @@ class FunctionEmitter {
     std::string d = allocate(shape, on, result->dtype, k);
     std::string bias = g.bias.defined() ? operand(g.bias).data : "nullptr";
     std::string res = g.residual.defined() ? operand(g.residual).data : "nullptr";
-    std::string ph = "@PT_GEMM_" + str(int64_t(m_.gemms.size())) + "@";
+    // Placeholders for the unit's symbol and the split count, filled once kernels are chosen.
+    const std::string index = str(int64_t(m_.gemms.size()));
+    std::string ph = "@PT_GEMM_" + index + "@";
     m_.gemms.push_back({w, ph});
     std::string ga = fresh("gemm");
     bool batched_b = !g.conv2d && ri->ndim > 2;
@@ -545,7 +547,7 @@ class FunctionEmitter {
          ";");
     line(ga + ".act = " + str(cls.epilogue.act) + "; " + ga + ".c_mode = " + str(cls.epilogue.residual_mode) + "; " +
          ga + ".post_act = " + str(cls.epilogue.post_act) + "; " + ga + ".splits = @PT_SPLITS_" +
-         str(int64_t(m_.gemms.size()) - 1) + "@; " + ga + ".stream = call->stream;");
+         index + "@; " + ga + ".stream = call->stream;");
     emit_unit_call(m + " > 0 && " + batch + " > 0", ph, ga);
     return Value{d, shape, on, result->dtype};
   }

@@ -30,8 +30,8 @@ typedef struct {
 } PtGemmArgs;
 )PT";
 
-// The attention units' ABI (attention_kernel.h), apart from the GEMMs' so that their units'
-// sources, and so their cached objects, stay as they were. Layouts are Relax's: query
+// The attention units' ABI (attention_kernel.h), apart from the GEMMs': each unit's source
+// holds only its own, so a change to one leaves the other's cached objects valid. Layouts are Relax's: query
 // (B, Sq, N, D), key (B, Skv, N, D), value (B, Skv, N, Dv), out (B, Sq, N, Dv) (contiguous);
 // q / k / v rows (one sequence position: N heads) `*_row` elements apart (N·D when contiguous,
 // wider when they lie in one stacked QKV tensor); the bias (B, N, Sq, Skv) read through strides
@@ -175,12 +175,16 @@ typename Operation::Arguments arguments(const PtAttentionArgs* a) {
            make_stride(_1{}, make_stride(n * sq, sq))},
           hw};
 }
+
+// The workspace: the logsumexp (B, N, Sq) the kernel writes, padded to 256 bytes, then the
+// kernel's own.
+size_t lse_bytes(const PtAttentionArgs* a) {
+  return (sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 255) / 256 * 256;
+}
 }  // namespace
 
 extern "C" size_t @SYMBOL@_workspace(const PtAttentionArgs* a) {
-  // The logsumexp (B, N, Sq), then the kernel's own workspace.
-  return sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 256 +
-         Operation::get_workspace_size(arguments(a));
+  return lse_bytes(a) + Operation::get_workspace_size(arguments(a));
 }
 
 extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_size) {
@@ -190,8 +194,7 @@ extern "C" int32_t @SYMBOL@(const PtAttentionArgs* a, char* error, size_t error_
     return 1;
   }
   typename Operation::Arguments args = arguments(a);
-  const size_t lse = (sizeof(float) * size_t(a->batch) * size_t(a->heads) * size_t(a->seq_q) + 255) / 256 * 256;
-  void* workspace = (char*)a->workspace + lse;
+  void* workspace = (char*)a->workspace + lse_bytes(a);
   // The kernel's shared memory is set here, per unit: Universal::initialize sets it once per
   // process, remembered in a function-local static that g++ makes one symbol across every loaded
   // module (STB_GNU_UNIQUE), so a second module's copy of the kernel was launched without it

@@ -211,16 +211,14 @@ CollageResult collage_partition(IRModule mod, const CollageOptions& options) {
   check_backends(options);
   // Every candidate would fail to run and cost infinity, and the search would place the model
   // by nothing: say so instead (device_api's message names why the device is missing).
-  if (!options.device.is_cpu() && !runtime::device_exists(options.device)) {
-    std::string why;
+  if (!options.device.is_cpu()) {
     try {
       runtime::device_api(options.device);
     } catch (const Error& e) {
-      why = std::string(": ") + e.what();
+      throw_error("RuntimeError", "CollagePartition measures candidates on " + options.device.str() +
+                                      ", which this machine cannot run: " + e.what() +
+                                      " (place by measurement where the device is, or name the backends)");
     }
-    throw_error("RuntimeError", "CollagePartition measures candidates on " + options.device.str() +
-                                    ", which this machine cannot run" + why +
-                                    " (place by measurement where the device is, or name the backends)");
   }
   // As partition_for: constants folded first, so candidates are what will run.
   mod = transform::FoldForInference()(std::move(mod));

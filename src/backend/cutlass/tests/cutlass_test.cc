@@ -703,6 +703,7 @@ class Module:
   EXPECT_FALSE(sm90_attention_class(bert, "", "32x128"));
   EXPECT_EQ(backend::cutlass::choose_attention_class(bert, 90, "auto", "32x128", "").id(), "f16_k64_q32x128");
   EXPECT_EQ(backend::cutlass::choose_attention_class(bert, 80, "auto", "", "").id(), "f16_k64");
+  EXPECT_THROW(backend::cutlass::choose_attention_class(bert, 90, "sm90", "", ""), Error) << "only auto or sm80";
   EXPECT_THROW(sm90_attention_class(bert, "fast"), Error);
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../cutlass_codegen.h"
+#include "../device_code.h"
 #include "../nvcc.h"
 #include "partita/backend/registry.h"
 #include "partita/codegen/build.h"
@@ -53,11 +54,7 @@ inline bool gpu_available() { return runtime::device_exists(Device::cuda(0)); }
       GTEST_SKIP() << "no CUDA device here: the run-time tests of the cutlass backend need one"; \
   } while (0)
 
-inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
+using backend::cutlass::replace_all;  // the backend's (device_code.h)
 
 /// Fills a template's {name} placeholders.
 inline std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {

@@ -757,8 +757,9 @@ codegen::CodegenResult codegen(const std::vector<CodegenFunction>& functions, co
   int64_t threads = target.get_int("num_threads");
   if (threads < 0) throw_error("ValueError", "dnnl: num_threads must be >= 0 (0 = every core), got " + std::to_string(threads));
   int64_t winograd = target.get_int("winograd");
-  if (winograd != 0 && winograd != 1 && winograd != 2 && winograd != 4)
-    throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster), 2 or 4 (F(2x2) or F(4x4) always), got " +
+  if (winograd < 0 || winograd > 4)
+    throw_error("ValueError", "dnnl: winograd must be 0 (off), 1 (where faster), 2 or 4 (our F(2x2) or F(4x4) always) "
+                              "or 3 (oneDNN's always), got " +
                                   std::to_string(winograd));
   std::string graph = serialize_graph(functions, namer, threads, const_names, winograd);
   return codegen::module_from_bytes(kModuleFormat.type_key,

@@ -2,7 +2,7 @@
 // one section, the serialized graph.
 //
 // Serialized graph (JSON, version 1):
-//   {"version": 1, "num_threads": N, ["winograd": 0 | 2 | 4,] "functions": [{
+//   {"version": 1, "num_threads": N, ["winograd": 0 | 2 | 3 | 4,] "functions": [{
 //      "symbol": "fused_...", "values": [[dims...], ...],        // value id = index; float32
 //      "inputs": [value ids, in parameter order], "outputs": [value ids],
 //      "constants": [{"value": id, "name": "<name in const_name_to_constant>"}],

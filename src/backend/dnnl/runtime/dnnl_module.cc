@@ -7,9 +7,11 @@
 // binary ops stay blocked and only partition outputs are reordered back to plain (NCHW).
 // Constant weights are reordered into the primitive's preferred layout once, at build.
 //
-// Convolutions: 3x3 stride-1 ones on blocked (nChw8c) activations may run our Winograd kernel
-// (winograd_conv.h) instead of oneDNN's direct convolution where it measured faster; the graph's
-// "winograd" key: 0 never, 1 (default) where faster, 2 / 4 F(2x2) / F(4x4) wherever supported.
+// Convolutions: 3x3 stride-1 ones run a Winograd convolution instead of oneDNN's direct one where
+// it is faster: oneDNN's own on AVX-512 CPUs (timed against the direct one at build,
+// faster_primitive.h), ours (winograd_conv.h) on AVX2 CPUs, where oneDNN has none and chooses
+// nChw8c activations, by a rule measured once. The graph's "winograd" key: 0 never, 1 (default)
+// where faster, 2 / 4 our F(2x2) / F(4x4) wherever it applies, 3 oneDNN's wherever it applies.
 //
 // Memory: intermediates share one arena, planned from their lifetimes (runtime/memory_plan.h),
 // so a partition's working set stays small and warm in cache; reshapes are views, not copies.
@@ -31,6 +33,7 @@
 #include "dnnl_runtime.h"
 #include "partita/runtime/memory_plan.h"
 #include "partita/support/error.h"
+#include "faster_primitive.h"
 #include "winograd_conv.h"
 
 namespace partita::backend::dnnl {
@@ -229,10 +232,11 @@ class Program {
     s.wait();
   }
 
-  // How many convolutions run the Winograd kernel.
+  // How many convolutions run our Winograd kernel, and oneDNN's.
   int64_t winograd_steps() const {
     return std::count_if(steps_.begin(), steps_.end(), [](const Step& st) { return st.wino != nullptr; });
   }
+  int64_t onednn_winograd_steps() const { return onednn_winograd_convs_; }
 
  private:
   // "node 3 (conv2d, from relax.nn.conv2d + relax.add)": the graph node and the Relax operators
@@ -343,17 +347,20 @@ class Program {
       }
       dn::memory::desc src_any(xd, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any),
           dst_any(od, dt::f32, tag::any), bias_md({od[1]}, dt::f32, tag::a);
-      dn::convolution_forward::desc d =
-          has_bias ? dn::convolution_forward::desc(dn::prop_kind::forward_inference, dn::algorithm::convolution_direct,
-                                                   src_any, w_any, bias_md, dst_any, strides,
-                                                   {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]}, {pad[2], pad[3]})
-                   : dn::convolution_forward::desc(dn::prop_kind::forward_inference, dn::algorithm::convolution_direct,
-                                                   src_any, w_any, dst_any, strides, {dil[0] - 1, dil[1] - 1},
-                                                   {pad[0], pad[1]}, {pad[2], pad[3]});
+      auto desc = [&](dn::algorithm alg) {
+        return has_bias ? dn::convolution_forward::desc(dn::prop_kind::forward_inference, alg, src_any, w_any, bias_md,
+                                                        dst_any, strides, {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]},
+                                                        {pad[2], pad[3]})
+                        : dn::convolution_forward::desc(dn::prop_kind::forward_inference, alg, src_any, w_any, dst_any,
+                                                        strides, {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]},
+                                                        {pad[2], pad[3]});
+      };
       int sum_in;
       dn::primitive_attr attr;
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
-      dn::convolution_forward::primitive_desc pd(d, attr, eng_);
+      dn::convolution_forward::primitive_desc pd(desc(dn::algorithm::convolution_direct), attr, eng_);
+      if (auto wino = onednn_winograd(n, desc(dn::algorithm::convolution_winograd), attr, pd, value(in[0]).get_desc()))
+        pd = *wino;
       dn::memory src = as_layout(in[0], pd.src_desc());
       // Grouped: the weight's plain memory seen with the grouped dims (same bytes; a view that
       // follows a non-constant weight's buffer).
@@ -770,6 +777,40 @@ class Program {
     return std::nullopt;
   }
 
+  // oneDNN's Winograd convolution for a conv2d node where it applies (oneDNN 2.6: AVX-512, 3x3,
+  // stride 1, ungrouped; it has no implementation elsewhere) and, with winograd_ == 1, measured
+  // faster than the direct one `direct` here (winograd_ == 3: always); else nullopt. Our own kernel (below) is for AVX2 CPUs,
+  // where oneDNN has none.
+  // `src` is the layout the input has now.
+  std::optional<dn::convolution_forward::primitive_desc> onednn_winograd(const json& n,
+                                                                         const dn::convolution_forward::desc& d,
+                                                                         const dn::primitive_attr& attr,
+                                                                         const dn::convolution_forward::primitive_desc& direct,
+                                                                         const dn::memory::desc& src) {
+    if ((winograd_ != 1 && winograd_ != 3) || n.at("groups").get<int64_t>() != 1) return std::nullopt;
+    dn::convolution_forward::primitive_desc wino;
+    try {
+      wino = dn::convolution_forward::primitive_desc(d, attr, eng_, /*allow_empty=*/true);
+    } catch (const dn::error&) {
+      return std::nullopt;
+    }
+    if (!wino) return std::nullopt;
+    // What decides the two times: the shapes, bias, the post-ops, the threads.
+    std::string key = "conv2d";
+    for (const auto& md : {direct.src_desc(), direct.weights_desc(), direct.dst_desc(), direct.bias_desc()})
+      for (auto x : md.dims()) key += " " + std::to_string(x);
+    key += " from " + std::string(src == direct.src_desc() ? "direct's layout" : src == wino.src_desc() ? "winograd's" : "another");
+    key += " | " + n.at("padding").dump() + " threads " + std::to_string(omp_get_max_threads());
+    for (const auto& p : n.at("post")) {  // not "in": a sum's operand differs from node to node
+      json what = p;
+      what.erase("in");
+      key += " " + what.dump();
+    }
+    if (winograd_ == 1 && !runs_faster(wino, direct, src, key, eng_)) return std::nullopt;
+    ++onednn_winograd_convs_;
+    return wino;
+  }
+
   // The Winograd kernel for a conv2d node, or null where oneDNN's convolution runs instead:
   // 3x3, stride 1, dilation 1, padding 1, groups 1, a constant weight, channels that are
   // multiples of 8, oneDNN choosing nChw8c for source and destination, supported post-ops,
@@ -879,7 +920,8 @@ class Program {
 
   dn::engine& eng_;
   int num_threads_;
-  int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 / 4 that tile wherever supported)
+  int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 / 4 our tile, 3 oneDNN's, wherever supported)
+  int64_t onednn_winograd_convs_ = 0;
   std::string symbol_;
   std::vector<dn::memory::dims> dims_;
   std::vector<dn::memory> mem_;
@@ -945,10 +987,11 @@ class DnnlModule : public runtime::RuntimeModule {
     };
   }
 
-  int64_t winograd_convs() {
+  // `onednn`: oneDNN's Winograd convolutions, else our kernel's.
+  int64_t winograd_convs(bool onednn) {
     std::lock_guard lock(mu_);
     int64_t count = 0;
-    for (const auto& [_, p] : programs_) count += p->winograd_steps();
+    for (const auto& [_, p] : programs_) count += onednn ? p->onednn_winograd_steps() : p->winograd_steps();
     return count;
   }
 
@@ -1001,7 +1044,12 @@ PARTITA_REGISTER_MODULE_LOADER(kModuleFormat.type_key, load_dnnl);
 runtime::ModulePtr make_dnnl_module(std::string graph_json) { return std::make_shared<DnnlModule>(std::move(graph_json)); }
 
 int64_t dnnl_module_winograd_convs(runtime::RuntimeModule& module) {
-  if (auto* m = dynamic_cast<DnnlModule*>(&module)) return m->winograd_convs();
+  if (auto* m = dynamic_cast<DnnlModule*>(&module)) return m->winograd_convs(/*onednn=*/false);
+  return 0;
+}
+
+int64_t dnnl_module_onednn_winograd_convs(runtime::RuntimeModule& module) {
+  if (auto* m = dynamic_cast<DnnlModule*>(&module)) return m->winograd_convs(/*onednn=*/true);
   return 0;
 }
 

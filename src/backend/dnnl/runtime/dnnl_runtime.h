@@ -16,5 +16,7 @@ runtime::ModulePtr make_dnnl_module(std::string graph_json);
 /// How many convolutions of the functions built so far (run at least once) use the Winograd
 /// kernel instead of oneDNN's (0 for another kind of module); for tests and benchmarks.
 int64_t dnnl_module_winograd_convs(runtime::RuntimeModule& module);
+/// How many use oneDNN's Winograd convolution (AVX-512 CPUs) instead of its direct one.
+int64_t dnnl_module_onednn_winograd_convs(runtime::RuntimeModule& module);
 
 }  // namespace partita::backend::dnnl

@@ -34,6 +34,12 @@ bool avx2_fma() {
          !__builtin_cpu_supports("avx512f");
 }
 
+// Where oneDNN 2.6 has a Winograd convolution.
+bool avx512_core() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+
 using partita::testing::random_tensor;
 
 // A reference 3x3, stride 1, pad 1 convolution (double accumulation), then bias and post-ops
@@ -96,7 +102,11 @@ std::string name_of(const ChainCase& c) {
 //   y3 = relu(conv(y2, w3) + y1)  (y1's last use: accumulated in place);  y4 = clip(conv(y3, w4))
 // run with the given "winograd" mode; checks y2 and y4 against the reference and returns how
 // many convolutions ran on the Winograd kernel.
-int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
+struct ChainRun {
+  int64_t ours = 0, onednn = 0;  // convolutions on our Winograd kernel, on oneDNN's
+};
+
+ChainRun run_chain_counted(const ChainCase& c, int winograd, uint32_t seed) {
   const std::vector<int64_t> x_s{c.n, c.cin, c.h, c.w}, m_s{c.n, c.cmid, c.h, c.w},
       o_s{c.n, c.cout, c.h, c.w};
   Tensor x = random_tensor(x_s, seed), r = random_tensor(m_s, seed + 1);
@@ -159,8 +169,10 @@ int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) {
     expect_close(out[0], y2, name_of(c) + ", y2, winograd " + std::to_string(winograd));
     expect_close(out[1], y4, name_of(c) + ", y4, winograd " + std::to_string(winograd));
   }
-  return dnnl_module_winograd_convs(*mod);
+  return {dnnl_module_winograd_convs(*mod), dnnl_module_onednn_winograd_convs(*mod)};
 }
+
+int64_t run_chain(const ChainCase& c, int winograd, uint32_t seed) { return run_chain_counted(c, winograd, seed).ours; }
 
 const std::vector<ChainCase> kCases = {
     {8, 16, 24, 7, 7, true},   {16, 24, 8, 14, 14, false}, {24, 8, 16, 5, 9, true},
@@ -181,6 +193,23 @@ TEST(DnnlWinograd, ForcedOnEverySupportedConvMatchesReference) {
 TEST(DnnlWinograd, OffRunsOneDnnOnly) {
   uint32_t seed = 200;
   for (const auto& c : kCases) EXPECT_EQ(run_chain(c, 0, seed += 10), 0) << name_of(c);
+}
+
+// oneDNN's Winograd convolution (mode 3: wherever oneDNN has one) with every post-op the chain
+// uses, on odd sizes and channel counts, 1x1 maps and batches: same numbers as the reference.
+TEST(DnnlWinograd, OneDnnsForcedMatchesReference) {
+  if (!avx512_core()) GTEST_SKIP() << "not an AVX-512 CPU: oneDNN 2.6 has no Winograd convolution here";
+  uint32_t seed = 600;
+  // oneDNN 2.6 takes three of the four (not the clipped one).
+  for (const auto& c : kCases) EXPECT_GE(run_chain_counted(c, 3, seed += 10).onednn, 3) << name_of(c);
+}
+
+// The default on AVX-512 CPUs times oneDNN's Winograd against its direct convolution per shape:
+// whichever it picks, the numbers are the reference's.
+TEST(DnnlWinograd, MeasuredChoiceMatchesReference) {
+  uint32_t seed = 700;
+  for (const auto& c : kCases) run_chain(c, 1, seed += 10);
+  run_chain({64, 64, 64, 28, 28, true}, 1, seed += 10);
 }
 
 // Default mode: Winograd only where it measured faster (at least 7 pixels a side).
@@ -227,7 +256,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
   Tensor in = random_tensor({1, 16, 14, 14}, 504);
   Tensor want = runtime::VirtualMachine(codegen::build(mod)).invoke("main", {in})[0];
   IRModule parted = transform::partition_for("dnnl", mod);
-  for (int64_t mode : {0, 1, 2, 4}) {
+  for (int64_t mode : {0, 1, 2, 3, 4}) {
     codegen::BuildOptions opts;
     opts.targets.push_back(codegen::Target("dnnl", {{"num_threads", 2}, {"winograd", mode}}));
     auto exec = codegen::build(parted, opts);
@@ -237,10 +266,13 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
     json g = json::parse(exec->external_modules[0]->get_source());
     EXPECT_EQ(g.contains("winograd"), mode != 1);  // the default is left out of the graph
     int64_t n = dnnl_module_winograd_convs(*exec->external_modules[0]);
-    EXPECT_EQ(n, mode == 0 || !avx2_fma() ? 0 : 2) << "winograd " << mode;
+    EXPECT_EQ(n, (mode == 2 || mode == 4 || mode == 1) && avx2_fma() ? 2 : 0) << "winograd " << mode;
+    int64_t onednn = dnnl_module_onednn_winograd_convs(*exec->external_modules[0]);
+    if (mode == 3) EXPECT_EQ(onednn, avx512_core() ? 2 : 0) << "oneDNN has Winograd on AVX-512 CPUs only";
+    if (mode != 1 && mode != 3) EXPECT_EQ(onednn, 0) << "winograd " << mode;
   }
   codegen::BuildOptions bad;
-  bad.targets.push_back(codegen::Target("dnnl", {{"winograd", 3}}));  // only 0, 1, 2 and 4
+  bad.targets.push_back(codegen::Target("dnnl", {{"winograd", 5}}));  // only 0 to 4
   EXPECT_THROW(codegen::build(parted, bad), Error);
 }
 

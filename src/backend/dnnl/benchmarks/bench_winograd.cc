@@ -3,6 +3,9 @@
 // and ReLU fused, as the dnnl module runs them. Runs alternate (oneDNN, Winograd, oneDNN, ...) so
 // load on a shared machine hits both alike; prints best and median of each and the ratios, and
 // the largest difference between the two outputs relative to the largest output.
+// On AVX-512 CPUs, a second table: oneDNN's own Winograd convolution against its direct one, each
+// on the layouts it chooses, over the zoo's 3x3 stride-1 shapes (ResNet, GoogLeNet, DenseNet,
+// SqueezeNet).
 //
 //   ./build/bench_winograd [runs=30] [threads=2] [extra shapes as HxWxC ...]
 #include <dlfcn.h>
@@ -16,6 +19,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "../runtime/winograd_conv.h"
@@ -128,6 +133,47 @@ void bench(int64_t h, int64_t w, int64_t c, int runs, int threads) {
       sc.best / sa.best, sc.median / sa.median, rel_diff(dst4));
 }
 
+// oneDNN's Winograd against its direct convolution, H x H, cin -> cout, bias + ReLU, each on the
+// layouts it chooses (format_tag::any). Returns false where oneDNN has no Winograd here.
+bool bench_onednn_winograd(int64_t h, int64_t cin, int64_t cout, int runs) {
+  dn::engine eng(dn::engine::kind::cpu, 0);
+  dn::stream s(eng);
+  dn::memory::dims xd{1, cin, h, h}, wd{cout, cin, 3, 3}, od{1, cout, h, h};
+  dn::post_ops po;
+  po.append_eltwise(1.0f, dn::algorithm::eltwise_relu, 0.0f, 0.0f);
+  dn::primitive_attr attr;
+  attr.set_post_ops(po);
+  std::vector<dn::convolution_forward> prims;
+  std::vector<std::unordered_map<int, dn::memory>> args;
+  for (auto alg : {dn::algorithm::convolution_direct, dn::algorithm::convolution_winograd}) {
+    dn::convolution_forward::desc d(dn::prop_kind::forward_inference, alg, {xd, dt::f32, tag::any},
+                                    {wd, dt::f32, tag::any}, {{cout}, dt::f32, tag::a}, {od, dt::f32, tag::any},
+                                    {1, 1}, {1, 1}, {1, 1});
+    dn::convolution_forward::primitive_desc pd(d, attr, eng, /*allow_empty=*/true);
+    if (!pd) return false;
+    prims.emplace_back(pd);
+    std::unordered_map<int, dn::memory> a;
+    for (auto [arg, md] : {std::pair{DNNL_ARG_SRC, pd.src_desc()}, {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                           {DNNL_ARG_BIAS, pd.bias_desc()}, {DNNL_ARG_DST, pd.dst_desc()}}) {
+      a[arg] = dn::memory(md, eng);
+      std::fill_n(static_cast<float*>(a[arg].get_data_handle()), md.get_size() / sizeof(float), 0.01f);
+    }
+    args.push_back(std::move(a));
+  }
+  std::vector<double> t[2];
+  for (int k = 0; k < runs + 3; ++k)
+    for (int i = 0; i < 2; ++i) {
+      double t0 = now_ms();
+      prims[size_t(i)].execute(s, args[size_t(i)]);
+      s.wait();
+      if (k >= 3) t[i].push_back(now_ms() - t0);
+    }
+  Stats a = stats(t[0]), b = stats(t[1]);
+  std::printf("%3lldx%-3lld %4lld -> %-4lld  %7.3f %7.3f  %7.3f %7.3f  %5.2f\n", (long long)h, (long long)h,
+              (long long)cin, (long long)cout, a.best, a.median, b.best, b.median, b.median / a.median);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,5 +198,17 @@ int main(int argc, char** argv) {
       "  HxWxC        dnnl:best  median   F2:best  median r.bst r.med     diff   F4:best  median "
       "r.bst r.med     diff\n");
   for (const auto& [h, w, c] : shapes) bench(h, w, c, runs, threads);
+  std::printf("\noneDNN's Winograd convolution against its direct one (each on the layouts it chooses), ms\n");
+  std::printf("  HxW     cin -> cout  direct:best median  wino:best median  median ratio\n");
+  const std::vector<std::array<int64_t, 3>> zoo = {
+      {56, 64, 64},   {28, 128, 128}, {14, 256, 256}, {7, 512, 512}, {56, 64, 192},  {28, 96, 128},
+      {28, 16, 32},   {14, 96, 208},  {14, 112, 224}, {14, 128, 256}, {7, 160, 320}, {7, 192, 384},
+      {56, 128, 32},  {28, 128, 32},  {14, 128, 32},  {7, 128, 32},  {55, 16, 64},   {27, 32, 128},
+      {13, 64, 256},  {224, 3, 64}};
+  for (const auto& [h, cin, cout] : zoo)
+    if (!bench_onednn_winograd(h, cin, cout, runs)) {
+      std::printf("  (oneDNN has no Winograd convolution on this CPU)\n");
+      break;
+    }
   return 0;
 }

@@ -54,7 +54,7 @@ struct Trial {
 
 bool runs_faster(const dn::convolution_forward::primitive_desc& candidate,
                  const dn::convolution_forward::primitive_desc& baseline, const dn::memory::desc& src,
-                 const std::string& key, dn::engine& eng, int rounds) {
+                 const std::string& key, dn::engine& eng, double margin, int rounds) {
   static std::mutex mu;
   static std::map<std::string, bool> answers;
   std::lock_guard<std::mutex> lock(mu);
@@ -64,7 +64,7 @@ bool runs_faster(const dn::convolution_forward::primitive_desc& candidate,
   a.run_ms(s), b.run_ms(s);
   double ta = std::numeric_limits<double>::infinity(), tb = ta;
   for (int r = 0; r < rounds; ++r) ta = std::min(ta, a.run_ms(s)), tb = std::min(tb, b.run_ms(s));
-  return answers[key] = ta < tb;
+  return answers[key] = ta < margin * tb;
 }
 
 }  // namespace partita::backend::dnnl

@@ -1,11 +1,17 @@
 // The "dnnl" runtime module: builds each function's graph (../module_format.h) into oneDNN
 // primitives once, on the first call after the named constants arrived, then only executes.
 //
-// Layouts: conv2d lets oneDNN choose source, weight and destination layouts (format_tag::any);
-// a value keeps the layout its producer chose, and a consumer that wants another layout gets
-// one reorder (cached per value and layout), so consecutive convolutions, pools, eltwise and
-// binary ops stay blocked and only partition outputs are reordered back to plain (NCHW).
-// Constant weights are reordered into the primitive's preferred layout once, at build.
+// Layouts: conv2d lets oneDNN choose source, weight and destination layouts (format_tag::any),
+// except that a source already in 16-channel blocks is read as it is; a value keeps the layout
+// its producer chose, and a consumer that wants another layout gets one reorder (cached per
+// value and layout), so consecutive convolutions, pools, eltwise and binary ops stay blocked and
+// only partition outputs are reordered back to plain (NCHW). Constant weights are reordered
+// into the primitive's preferred layout once, at build.
+//
+// Concatenations along the channels of one image, of whole 16-channel blocks, are in place: the
+// convolutions producing the sources write 16-channel blocks straight into their channel ranges
+// of the result (build_concat_in_place), and DenseNet's repeated concatenations of a block's
+// growing list of feature maps share one buffer.
 //
 // Convolutions: 3x3 stride-1 ones run a Winograd convolution instead of oneDNN's direct one where
 // it is faster: oneDNN's own on AVX-512 CPUs (timed against the direct one at build,
@@ -166,7 +172,29 @@ class Program {
         for (const auto& p : nodes[k]["post"])
           if (p.contains("in")) last_use_[checked(p["in"].get<int>())] = int64_t(k);
     }
-    for (const auto& v : f.at("outputs")) last_use_[checked(v.get<int>())] = int64_t(nodes.size());
+    for (const auto& v : f.at("outputs")) {
+      last_use_[checked(v.get<int>())] = int64_t(nodes.size());
+      output_ids_.insert(v.get<int>());
+    }
+    // Values a concatenation could hold in place: their producing convolutions write 16-channel
+    // blocks (see build_concat).
+    std::vector<std::pair<int, std::vector<int>>> concats;  // in place: result, sources
+    for (const auto& n : nodes) {
+      if (n.at("op") != "concat") continue;
+      std::vector<int> in;
+      for (const auto& v : n.at("in")) in.push_back(checked(v.get<int>()));
+      int out = checked(n.at("out").get<int>());
+      if (!in_place_concat(in, out, n.at("axis").get<int>())) continue;
+      wants_blocked_.insert(in.begin(), in.end());
+      concats.push_back({out, in});
+    }
+    for (size_t a = 0; a < concats.size(); ++a) {  // each one's home: see build_concat_in_place
+      const auto& [out, in] = concats[a];
+      concat_home_[out] = out;
+      for (size_t b = a + 1; b < concats.size(); ++b)
+        if (concats[b].second.size() > in.size() && std::equal(in.begin(), in.end(), concats[b].second.begin()))
+          concat_home_[out] = concats[b].first;
+    }
     for (size_t k = 0; k < nodes.size(); ++k) {
       node_index_ = int64_t(k);
       node_labels_.push_back(node_label(nodes[k], k));
@@ -347,6 +375,10 @@ class Program {
       }
       dn::memory::desc src_any(xd, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any),
           dst_any(od, dt::f32, tag::any), bias_md({od[1]}, dt::f32, tag::a);
+      // A source already in 16-channel blocks is read as it is (no reorder of a large input to
+      // the layout oneDNN would pick); a result a concatenation will hold is written in them.
+      if (groups == 1 && layout_tag(value(in[0]).get_desc(), xd) == tag::aBcd16b) src_any = value(in[0]).get_desc();
+      if (groups == 1 && wants_blocked_.count(out) && od[1] % 16 == 0) dst_any = dn::memory::desc(od, dt::f32, tag::aBcd16b);
       auto desc = [&](dn::algorithm alg) {
         return has_bias ? dn::convolution_forward::desc(dn::prop_kind::forward_inference, alg, src_any, w_any, bias_md,
                                                         dst_any, strides, {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]},
@@ -370,7 +402,7 @@ class Program {
       // The sum post-op accumulates into dst, which must hold the residual first: when this is
       // the residual's last use, it is an intermediate in dst's layout and not also read by
       // this convolution, accumulate in place.
-      bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) &&
+      bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) && !aliased_.count(sum_in) &&
                       std::find(in.begin(), in.end(), sum_in) == in.end() && value(sum_in).get_desc() == pd.dst_desc();
       dn::memory dst = in_place ? value(sum_in) : scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
@@ -589,10 +621,69 @@ class Program {
   // each source's a multiple of the block), the one holding the most elements, else plain;
   // sources in another layout are reordered to it (once per value and layout), so oneDNN
   // copies without reordering inside ("simple" concat).
+  // Whether a concat node can hold its sources in place: along the channels of a single image,
+  // every source a whole number of 16-channel blocks. In nChw16c with batch 1, such a channel
+  // range of the result is itself a dense nChw16c tensor at an offset, so a source written
+  // there needs no copy (oneDNN 2.6 runs its convolutions on a strided slice only with its
+  // reference kernel, so the slice must be dense).
+  bool in_place_concat(const std::vector<int>& in, int out, int axis) const {
+    const dn::memory::dims& od = dims_[out];
+    if (axis != 1 || od.size() != 4 || od[0] != 1) return false;
+    for (int v : in)
+      if (dims_[v].size() != 4 || dims_[v][1] % 16 != 0) return false;
+    return true;
+  }
+
+  // The concatenation in place. Its result lies at the front of its home's buffer (nChw16c):
+  // the last concatenation of the function whose sources begin with all of its own (DenseNet
+  // concatenates every earlier feature map of a block again at each layer, so each layer's
+  // result is the front of the block's last one; usually the home is the node itself). Each
+  // source that is an intermediate of this program written in nChw16c, not held elsewhere,
+  // becomes its channel range of the buffer (place_scratch puts it there); the others are
+  // reordered into theirs, once per home.
+  void build_concat_in_place(const std::vector<int>& in, int out) {
+    const int home = concat_home_.at(out);
+    const dn::memory::dims& hd = dims_[home];
+    auto [buffer_it, fresh] = concat_buffer_.try_emplace(home);
+    if (fresh) buffer_it->second = scratch(dn::memory::desc(hd, dt::f32, tag::aBcd16b));
+    dn::memory buffer = buffer_it->second, dst = buffer;
+    if (home != out) {
+      dst = dn::memory(dn::memory::desc(dims_[out], dt::f32, tag::aBcd16b), eng_, DNNL_MEMORY_NONE);
+      held_in_.push_back({dst, buffer, 0});
+    }
+    std::set<dnnl_memory_t> owned;
+    for (const auto& m : scratch_) owned.insert(m.get());
+    int64_t channel = 0;
+    for (int v : in) {
+      const dn::memory::desc md(dims_[v], dt::f32, tag::aBcd16b);
+      const size_t offset = size_t(channel * hd[2] * hd[3]) * sizeof(float);
+      channel += dims_[v][1];
+      auto [slot_it, empty] = placed_.try_emplace({home, offset}, v);
+      if (!empty) {
+        if (slot_it->second != v) fail("concat in place: another value already at this channel offset");
+        continue;  // an earlier concatenation of this home put it there
+      }
+      dn::memory m = value(v);
+      bool hold = produced_.count(v) && !is_const_.count(v) && !output_ids_.count(v) && !held_.count(v) &&
+                  m.get_desc() == md && owned.count(m.get());
+      if (hold) {
+        held_.insert(v), aliased_.insert(v);
+        held_in_.push_back({m, buffer, offset});
+        continue;
+      }
+      dn::memory slot(md, eng_, DNNL_MEMORY_NONE);
+      held_in_.push_back({slot, buffer, offset});
+      steps_.push_back({dn::reorder(m, slot), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, slot}}});
+    }
+    aliased_.insert(out);
+    set_output(out, dst);
+  }
+
   void build_concat(const std::vector<int>& in, int out, int axis) {
     if (in.empty()) fail("concat needs inputs");
     const dn::memory::dims& od = dims_[out];
     if (axis < 0 || size_t(axis) >= od.size()) fail("concat axis out of range");
+    if (in_place_concat(in, out, axis)) return build_concat_in_place(in, out);
     auto fits_all = [&](tag t) {
       const int64_t block = t == tag::aBcd16b ? 16 : t == tag::aBcd8b ? 8 : t == tag::aBcd4b ? 4 : 1;
       for (int v : in)
@@ -893,11 +984,21 @@ class Program {
       auto it = base_of.find(base.get());
       base_of[view.get()] = it == base_of.end() ? base.get() : it->second;
     }
+    // A memory a concatenation holds lives in its result's bytes: its uses are the result's.
+    std::unordered_map<dnnl_memory_t, std::pair<dnnl_memory_t, size_t>> held;
+    for (const auto& h : held_in_) held[h.part.get()] = {h.whole.get(), h.offset};
+    auto outermost = [&](dnnl_memory_t h, size_t& offset) {
+      offset = 0;
+      for (auto it = held.find(h); it != held.end(); it = held.find(h)) h = it->second.first, offset += it->second.second;
+      return h;
+    };
     const int64_t end = int64_t(steps_.size());
     std::vector<runtime::BufferLifetime> life(scratch_.size(), {0, end, -1});
     auto touch = [&](const dn::memory& m, int64_t step) {
       dnnl_memory_t h = m.get();
       if (auto b = base_of.find(h); b != base_of.end()) h = b->second;
+      size_t offset;
+      h = outermost(h, offset);
       if (auto it = index.find(h); it != index.end()) {
         life[it->second].first = std::min(life[it->second].first, step);
         life[it->second].last = std::max(life[it->second].last, step);
@@ -911,7 +1012,7 @@ class Program {
     for (size_t k = 0; k < outputs_.size(); ++k)
       if (!out_copy_[k]) direct.insert(out_mem_[k].get());
     for (size_t i = 0; i < scratch_.size(); ++i) {
-      life[i].bytes = direct.count(scratch_[i].get()) ? 0 : scratch_[i].get_desc().get_size();
+      life[i].bytes = direct.count(scratch_[i].get()) || held.count(scratch_[i].get()) ? 0 : scratch_[i].get_desc().get_size();
       if (life[i].last < life[i].first) life[i] = {life[i].bytes, 0, end};  // never used: keep apart
     }
     runtime::ArenaPlan plan = runtime::plan_arena(life);
@@ -920,12 +1021,30 @@ class Program {
     base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
     for (size_t i = 0; i < scratch_.size(); ++i)
       if (life[i].bytes) scratch_[i].set_data_handle(base + plan.offsets[i]);
+    for (auto& h : held_in_) {
+      size_t offset;
+      dnnl_memory_t whole = outermost(h.part.get(), offset);
+      h.part.set_data_handle(static_cast<uint8_t*>(scratch_[index.at(whole)].get_data_handle()) + offset);
+    }
   }
 
   dn::engine& eng_;
   int num_threads_;
   int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 / 4 our tile, 3 oneDNN's, wherever supported)
   int64_t onednn_winograd_convs_ = 0;
+  std::set<int> output_ids_;
+  // Concatenations in place (build_concat_in_place): the values whose producers write 16-channel
+  // blocks for one, the values held in one, those and the results (neither accumulated into in
+  // place), and each held memory with the result it lies in and its byte offset there.
+  std::set<int> wants_blocked_, held_, aliased_;  // aliased_: held ones and results holding them
+  std::map<int, int> concat_home_;                // result -> the result whose buffer it is the front of
+  std::map<int, dn::memory> concat_buffer_;       // home -> its buffer
+  std::map<std::pair<int, size_t>, int> placed_;  // (home, byte offset) -> the value there
+  struct Held {
+    dn::memory part, whole;
+    size_t offset;
+  };
+  std::vector<Held> held_in_;
   std::string symbol_;
   std::vector<dn::memory::dims> dims_;
   std::vector<dn::memory> mem_;

@@ -2,14 +2,14 @@
 // primitives once, on the first call after the named constants arrived, then only executes.
 //
 // Layouts: conv2d lets oneDNN choose source, weight and destination layouts (format_tag::any),
-// except that a source already in 16-channel blocks is read as it is; a value keeps the layout
-// its producer chose, and a consumer that wants another layout gets one reorder (cached per
-// value and layout), so consecutive convolutions, pools, eltwise and binary ops stay blocked and
-// only partition outputs are reordered back to plain (NCHW). Constant weights are reordered
+// except that a source already in channel blocks (blocked_tag()) is read as it is; a value
+// keeps the layout its producer chose, and a consumer that wants another layout gets one
+// reorder (cached per value and layout), so consecutive convolutions, pools, eltwise and binary
+// ops stay blocked and only partition outputs are reordered back to plain (NCHW). Constant weights are reordered
 // into the primitive's preferred layout once, at build.
 //
-// Concatenations along the channels of one image, of whole 16-channel blocks, are in place: the
-// convolutions producing the sources write 16-channel blocks straight into their channel ranges
+// Concatenations along the channels of one image, of whole channel blocks, are in place: the
+// convolutions producing the sources write channel blocks straight into their channel ranges
 // of the result (build_concat_in_place), and DenseNet's repeated concatenations of a block's
 // growing list of feature maps share one buffer.
 //
@@ -61,6 +61,17 @@ tag plain_tag(size_t ndim) {
     default: return tag::undef;
   }
 }
+
+// The channel-blocked layout oneDNN's convolutions prefer on this CPU: 16-channel blocks with
+// AVX-512, 8 without (AVX2; forcing 16 there would leave convolutions to slower kernels).
+tag blocked_tag() {
+  static const tag t = [] {
+    const int isa = int(dn::get_effective_cpu_isa()), avx512 = int(dn::cpu_isa::avx512_core);
+    return (isa & avx512) == avx512 ? tag::aBcd16b : tag::aBcd8b;
+  }();
+  return t;
+}
+int64_t channel_block() { return blocked_tag() == tag::aBcd16b ? 16 : 8; }
 
 // oneDNN has no 0-d memory: a scalar is the one element of a (1) tensor (same bytes).
 dn::memory::dims dnnl_dims(const dn::memory::dims& dims) {
@@ -176,8 +187,8 @@ class Program {
       last_use_[checked(v.get<int>())] = int64_t(nodes.size());
       output_ids_.insert(v.get<int>());
     }
-    // Values a concatenation could hold in place: their producing convolutions write 16-channel
-    // blocks (see build_concat).
+    // Values a concatenation could hold in place: their producing convolutions write channel
+    // blocks (see build_concat_in_place).
     std::vector<std::pair<int, std::vector<int>>> concats;  // in place: result, sources
     for (const auto& n : nodes) {
       if (n.at("op") != "concat") continue;
@@ -375,10 +386,11 @@ class Program {
       }
       dn::memory::desc src_any(xd, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any),
           dst_any(od, dt::f32, tag::any), bias_md({od[1]}, dt::f32, tag::a);
-      // A source already in 16-channel blocks is read as it is (no reorder of a large input to
-      // the layout oneDNN would pick); a result a concatenation will hold is written in them.
-      if (groups == 1 && layout_tag(value(in[0]).get_desc(), xd) == tag::aBcd16b) src_any = value(in[0]).get_desc();
-      if (groups == 1 && wants_blocked_.count(out) && od[1] % 16 == 0) dst_any = dn::memory::desc(od, dt::f32, tag::aBcd16b);
+      // A source already in channel blocks is read as it is (no reorder of a large input to the
+      // layout oneDNN would pick); a result a concatenation will hold is written in them.
+      if (groups == 1 && layout_tag(value(in[0]).get_desc(), xd) == blocked_tag()) src_any = value(in[0]).get_desc();
+      if (groups == 1 && wants_blocked_.count(out) && od[1] % channel_block() == 0)
+        dst_any = dn::memory::desc(od, dt::f32, blocked_tag());
       auto desc = [&](dn::algorithm alg) {
         return has_bias ? dn::convolution_forward::desc(dn::prop_kind::forward_inference, alg, src_any, w_any, bias_md,
                                                         dst_any, strides, {dil[0] - 1, dil[1] - 1}, {pad[0], pad[1]},
@@ -616,46 +628,41 @@ class Program {
     }
   }
 
-  // Concatenation in one layout for every source and the result: of the sources' own layouts
-  // (blocked or channels-last) that fit all of them (blocked by channels along the channels:
-  // each source's a multiple of the block), the one holding the most elements, else plain;
-  // sources in another layout are reordered to it (once per value and layout), so oneDNN
-  // copies without reordering inside ("simple" concat).
   // Whether a concat node can hold its sources in place: along the channels of a single image,
-  // every source a whole number of 16-channel blocks. In nChw16c with batch 1, such a channel
-  // range of the result is itself a dense nChw16c tensor at an offset, so a source written
-  // there needs no copy (oneDNN 2.6 runs its convolutions on a strided slice only with its
-  // reference kernel, so the slice must be dense).
+  // every source a whole number of channel blocks. In nChw16c (nChw8c) with batch 1, such a
+  // channel range of the result is itself a dense nChw16c (nChw8c) tensor at an offset, so a
+  // source written there needs no copy (oneDNN 2.6 runs its convolutions on a strided slice
+  // only with its reference kernel, so the slice must be dense).
   bool in_place_concat(const std::vector<int>& in, int out, int axis) const {
     const dn::memory::dims& od = dims_[out];
     if (axis != 1 || od.size() != 4 || od[0] != 1) return false;
     for (int v : in)
-      if (dims_[v].size() != 4 || dims_[v][1] % 16 != 0) return false;
+      if (dims_[v].size() != 4 || dims_[v][1] % channel_block() != 0) return false;
     return true;
   }
 
-  // The concatenation in place. Its result lies at the front of its home's buffer (nChw16c):
+  // The concatenation in place. Its result lies at the front of its home's buffer (blocked):
   // the last concatenation of the function whose sources begin with all of its own (DenseNet
   // concatenates every earlier feature map of a block again at each layer, so each layer's
   // result is the front of the block's last one; usually the home is the node itself). Each
-  // source that is an intermediate of this program written in nChw16c, not held elsewhere,
+  // source that is an intermediate of this program written in that layout, not held elsewhere,
   // becomes its channel range of the buffer (place_scratch puts it there); the others are
   // reordered into theirs, once per home.
   void build_concat_in_place(const std::vector<int>& in, int out) {
     const int home = concat_home_.at(out);
     const dn::memory::dims& hd = dims_[home];
     auto [buffer_it, fresh] = concat_buffer_.try_emplace(home);
-    if (fresh) buffer_it->second = scratch(dn::memory::desc(hd, dt::f32, tag::aBcd16b));
+    if (fresh) buffer_it->second = scratch(dn::memory::desc(hd, dt::f32, blocked_tag()));
     dn::memory buffer = buffer_it->second, dst = buffer;
     if (home != out) {
-      dst = dn::memory(dn::memory::desc(dims_[out], dt::f32, tag::aBcd16b), eng_, DNNL_MEMORY_NONE);
+      dst = dn::memory(dn::memory::desc(dims_[out], dt::f32, blocked_tag()), eng_, DNNL_MEMORY_NONE);
       held_in_.push_back({dst, buffer, 0});
     }
     std::set<dnnl_memory_t> owned;
     for (const auto& m : scratch_) owned.insert(m.get());
     int64_t channel = 0;
     for (int v : in) {
-      const dn::memory::desc md(dims_[v], dt::f32, tag::aBcd16b);
+      const dn::memory::desc md(dims_[v], dt::f32, blocked_tag());
       const size_t offset = size_t(channel * hd[2] * hd[3]) * sizeof(float);
       channel += dims_[v][1];
       auto [slot_it, empty] = placed_.try_emplace({home, offset}, v);
@@ -679,6 +686,11 @@ class Program {
     set_output(out, dst);
   }
 
+  // Concatenation in place where it can be (above); else in one layout for every source and the
+  // result: of the sources' own layouts (blocked or channels-last) that fit all of them (blocked
+  // by channels along the channels: each source's a multiple of the block), the one holding the
+  // most elements, else plain; sources in another layout are reordered to it (once per value and
+  // layout), so oneDNN copies without reordering inside ("simple" concat).
   void build_concat(const std::vector<int>& in, int out, int axis) {
     if (in.empty()) fail("concat needs inputs");
     const dn::memory::dims& od = dims_[out];
@@ -1033,7 +1045,7 @@ class Program {
   int winograd_;  // the graph's "winograd" (0 off, 1 where faster, 2 / 4 our tile, 3 oneDNN's, wherever supported)
   int64_t onednn_winograd_convs_ = 0;
   std::set<int> output_ids_;
-  // Concatenations in place (build_concat_in_place): the values whose producers write 16-channel
+  // Concatenations in place (build_concat_in_place): the values whose producers write channel
   // blocks for one, the values held in one, those and the results (neither accumulated into in
   // place), and each held memory with the result it lies in and its byte offset there.
   std::set<int> wants_blocked_, held_, aliased_;  // aliased_: held ones and results holding them

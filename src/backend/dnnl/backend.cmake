@@ -12,3 +12,9 @@ partita_add_backend(dnnl
   RUNTIME_LIBRARIES DNNL::dnnl OpenMP::OpenMP_CXX
   TEST_LIBRARIES DNNL::dnnl
   PYTHON_PACKAGE relax/backend/cpu)
+# The backend's tests once more as oneDNN runs on an AVX2 CPU (8-channel blocks, the plug-in's
+# own Winograd kernel, no oneDNN Winograd): both CPU families on whichever machine runs ctest.
+if(PARTITA_BUILD_TESTS AND TARGET test_backend_dnnl)
+  add_test(NAME DnnlAsOnAvx2.AllTests COMMAND test_backend_dnnl)
+  set_tests_properties(DnnlAsOnAvx2.AllTests PROPERTIES ENVIRONMENT DNNL_MAX_CPU_ISA=AVX2)
+endif()

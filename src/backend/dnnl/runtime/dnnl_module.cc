@@ -384,8 +384,9 @@ class Program {
         wdims = {groups, wd[0] / groups, wd[1], wd[2], wd[3]};
         wtag = tag::goihw;
       }
-      dn::memory::desc src_any(xd, dt::f32, tag::any), w_any(wdims, dt::f32, tag::any),
-          dst_any(od, dt::f32, tag::any), bias_md({od[1]}, dt::f32, tag::a);
+      const dn::memory::desc any_src(xd, dt::f32, tag::any), any_dst(od, dt::f32, tag::any);
+      dn::memory::desc src_any = any_src, w_any(wdims, dt::f32, tag::any), dst_any = any_dst,
+                       bias_md({od[1]}, dt::f32, tag::a);
       // A source already in channel blocks is read as it is (no reorder of a large input to the
       // layout oneDNN would pick); a result a concatenation will hold is written in them.
       if (groups == 1 && layout_tag(value(in[0]).get_desc(), xd) == blocked_tag()) src_any = value(in[0]).get_desc();
@@ -403,6 +404,11 @@ class Program {
       dn::primitive_attr attr;
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
       dn::convolution_forward::primitive_desc pd(desc(dn::algorithm::convolution_direct), attr, eng_);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && (src_any != any_src || dst_any != any_dst)) {
+        // No fast kernel for those layouts (odd channel counts, AVX2): oneDNN's own choice.
+        src_any = any_src, dst_any = any_dst;
+        pd = dn::convolution_forward::primitive_desc(desc(dn::algorithm::convolution_direct), attr, eng_);
+      }
       if (auto wino = onednn_winograd(n, desc(dn::algorithm::convolution_winograd), attr, pd, value(in[0]).get_desc()))
         pd = *wino;
       dn::memory src = as_layout(in[0], pd.src_desc());
@@ -509,9 +515,18 @@ class Program {
     } else if (op == "eltwise") {
       need(1);
       dn::memory src = value(in[0]);
-      dn::eltwise_forward::desc d(dn::prop_kind::forward_inference, eltwise_alg(n.at("alg").get<std::string>()),
-                                  src.get_desc(), n.at("alpha").get<float>(), n.at("beta").get<float>());
-      dn::eltwise_forward::primitive_desc pd(d, eng_);
+      auto eltwise = [&] {
+        dn::eltwise_forward::desc d(dn::prop_kind::forward_inference, eltwise_alg(n.at("alg").get<std::string>()),
+                                    src.get_desc(), n.at("alpha").get<float>(), n.at("beta").get<float>());
+        return dn::eltwise_forward::primitive_desc(d, eng_);
+      };
+      dn::eltwise_forward::primitive_desc pd = eltwise();
+      // A blocked source whose channels do not fill their blocks: on AVX2 CPUs oneDNN 2.6 has only
+      // its reference kernel for that; the plain layout has a fast one.
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && src.get_desc() != plain_md(dims_[in[0]])) {
+        src = as_layout(in[0], plain_md(dims_[in[0]]));
+        pd = eltwise();
+      }
       dn::memory dst = scratch(pd.dst_desc());
       steps_.push_back({dn::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
       set_output(out, dst);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
 #include "random_tensor.h"
@@ -27,18 +28,18 @@ namespace {
 using json = nlohmann::json;
 const DataType F32 = DataType::Float(32);
 
-// Where the kernel runs: AVX2 and FMA, and oneDNN choosing 8-channel blocks (with AVX-512 it
-// chooses 16-channel blocks, which the kernel does not take).
-bool avx2_fma() {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         !__builtin_cpu_supports("avx512f");
+// oneDNN's instruction set here (DNNL_MAX_CPU_ISA=AVX2 makes an AVX-512 CPU an AVX2 one).
+bool onednn_avx512() {
+  const int isa = int(::dnnl::get_effective_cpu_isa()), avx512 = int(::dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512;
 }
 
+// Where the kernel runs: AVX2 and FMA, and oneDNN choosing 8-channel blocks (with AVX-512 it
+// chooses 16-channel blocks, which the kernel does not take).
+bool avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !onednn_avx512(); }
+
 // Where oneDNN 2.6 has a Winograd convolution.
-bool avx512_core() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-}
+bool avx512_core() { return onednn_avx512(); }
 
 using partita::testing::random_tensor;
 

@@ -631,6 +631,42 @@ TEST(Dnnl, ConcatAndBatchNormKeepADenseBlockInOneBlockedPartition) {
   EXPECT_EQ(concats, 0);
 }
 
+// DenseNet's layers concatenate the block's whole list of feature maps again each time (one
+// buffer for the block: each result is the front of the last), and a concatenation of a
+// concatenation (the inner result held in the outer one), its parts read again after it:
+// numbers match the host's and no concat primitive runs.
+TEST(Dnnl, RepeatedAndNestedConcatenationsShareOneBuffer) {
+  Var x = param("x", {1, 16, 9, 9});
+  std::vector<Tensor> ws;
+  for (int k = 0; k < 6; ++k) ws.push_back(random_tensor({16, 16 * (k < 3 ? k + 1 : 1), 3, 3}, 131 + uint32_t(k), 0.1f));
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    auto layer = [&](Expr in, const Tensor& w) {
+      return bb.emit(op::make_call("relax.nn.relu", {bb.emit(conv(in, cst(w)))}));
+    };
+    Var f1 = layer(x, ws[0]);
+    Var cat1 = bb.emit(op::concat({x, f1}, 1));
+    Var f2 = layer(cat1, ws[1]);
+    Var cat2 = bb.emit(op::concat({x, f1, f2}, 1));
+    Var f3 = layer(cat2, ws[2]);
+    Var cat3 = bb.emit(op::concat({x, f1, f2, f3}, 1));
+    // Nested: (g1, g2) is held in ((g1, g2), g3).
+    Var g1 = layer(f3, ws[3]), g2 = layer(f3, ws[4]), g3 = layer(f3, ws[5]);
+    Var inner = bb.emit(op::concat({g1, g2}, 1));
+    Var outer = bb.emit(op::concat({inner, g3}, 1));
+    Var again = bb.emit(op::add(inner, bb.emit(op::concat({g3, g1}, 1))));  // read after the outer one
+    return bb.emit(make<TupleNode>(std::vector<Expr>{cat1, cat2, cat3, outer, again}));
+  });
+  json graph;
+  auto lines = verbose_exec_lines([&] { graph = check_against_host(mod, {random_tensor({1, 16, 9, 9}, 137)}, "dense list"); });
+  EXPECT_EQ(count_ops(graph, "concat"), 6);
+  int concats = 0;
+  for (const auto& line : lines) {
+    EXPECT_FALSE(is_reference_kernel(line)) << line;
+    concats += line.find(",concat,") != std::string::npos;
+  }
+  EXPECT_EQ(concats, 0);
+}
+
 // SqueezeNet's fire module, with the results of both branches read again after the
 // concatenation (they live inside the result's bytes, which must stay intact): in place at
 // batch 1; at batch 2 (a channel range is not dense) and with 12-channel branches (not whole

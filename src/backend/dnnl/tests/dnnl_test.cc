@@ -673,7 +673,8 @@ TEST(Dnnl, RepeatedAndNestedConcatenationsShareOneBuffer) {
 // channel blocks, of 16 with AVX-512, 8 without) a concat primitive copies them. Numbers match
 // the host's in all three.
 TEST(Dnnl, FireModuleConcatenatesInPlaceWhereTheChannelsAreDenseBlocks) {
-  for (auto [batch, expand] : {std::pair<int64_t, int64_t>{1, 32}, {2, 32}, {1, 12}}) {
+  for (auto shape : {std::pair<int64_t, int64_t>{1, 32}, {2, 32}, {1, 12}}) {
+    const int64_t batch = shape.first, expand = shape.second;  // not a structured binding: clang 14 cannot capture those
     Tensor ws = random_tensor({16, 24, 1, 1}, 121, 0.3f), we1 = random_tensor({expand, 16, 1, 1}, 122, 0.3f);
     Tensor we3 = random_tensor({expand, 16, 3, 3}, 123, 0.1f), wo = random_tensor({16, 2 * expand, 1, 1}, 124, 0.2f);
     Var x = param("x", {batch, 24, 13, 13});

@@ -1,7 +1,8 @@
 // The dnnl codegen: each offloaded function becomes a graph of oneDNN primitives (JSON, see
 // module_format.h). Composite calls are expanded in place; then a peephole pass fuses
 // bias adds, residual adds (sum post-op) and activations into the conv2d / matmul before them
-// when the intermediate has no other use, and folds a transposing permute_dims into matmul.
+// when the intermediate has no other use, folds a transposing permute_dims into matmul, and a
+// per-channel scale of a 1x1 convolution's source (squeeze-excitation) into its weights.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -584,6 +585,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       for (const auto& p : n.post)
         if (p.contains("in")) uses[p["in"].get<size_t>()]++;
     }
+    for (const auto& n : nodes_)
+      if (!n.dead && n.j.contains("scale_in")) uses[n.j["scale_in"].get<size_t>()]++;
     for (int v : outputs) uses[size_t(v)] += 2;
     return uses;
   }
@@ -686,6 +689,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       }
       if (n.j["op"] != "conv2d" && n.j["op"] != "matmul") continue;
       bool is_conv = n.j["op"] == "conv2d";
+      if (is_conv) fold_source_scale(n, uses, producer);
       // Follow single-use consumers: bias add, residual add (conv), activations.
       while (true) {
         int v = n.out;
@@ -730,6 +734,30 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
         n.out = c.out;
       }
     }
+  }
+
+  // conv1x1(x * s), s one scale per channel of x, a single image (squeeze-excitation blocks) =
+  // conv1x1(x) with the weights' input channels scaled: the runtime scales the Cout x C
+  // weights per call ("scale_in") instead of multiplying the C x H x W source, where that is
+  // the smaller work (2 Cout < H W: MobileNetV3's and EfficientNet's early blocks).
+  void fold_source_scale(Node& n, const std::vector<int>& uses, const std::unordered_map<int, size_t>& producer) {
+    auto it = producer.find(n.in[0]);
+    if (it == producer.end() || uses[size_t(n.in[0])] != 1 || n.in.size() != 2) return;
+    Node& m = nodes_[it->second];
+    if (m.dead || m.j["op"] != "binary" || m.j["alg"] != "mul" || m.in.size() != 2) return;
+    const std::vector<int64_t>&xs = values_[m.in[0]], &ss = values_[m.in[1]], &ws = values_[n.in[1]];
+    if (xs.size() != 4 || xs[0] != 1 || ws.size() != 4 || ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1]) return;
+    const std::vector<int64_t> per_channel{1, xs[1], 1, 1};
+    std::vector<int64_t> s4(4 - std::min<size_t>(ss.size(), 4), 1);  // right-aligned to rank 4
+    s4.insert(s4.end(), ss.begin(), ss.end());
+    if (s4 != per_channel || n.j["groups"] != 1 || n.j["strides"] != json::array({1, 1}) ||
+        n.j["dilation"] != json::array({1, 1}) || n.j["padding"] != json::array({0, 0, 0, 0}) ||
+        2 * ws[0] >= xs[2] * xs[3])
+      return;
+    n.in[0] = m.in[0];
+    n.j["scale_in"] = m.in[1];
+    absorb_names(n, m);
+    m.dead = true;
   }
 
   std::vector<Node> nodes_;

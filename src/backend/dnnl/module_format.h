@@ -14,7 +14,9 @@
 //                          {"kind": "sum", "in": id}]}]}]}
 // A value of 0 dims ([]) runs as one element. "from" names the Relax operators lowered into the
 // node (errors name them; optional).
-// conv2d: strides, dilation, padding [t, l, b, r], groups, has_bias (in = [src, w, (bias)]);
+// conv2d: strides, dilation, padding [t, l, b, r], groups, has_bias (in = [src, w, (bias)]),
+// optionally scale_in: a (1, C, 1, 1) value scaling the source's channels (1x1, ungrouped only;
+// applied to the weights at each call);
 // matmul: transpose_b, has_bias (operands of 2 or more dims, the lower-rank one broadcast);
 // pool: alg (max | avg_include | avg_exclude), kernel, strides, padding [t, l, b, r]
 // (adaptive average pooling becomes a pool whose windows tile the input); softmax: axis (the

@@ -179,6 +179,7 @@ class Program {
     const json& nodes = f.at("nodes");
     for (size_t k = 0; k < nodes.size(); ++k) {
       for (const auto& v : nodes[k].at("in")) last_use_[checked(v.get<int>())] = int64_t(k);
+      if (nodes[k].contains("scale_in")) last_use_[checked(nodes[k]["scale_in"].get<int>())] = int64_t(k);
       if (nodes[k].contains("post"))
         for (const auto& p : nodes[k]["post"])
           if (p.contains("in")) last_use_[checked(p["in"].get<int>())] = int64_t(k);
@@ -416,7 +417,9 @@ class Program {
       // follows a non-constant weight's buffer).
       dn::memory w_plain = groups > 1 ? reinterpret(in[1], dn::memory::desc(wdims, dt::f32, wtag)) : value(in[1]);
       std::shared_ptr<WinogradConv> wino = winograd_for(n, xd, wd, od, in[1], pd);
-      dn::memory w = wino ? w_plain : weights_in(in[1], w_plain, pd.weights_desc());
+      dn::memory w = n.contains("scale_in") ? scaled_weights(n, in[1], pd.weights_desc())
+                     : wino                 ? w_plain
+                                            : weights_in(in[1], w_plain, pd.weights_desc());
       // The sum post-op accumulates into dst, which must hold the residual first: when this is
       // the residual's last use, it is an intermediate in dst's layout and not also read by
       // this convolution, accumulate in place.
@@ -958,6 +961,27 @@ class Program {
     return std::make_shared<WinogradConv>(tile, xd[0], xd[1], xd[2], xd[3], od[1],
                                           static_cast<const float*>(value(w_id).get_data_handle()), std::move(post),
                                           num_threads_);
+  }
+
+  // A 1x1 convolution's weights with each input channel c scaled by the node's "scale_in"
+  // value s (1, C, 1, 1) at every call (the codegen folded x * s into the convolution):
+  // w (Cout, C, 1, 1) * s broadcast over Cout, then reordered into `md`.
+  dn::memory scaled_weights(const json& n, int w_id, const dn::memory::desc& md) {
+    const dn::memory::dims& wd = dims_[w_id];
+    if (wd.size() != 4 || wd[2] != 1 || wd[3] != 1 || n.at("groups").get<int64_t>() != 1)
+      fail("scale_in on a convolution that is not 1x1 and ungrouped");
+    // As (Cout, C) by (1, C): the per-channel broadcast oneDNN's jit kernel runs (plain 2-d views
+    // of the same bytes; s may be held channels-last, which for 1 x 1 maps is the same bytes).
+    const dn::memory::desc w2 = plain_md({wd[0], wd[1]}), s2 = plain_md({1, wd[1]});
+    dn::memory s = reinterpret(checked(n.at("scale_in").get<int>()), s2), w = reinterpret(w_id, w2);
+    dn::memory scaled = scratch(plain_md(wd)), scaled2(w2, eng_, DNNL_MEMORY_NONE);
+    views_.push_back({scaled2, scaled});
+    dn::binary::primitive_desc pd(dn::binary::desc(dn::algorithm::binary_mul, w2, s2, w2), eng_);
+    steps_.push_back({dn::binary(pd), {{DNNL_ARG_SRC_0, w}, {DNNL_ARG_SRC_1, s}, {DNNL_ARG_DST, scaled2}}});
+    if (md == scaled.get_desc()) return scaled;
+    dn::memory r = scratch(md);
+    steps_.push_back({dn::reorder(scaled, r), {{DNNL_ARG_FROM, scaled}, {DNNL_ARG_TO, r}}});
+    return r;
   }
 
   // Constant weights: reordered into `md` once. Others: a reorder step per call.

@@ -526,7 +526,10 @@ IRModule squeeze_excitation_module(int64_t n, int64_t c, int64_t hw) {
 // which oneDNN picks a blocked layout (nChw8c): with the gate left plain, oneDNN ran it on its
 // reference kernel ("binary,ref:any,...src_f32::blocked:aBcd8b src_f32::blocked:acdb"); the gate
 // is now reordered into the activation's layout (C values, once per call) and the jit kernel
-// runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory.
+// runs. Batch 2 (a per-sample gate) runs the jit kernel on plain memory. Where the 1x1
+// convolution after the gate has fewer weights than the gated map has values (2 C < H W, batch
+// 1), the gate is folded into them ("scale_in": the weights are scaled per call) and that
+// scaling is the binary that runs.
 TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
   for (const auto& dims : {std::tuple<int64_t, int64_t, int64_t>{1, 104, 28}, {1, 440, 7}, {1, 40, 9}, {2, 208, 14}}) {
     const int64_t n = std::get<0>(dims), c = std::get<1>(dims), hw = std::get<2>(dims);  // not a binding: clang 14
@@ -534,7 +537,11 @@ TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
     IRModule mod = squeeze_excitation_module(n, c, hw);
     json g;
     auto lines = verbose_exec_lines([&] { g = check_against_host(mod, {random_tensor({n, c, hw, hw}, 68)}, "se"); });
-    ASSERT_EQ(count_ops(g, "binary"), 1);  // the gate (the other adds are biases)
+    const bool folded = n == 1 && 2 * c < hw * hw;
+    ASSERT_EQ(count_ops(g, "binary"), folded ? 0 : 1);  // the gate (the other adds are biases)
+    int scaled = 0;
+    for (const auto& node : g["functions"][0]["nodes"]) scaled += node.contains("scale_in");
+    EXPECT_EQ(scaled, folded ? 1 : 0);
     int binaries = 0;
     for (const auto& line : lines) {
       EXPECT_FALSE(is_reference_kernel(line)) << line;
@@ -544,6 +551,34 @@ TEST(Dnnl, SqueezeExcitationGateRunsOnTheJitKernel) {
       }
     }
     EXPECT_EQ(binaries, 2);  // two runs
+  }
+}
+
+// The gate folds into the next 1x1 convolution only when the gated map has no other use, the
+// convolution is 1x1, stride 1, unpadded and ungrouped: each variant matches the host.
+TEST(Dnnl, SqueezeExcitationGateFoldsOnlyIntoAPlainPointwiseConvolution) {
+  struct Variant {
+    const char* what;
+    std::vector<int64_t> kernel, strides, padding;
+    bool reused, folded;
+  };
+  for (const Variant& v : {Variant{"1x1", {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},
+                           Variant{"gated map reused", {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false},
+                           Variant{"3x3", {3, 3}, {1, 1}, {1, 1, 1, 1}, false, false},
+                           Variant{"stride 2", {1, 1}, {2, 2}, {0, 0, 0, 0}, false, false}}) {
+    SCOPED_TRACE(v.what);
+    Tensor w = random_tensor({8, 32, v.kernel[0], v.kernel[1]}, 141, 0.2f);
+    Var x = param("x", {1, 32, 12, 12}), gate = param("gate", {1, 32, 1, 1});
+    IRModule mod = module_of({x, gate}, [&](BlockBuilder& bb) -> Expr {
+      Var r = bb.emit(op::make_call("relax.nn.relu", {x}));
+      Var m = bb.emit(op::make_call("relax.multiply", {r, gate}));
+      Var c = bb.emit(op::make_call("relax.nn.conv2d", {m, cst(w)},
+                                    {{"strides", v.strides}, {"padding", v.padding}}));
+      if (!v.reused) return c;
+      return bb.emit(make<TupleNode>(std::vector<Expr>{c, m}));
+    });
+    json g = check_against_host(mod, {random_tensor({1, 32, 12, 12}, 142), random_tensor({1, 32, 1, 1}, 143)}, v.what);
+    EXPECT_EQ(count_ops(g, "binary"), v.folded ? 0 : 1);
   }
 }
 

@@ -624,6 +624,16 @@ TEST(Dnnl, BroadcastsRunOnTheJitKernelOrStayOnTheHost) {
 namespace partita::backend::dnnl {
 namespace {
 
+// How many concat primitives a verbose log ran; none of its primitives may be a reference kernel.
+int concat_primitives(const std::vector<std::string>& lines, const std::string& what) {
+  int concats = 0;
+  for (const auto& line : lines) {
+    EXPECT_FALSE(is_reference_kernel(line)) << what << ": " << line;
+    concats += line.find(",concat,") != std::string::npos;
+  }
+  return concats;
+}
+
 // DenseNet's block: convolutions whose outputs are concatenated with the block's input, then
 // batch_norm + ReLU (not foldable: it follows the concat) and a convolution: one partition (the
 // concat's tuple merges with its fields' producers), the ReLU fused into the batch_norm,
@@ -658,12 +668,7 @@ TEST(Dnnl, ConcatAndBatchNormKeepADenseBlockInOneBlockedPartition) {
     if (n["op"] == "batch_norm") {
       EXPECT_TRUE(n["relu"].get<bool>());
     }
-  int concats = 0;
-  for (const auto& line : lines) {
-    EXPECT_FALSE(is_reference_kernel(line)) << line;
-    concats += line.find(",concat,") != std::string::npos;
-  }
-  EXPECT_EQ(concats, 0);
+  EXPECT_EQ(concat_primitives(lines, "dense"), 0);
 }
 
 // DenseNet's layers concatenate the block's whole list of feature maps again each time (one
@@ -694,12 +699,7 @@ TEST(Dnnl, RepeatedAndNestedConcatenationsShareOneBuffer) {
   json graph;
   auto lines = verbose_exec_lines([&] { graph = check_against_host(mod, {random_tensor({1, 16, 9, 9}, 137)}, "dense list"); });
   EXPECT_EQ(count_ops(graph, "concat"), 6);
-  int concats = 0;
-  for (const auto& line : lines) {
-    EXPECT_FALSE(is_reference_kernel(line)) << line;
-    concats += line.find(",concat,") != std::string::npos;
-  }
-  EXPECT_EQ(concats, 0);
+  EXPECT_EQ(concat_primitives(lines, "dense"), 0);
 }
 
 // SqueezeNet's fire module, with the results of both branches read again after the
@@ -725,12 +725,7 @@ TEST(Dnnl, FireModuleConcatenatesInPlaceWhereTheChannelsAreDenseBlocks) {
     const std::string what = "fire, batch " + std::to_string(batch) + ", expand " + std::to_string(expand);
     json graph;
     auto lines = verbose_exec_lines([&] { graph = check_against_host(mod, {random_tensor({batch, 24, 13, 13}, 125)}, what); });
-    int concats = 0;
-    for (const auto& line : lines) {
-      EXPECT_FALSE(is_reference_kernel(line)) << what << ": " << line;
-      concats += line.find(",concat,") != std::string::npos;
-    }
-    EXPECT_EQ(concats, batch == 1 && expand == 32 ? 0 : 2) << what;  // two runs
+    EXPECT_EQ(concat_primitives(lines, what), batch == 1 && expand == 32 ? 0 : 2) << what;  // two runs
   }
 }
 

@@ -584,9 +584,8 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       for (int v : n.in) uses[size_t(v)]++;
       for (const auto& p : n.post)
         if (p.contains("in")) uses[p["in"].get<size_t>()]++;
+      if (n.j.contains("scale_in")) uses[n.j["scale_in"].get<size_t>()]++;
     }
-    for (const auto& n : nodes_)
-      if (!n.dead && n.j.contains("scale_in")) uses[n.j["scale_in"].get<size_t>()]++;
     for (int v : outputs) uses[size_t(v)] += 2;
     return uses;
   }

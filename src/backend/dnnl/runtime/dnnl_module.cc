@@ -5,8 +5,8 @@
 // except that a source already in channel blocks (blocked_tag()) is read as it is; a value
 // keeps the layout its producer chose, and a consumer that wants another layout gets one
 // reorder (cached per value and layout), so consecutive convolutions, pools, eltwise and binary
-// ops stay blocked and only partition outputs are reordered back to plain (NCHW). Constant weights are reordered
-// into the primitive's preferred layout once, at build.
+// ops stay blocked and only partition outputs are reordered back to plain (NCHW). Constant
+// weights are reordered into the primitive's preferred layout once, at build.
 //
 // Concatenations along the channels of one image, of whole channel blocks, are in place: the
 // convolutions producing the sources write channel blocks straight into their channel ranges
@@ -72,6 +72,12 @@ tag blocked_tag() {
   return t;
 }
 int64_t channel_block() { return blocked_tag() == tag::aBcd16b ? 16 : 8; }
+
+// Whether oneDNN chose its reference implementation (slow, scalar) for a primitive.
+template <class PrimitiveDesc>
+bool is_reference(const PrimitiveDesc& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
 
 // oneDNN has no 0-d memory: a scalar is the one element of a (1) tensor (same bytes).
 dn::memory::dims dnnl_dims(const dn::memory::dims& dims) {
@@ -405,7 +411,7 @@ class Program {
       dn::primitive_attr attr;
       attr.set_post_ops(post_ops(n.at("post"), sum_in));
       dn::convolution_forward::primitive_desc pd(desc(dn::algorithm::convolution_direct), attr, eng_);
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && (src_any != any_src || dst_any != any_dst)) {
+      if (is_reference(pd) && (src_any != any_src || dst_any != any_dst)) {
         // No fast kernel for those layouts (odd channel counts, AVX2): oneDNN's own choice.
         src_any = any_src, dst_any = any_dst;
         pd = dn::convolution_forward::primitive_desc(desc(dn::algorithm::convolution_direct), attr, eng_);
@@ -423,7 +429,7 @@ class Program {
       // The sum post-op accumulates into dst, which must hold the residual first: when this is
       // the residual's last use, it is an intermediate in dst's layout and not also read by
       // this convolution, accumulate in place.
-      bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) && !aliased_.count(sum_in) &&
+      bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) && !in_concat_buffer(sum_in) &&
                       std::find(in.begin(), in.end(), sum_in) == in.end() && value(sum_in).get_desc() == pd.dst_desc();
       dn::memory dst = in_place ? value(sum_in) : scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
@@ -526,7 +532,7 @@ class Program {
       dn::eltwise_forward::primitive_desc pd = eltwise();
       // A blocked source whose channels do not fill their blocks: on AVX2 CPUs oneDNN 2.6 has only
       // its reference kernel for that; the plain layout has a fast one.
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0 && src.get_desc() != plain_md(dims_[in[0]])) {
+      if (is_reference(pd) && src.get_desc() != plain_md(dims_[in[0]])) {
         src = as_layout(in[0], plain_md(dims_[in[0]]));
         pd = eltwise();
       }
@@ -659,6 +665,10 @@ class Program {
     return true;
   }
 
+  // Whether `v` lies in a concatenation's buffer (a held source or an in-place result): its
+  // bytes must not be accumulated into in place.
+  bool in_concat_buffer(int v) const { return held_.count(v) || concat_home_.count(v); }
+
   // The concatenation in place. Its result lies at the front of its home's buffer (blocked):
   // the last concatenation of the function whose sources begin with all of its own (DenseNet
   // concatenates every earlier feature map of a block again at each layer, so each layer's
@@ -692,7 +702,7 @@ class Program {
       bool hold = produced_.count(v) && !is_const_.count(v) && !output_ids_.count(v) && !held_.count(v) &&
                   m.get_desc() == md && owned.count(m.get());
       if (hold) {
-        held_.insert(v), aliased_.insert(v);
+        held_.insert(v);
         held_in_.push_back({m, buffer, offset});
         continue;
       }
@@ -700,7 +710,6 @@ class Program {
       held_in_.push_back({slot, buffer, offset});
       steps_.push_back({dn::reorder(m, slot), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, slot}}});
     }
-    aliased_.insert(out);
     set_output(out, dst);
   }
 
@@ -840,14 +849,11 @@ class Program {
     const auto make_pd = [&](const dn::memory::desc& a, const dn::memory::desc& b) {
       return dn::binary::primitive_desc(dn::binary::desc(alg, a, b, a), eng_);
     };
-    const auto is_jit = [](const dn::binary::primitive_desc& pd) {
-      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
-    };
     dn::memory a, b;
     std::optional<dn::binary::primitive_desc> pd;
     if (bd == od || numel(full) == 1) {  // 1.
       dn::memory::desc b_md = bd == od ? a_md : plain_md(full);
-      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+      if (auto p = make_pd(a_md, b_md); !is_reference(p)) {
         a = value(in[0]);
         b = bd == od ? as_layout(in[1], a_md) : reinterpret(in[1], b_md);
         pd = p;
@@ -856,7 +862,7 @@ class Program {
     const bool per_channel = od.size() == 4 && full[1] == od[1] && numel(full) == od[1];
     if (!pd && per_channel && layout_tag(a_md, od)) {  // 2.
       dn::memory::desc b_md(full, dt::f32, *layout_tag(a_md, od));
-      if (auto p = make_pd(a_md, b_md); is_jit(p)) {
+      if (auto p = make_pd(a_md, b_md); !is_reference(p)) {
         a = value(in[0]);
         b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
         pd = p;
@@ -864,7 +870,7 @@ class Program {
     }
     if (!pd && per_channel && layout_tag(a_md, od)) {  // 3.
       dn::memory::desc nhwc(od, dt::f32, tag::acdb), b_md(full, dt::f32, tag::acdb);
-      if (auto p = make_pd(nhwc, b_md); is_jit(p)) {
+      if (auto p = make_pd(nhwc, b_md); !is_reference(p)) {
         a = as_layout(in[0], nhwc);
         b = weights_in(in[1], reinterpret(in[1], plain_md(full)), b_md);
         pd = p;
@@ -900,9 +906,8 @@ class Program {
 
   // oneDNN's Winograd convolution for a conv2d node where it applies (oneDNN 2.6: AVX-512, 3x3,
   // stride 1, ungrouped; it has no implementation elsewhere) and, with winograd_ == 1, measured
-  // faster than the direct one `direct` here (winograd_ == 3: always); else nullopt. Our own kernel (below) is for AVX2 CPUs,
-  // where oneDNN has none.
-  // `src` is the layout the input has now.
+  // faster than the direct one `direct` here (winograd_ == 3: always); else nullopt. `src` is
+  // the layout the input has now. Our own kernel (winograd_for, below) is for AVX2 CPUs.
   std::optional<dn::convolution_forward::primitive_desc> onednn_winograd(const json& n,
                                                                          const dn::convolution_forward::desc& d,
                                                                          const dn::primitive_attr& attr,
@@ -1085,9 +1090,9 @@ class Program {
   int64_t onednn_winograd_convs_ = 0;
   std::set<int> output_ids_;
   // Concatenations in place (build_concat_in_place): the values whose producers write channel
-  // blocks for one, the values held in one, those and the results (neither accumulated into in
-  // place), and each held memory with the result it lies in and its byte offset there.
-  std::set<int> wants_blocked_, held_, aliased_;  // aliased_: held ones and results holding them
+  // blocks for one, the values held in one, and each held memory with the result it lies in and
+  // its byte offset there.
+  std::set<int> wants_blocked_, held_;
   std::map<int, int> concat_home_;                // result -> the result whose buffer it is the front of
   std::map<int, dn::memory> concat_buffer_;       // home -> its buffer
   std::map<std::pair<int, size_t>, int> placed_;  // (home, byte offset) -> the value there

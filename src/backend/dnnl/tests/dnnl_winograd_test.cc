@@ -28,7 +28,8 @@ namespace {
 using json = nlohmann::json;
 const DataType F32 = DataType::Float(32);
 
-// oneDNN's instruction set here (DNNL_MAX_CPU_ISA=AVX2 makes an AVX-512 CPU an AVX2 one).
+// oneDNN's instruction set here is AVX-512 (where oneDNN 2.6 has a Winograd convolution);
+// DNNL_MAX_CPU_ISA=AVX2 makes an AVX-512 CPU an AVX2 one.
 bool onednn_avx512() {
   const int isa = int(::dnnl::get_effective_cpu_isa()), avx512 = int(::dnnl::cpu_isa::avx512_core);
   return (isa & avx512) == avx512;
@@ -37,9 +38,6 @@ bool onednn_avx512() {
 // Where the kernel runs: AVX2 and FMA, and oneDNN choosing 8-channel blocks (with AVX-512 it
 // chooses 16-channel blocks, which the kernel does not take).
 bool avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !onednn_avx512(); }
-
-// Where oneDNN 2.6 has a Winograd convolution.
-bool avx512_core() { return onednn_avx512(); }
 
 using partita::testing::random_tensor;
 
@@ -102,7 +100,7 @@ std::string name_of(const ChainCase& c) {
 //   y1 = relu(conv(x, w1) [+ b1]); y2 = relu(conv(y1, w2) [+ b2] + r)   (r an input: copied)
 //   y3 = relu(conv(y2, w3) + y1)  (y1's last use: accumulated in place);  y4 = clip(conv(y3, w4))
 // run with the given "winograd" mode; checks y2 and y4 against the reference and returns how
-// many convolutions ran on the Winograd kernel.
+// many convolutions ran on our Winograd kernel and on oneDNN's (run_chain: ours only).
 struct ChainRun {
   int64_t ours = 0, onednn = 0;  // convolutions on our Winograd kernel, on oneDNN's
 };
@@ -199,7 +197,7 @@ TEST(DnnlWinograd, OffRunsOneDnnOnly) {
 // oneDNN's Winograd convolution (mode 3: wherever oneDNN has one) with every post-op the chain
 // uses, on odd sizes and channel counts, 1x1 maps and batches: same numbers as the reference.
 TEST(DnnlWinograd, OneDnnsForcedMatchesReference) {
-  if (!avx512_core()) GTEST_SKIP() << "not an AVX-512 CPU: oneDNN 2.6 has no Winograd convolution here";
+  if (!onednn_avx512()) GTEST_SKIP() << "not an AVX-512 CPU: oneDNN 2.6 has no Winograd convolution here";
   uint32_t seed = 600;
   // oneDNN 2.6 takes three of the four (not the clipped one).
   for (const auto& c : kCases) EXPECT_GE(run_chain_counted(c, 3, seed += 10).onednn, 3) << name_of(c);
@@ -269,7 +267,7 @@ TEST(DnnlWinograd, TargetOptionTurnsItOff) {
     int64_t n = dnnl_module_winograd_convs(*exec->external_modules[0]);
     EXPECT_EQ(n, (mode == 2 || mode == 4 || mode == 1) && avx2_fma() ? 2 : 0) << "winograd " << mode;
     int64_t onednn = dnnl_module_onednn_winograd_convs(*exec->external_modules[0]);
-    if (mode == 3) EXPECT_EQ(onednn, avx512_core() ? 2 : 0) << "oneDNN has Winograd on AVX-512 CPUs only";
+    if (mode == 3) EXPECT_EQ(onednn, onednn_avx512() ? 2 : 0) << "oneDNN has Winograd on AVX-512 CPUs only";
     if (mode != 1 && mode != 3) EXPECT_EQ(onednn, 0) << "winograd " << mode;
   }
   codegen::BuildOptions bad;

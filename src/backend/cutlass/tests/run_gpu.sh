@@ -4,7 +4,7 @@
 # while the GPU runs the cuBLASLt and PyTorch sides of the benchmark; then the benchmark's C++
 # side (CutlassBench.GemmsWithEpilogues) and all of test_backend_cutlass (its GPU tests too).
 # Logs and tables go to $OUT, in one archive. PART=tests or PART=bench runs one half; default
-# both. COMPILE_S / BENCH_S / TESTS_S bound the three steps. ATTN_VARIANTS (e.g.
+# both; the objects compiled here come back in new_objects.tar.xz. COMPILE_S / BENCH_S / TESTS_S bound the three steps. ATTN_VARIANTS (e.g.
 # "default,attention_schedule=persistent") adds the attention benchmark, bound by ATTN_S.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -21,6 +21,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,utilization.gpu --format=c
 smi=$!
 PART=${PART:-all}
 t0=$(date +%s)
+touch /tmp/cutlass_stamp
 only=""
 [ "$PART" = tests ] && only=tests
 [ "$PART" = bench ] && only=bench
@@ -59,6 +60,9 @@ if [ "$PART" != bench ]; then
   echo "tests: $(( $(date +%s) - t0 )) s"
 fi
 kill $smi 2>/dev/null
+# The objects compiled here come back for the next bundle (pack_gpu.sh takes build/cutlass_cache).
+(cd cache && find . -maxdepth 1 -newer /tmp/cutlass_stamp \( -name '*.o' -o -name '*.cu' -o -name '*.tsv' \) \
+   | tar -cJf "$OUT/new_objects.tar.xz" -T -)
 echo "total: $(( $(date +%s) - t0 )) s"
 # $OUT brings back at most 8 files: everything in one archive.
 tar -C "$OUT" -cJf /tmp/cutlass_gpu_run.tar.xz . && find "$OUT" -mindepth 1 -delete && mv /tmp/cutlass_gpu_run.tar.xz "$OUT/"

@@ -190,6 +190,43 @@ std::string resize_unsupported_reason(const CallNode& call) {
   return "resize2d method " + method;
 }
 
+// strided_slice's start along every axis of its input, where its axes and starts are constants
+// and every stride is 1 (Python slice semantics: a negative start counts from the end); else
+// nullopt. The slice's extents are its result's shape.
+std::optional<std::vector<int64_t>> unit_slice_begin(const CallNode& call) {
+  auto in = static_f32_shape(call.args.empty() ? Expr() : call.args[0]);
+  if (!in || call.args.size() < 4) return std::nullopt;
+  auto field = [&](size_t arg, size_t k) -> std::optional<int64_t> {
+    auto* t = call.args[arg].as<TupleNode>();
+    if (!t || k >= t->fields.size()) return std::nullopt;
+    auto* v = t->fields[k].as<PrimValueNode>();
+    return v ? as_const_int(v->value) : std::nullopt;
+  };
+  auto* axes = call.args[1].as<TupleNode>();
+  if (!axes) return std::nullopt;
+  std::vector<int64_t> begin(in->size(), 0);
+  const int64_t nd = int64_t(in->size());
+  for (size_t k = 0; k < axes->fields.size(); ++k) {
+    auto axis = field(1, k), b = field(2, k);
+    auto stride = call.args.size() > 4 ? field(4, k) : std::optional<int64_t>(1);
+    if (!axis || !b || stride != 1 || *axis < -nd || *axis >= nd) return std::nullopt;
+    int64_t a = *axis < 0 ? *axis + nd : *axis, n = (*in)[size_t(a)];
+    begin[size_t(a)] = *b < 0 ? std::max<int64_t>(*b + n, 0) : std::min(*b, n);
+  }
+  return begin;
+}
+
+// reshape and strided_slice: their other arguments are a shape and tuples of integers.
+std::string layout_op_unsupported_reason(const CallNode& call, const std::string& what) {
+  auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
+  if (auto why = tensor_unsupported_reason(what, out); !why.empty()) return why;
+  auto in = call.args.empty() ? std::nullopt : static_f32_shape(call.args[0]);
+  if (auto why = tensor_unsupported_reason(what, in); !why.empty()) return why;
+  if (what == "strided_slice" && !unit_slice_begin(call))
+    return "strided_slice with other than constant axes and starts and unit strides";
+  return "";
+}
+
 }  // namespace
 
 // Why `call` cannot be lowered (empty when it can). Shared with the pattern checks.
@@ -200,6 +237,8 @@ std::string unsupported_reason(const CallNode& call) {
   if (name == "relax.concat") return concat_unsupported_reason(call);
   if (name == "relax.nn.batch_norm") return batch_norm_unsupported_reason(call);
   if (name == "relax.image.resize2d") return resize_unsupported_reason(call);
+  if (name == "relax.reshape") return layout_op_unsupported_reason(call, "reshape");
+  if (name == "relax.strided_slice") return layout_op_unsupported_reason(call, "strided_slice");
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (!out) return name + " does not produce a float32 tensor of static shape";
   std::vector<std::vector<int64_t>> shapes = {*out};
@@ -274,8 +313,10 @@ std::string unsupported_reason(const CallNode& call) {
     if (layer_norm_trailing_axes(call, int64_t(out->size())) == 0) return "layer_norm over other than trailing axes";
     return "";
   }
-  if (name == "relax.add" || name == "relax.multiply") {
-    // oneDNN broadcasts its second source only: one operand must have the result's shape.
+  if (name == "relax.add" || name == "relax.multiply" || name == "relax.divide") {
+    // oneDNN broadcasts its second source only: one operand must have the result's shape (the
+    // dividend: a quotient's operands do not swap).
+    if (name == "relax.divide" && shapes[1] != *out) return name + " whose dividend is broadcast";
     if (shapes[1] != *out && shapes[2] != *out) return name + " where both operands are broadcast";
     const auto& other = shapes[1] == *out ? shapes[2] : shapes[1];
     if (!jit_broadcast(broadcast_runs(*out, other).pattern))
@@ -474,6 +515,15 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["alg"] = attr_str(call, "method", "linear") == "linear" ? "linear" : "nearest";
       return add_node(std::move(j), {x}, shape);
     }
+    if (name == "relax.reshape" || name == "relax.strided_slice") {
+      // A reshape is a view of its source where its layout allows; a slice, a copy of a view.
+      int x = leaf(call.args[0], env);
+      if (is_tuple(x)) fail(name + " of a tuple");
+      if (values_[size_t(x)].get<std::vector<int64_t>>() == shape) return x;  // the value itself
+      j["op"] = name == "relax.reshape" ? "reshape" : "slice";
+      if (name == "relax.strided_slice") j["begin"] = *unit_slice_begin(call);
+      return add_node(std::move(j), {x}, shape);
+    }
     if (name == "relax.concat") {
       std::vector<int> in = tuple_fields(leaf(call.args[0], env));
       if (in.size() == 1) return in[0];  // a copy: the value itself
@@ -496,18 +546,19 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["widths"] = attr_ints(call, "pad_width", {});
       return add_node(std::move(j), std::move(in), shape);
     }
-    if (name == "relax.add" || name == "relax.multiply") {
+    if (name == "relax.add" || name == "relax.multiply" || name == "relax.divide") {
       // By a constant scalar: an eltwise linear op (alpha * x + beta), which fuses into the
       // convolution or product before it as a post-op (hard-swish's and hard-sigmoid's
-      // arithmetic), where a binary op would be a primitive of its own.
-      for (int k = 0; k < 2; ++k) {
-        auto c = scalar_constant(in[size_t(k)]);
-        if (!c || values_[size_t(in[size_t(1 - k)])].get<std::vector<int64_t>>() != shape) continue;
+      // arithmetic, attention's 1 / sqrt(d)), where a binary op would be a primitive of its own.
+      for (int k = 0; k < (name == "relax.divide" ? 1 : 2); ++k) {
+        auto c = scalar_constant(in[size_t(1 - k)]);
+        if (!c || values_[size_t(in[size_t(k)])].get<std::vector<int64_t>>() != shape) continue;
+        if (name == "relax.divide" && *c == 0) break;  // x / 0: oneDNN's binary gives the infinities
         j["op"] = "eltwise";
         j["alg"] = "linear";
-        j["alpha"] = name == "relax.add" ? 1.0 : *c;
+        j["alpha"] = name == "relax.add" ? 1.0 : name == "relax.multiply" ? *c : 1.0 / *c;
         j["beta"] = name == "relax.add" ? *c : 0.0;
-        return add_node(std::move(j), {in[size_t(1 - k)]}, shape);
+        return add_node(std::move(j), {in[size_t(k)]}, shape);
       }
     }
     if (name == "relax.nn.conv2d") {
@@ -550,11 +601,11 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["eps"] = attr_float(call, "epsilon", 1e-5);
       j["scale"] = attr_bool(call, "scale", true);
       j["shift"] = attr_bool(call, "center", true);
-    } else if (name == "relax.add" || name == "relax.multiply") {
+    } else if (name == "relax.add" || name == "relax.multiply" || name == "relax.divide") {
       j["op"] = "binary";
-      j["alg"] = name == "relax.add" ? "add" : "mul";
+      j["alg"] = name == "relax.add" ? "add" : name == "relax.multiply" ? "mul" : "div";
       // oneDNN broadcasts the second operand only: put the full-shape one first.
-      if (values_[in[0]] != shape) std::swap(in[0], in[1]);
+      if (values_[in[0]] != shape && name != "relax.divide") std::swap(in[0], in[1]);
       if (values_[in[0]] != shape) fail(name + " where neither operand has the result's shape");
       if (values_[in[1]].size() > shape.size()) fail(name + " with a higher-rank second operand");
     } else {

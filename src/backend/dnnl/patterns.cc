@@ -60,6 +60,7 @@ std::vector<FusionPattern> dnnl_patterns() {
   out.push_back(entry("clip", is_op("relax.clip")({wildcard(), wildcard(), wildcard()})));
   out.push_back(entry("add", is_op("relax.add")({wildcard(), wildcard()})));
   out.push_back(entry("multiply", is_op("relax.multiply")({wildcard(), wildcard()})));
+  out.push_back(entry("divide", is_op("relax.divide")({wildcard(), wildcard()})));
   out.push_back(entry("max_pool2d", is_op("relax.nn.max_pool2d")({wildcard()})));
   out.push_back(entry("avg_pool2d", is_op("relax.nn.avg_pool2d")({wildcard()})));
   out.push_back(entry("adaptive_avg_pool2d", is_op("relax.nn.adaptive_avg_pool2d")({wildcard()})));
@@ -78,6 +79,11 @@ std::vector<FusionPattern> dnnl_patterns() {
   // A transpose (one reorder): NCHW <-> NHWC around convnext's channels-last blocks, a channel
   // shuffle, so a partition does not end at each one.
   out.push_back(entry("permute_dims", is_op("relax.permute_dims")({wildcard()})));
+  // Reshapes (a view where the layout allows) and unit-stride slices (a copy), so a partition
+  // does not end at ShuffleNet's channel shuffle and split or at a transformer's head split.
+  out.push_back(entry("reshape", is_op("relax.reshape")({wildcard(), wildcard()})));
+  out.push_back(entry("strided_slice", is_op("relax.strided_slice")({wildcard(), wildcard(), wildcard(), wildcard()}) |
+                                           is_op("relax.strided_slice")({wildcard(), wildcard(), wildcard(), wildcard(), wildcard()})));
   out.push_back(entry("resize2d", is_op("relax.image.resize2d")({wildcard(), wildcard()})));
   // Inference batch_norm (what FoldBatchnormToConv2D cannot fold, e.g. after a concat), its
   // normalized tensor optionally with a ReLU: one oneDNN primitive. (A pattern's root is a

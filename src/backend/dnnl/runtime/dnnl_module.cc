@@ -40,6 +40,7 @@
 #include "partita/runtime/memory_plan.h"
 #include "partita/support/error.h"
 #include "faster_primitive.h"
+#include "strided_layout.h"
 #include "winograd_conv.h"
 
 namespace partita::backend::dnnl {
@@ -194,6 +195,22 @@ class Program {
       last_use_[checked(v.get<int>())] = int64_t(nodes.size());
       output_ids_.insert(v.get<int>());
     }
+    // A permute read only by reshapes is a view (the reshape copies, if any copy is needed: a
+    // channel shuffle's one copy), not a transposing reorder to plain memory.
+    std::map<int, std::set<std::string>> readers;
+    for (const auto& n : nodes)
+      for (const auto& v : n.at("in")) readers[v.get<int>()].insert(n.at("op").get<std::string>());
+    for (const auto& n : nodes) {
+      int out = checked(n.at("out").get<int>());
+      if (n.at("op") == "permute" && !output_ids_.count(out) && readers[out] == std::set<std::string>{"reshape"})
+        permute_views_.insert(out);
+    }
+    // A reshape's result may be a view of its source's bytes: the source lives as long.
+    for (size_t k = nodes.size(); k-- > 0;)
+      if (nodes[k].at("op") == "reshape" || permute_views_.count(nodes[k].at("out").get<int>())) {
+        int in = checked(nodes[k].at("in").at(0).get<int>()), out = checked(nodes[k].at("out").get<int>());
+        last_use_[in] = std::max(last_use_[in], last_use_[out]);
+      }
     // Values a concatenation could hold in place: their producing convolutions write channel
     // blocks (see build_concat_in_place).
     std::vector<std::pair<int, std::vector<int>>> concats;  // in place: result, sources
@@ -231,6 +248,7 @@ class Program {
       outputs_.push_back(id);
       // An output whose producer writes plain memory it owns gets the caller's buffer directly.
       bool direct = mem_[id].get_desc() == plain_md(dims_[id]) && produced_.count(id) && !is_const_.count(id) &&
+                    !view_values_.count(id) &&
                     std::find(inputs_.begin(), inputs_.end(), id) == inputs_.end() && !direct_.count(id);
       if (direct) {
         direct_.insert(id);
@@ -262,7 +280,7 @@ class Program {
       check_tensor(out[k], outputs_[k], "output " + std::to_string(k));
       out_mem_[k].set_data_handle(out[k].data());
     }
-    for (auto& [view, base] : views_) view.set_data_handle(base.get_data_handle());
+    for (auto& v : views_) v.view.set_data_handle(static_cast<uint8_t*>(v.base.get_data_handle()) + v.offset);
     set_threads(num_threads_);
     for (auto& st : steps_) {
       try {
@@ -430,6 +448,7 @@ class Program {
       // the residual's last use, it is an intermediate in dst's layout and not also read by
       // this convolution, accumulate in place.
       bool in_place = sum_in >= 0 && last_use_[sum_in] == node_index_ && produced_.count(sum_in) && !in_concat_buffer(sum_in) &&
+                      !view_values_.count(sum_in) &&
                       std::find(in.begin(), in.end(), sum_in) == in.end() && value(sum_in).get_desc() == pd.dst_desc();
       dn::memory dst = in_place ? value(sum_in) : scratch(pd.dst_desc());
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
@@ -593,6 +612,11 @@ class Program {
       if (axes.size() != xd.size()) fail("permute axes do not match the input's rank");
       std::vector<int> perm(axes.size());
       for (size_t k = 0; k < axes.size(); ++k) perm.at(size_t(axes[k])) = int(k);
+      if (permute_views_.count(out)) {
+        dn::memory src = strided_value(in[0]);
+        set_view(out, in[0], src, src.get_desc().permute_axes(perm));
+        return;
+      }
       dn::memory src = as_layout(in[0], plain_md(xd));
       dn::memory view(src.get_desc().permute_axes(perm), eng_, DNNL_MEMORY_NONE);
       dn::memory dst = scratch(plain_md(od));
@@ -601,6 +625,12 @@ class Program {
       views_.push_back({view, src});
       steps_.push_back({r, {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}}});
       set_output(out, dst);
+    } else if (op == "reshape") {
+      need(1);
+      build_reshape(in[0], out);
+    } else if (op == "slice") {
+      need(1);
+      build_slice(in[0], out, n.at("begin").get<dn::memory::dims>());
     } else if (op == "concat") {
       build_concat(in, out, n.at("axis").get<int>());
     } else if (op == "batch_norm") {
@@ -650,6 +680,91 @@ class Program {
     } else {
       fail("unknown node op '" + op + "'");
     }
+  }
+
+  // `id`'s memory in a strided (not channel-blocked) layout: itself, or its plain reorder.
+  dn::memory strided_value(int id) {
+    dn::memory m = value(id);
+    const dnnl_memory_desc_t& d = m.get_desc().data;
+    if (d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0 && d.offset0 == 0) return m;
+    return as_layout(id, plain_md(dims_[id]));
+  }
+
+  static dn::memory::dims strides_of(const dn::memory& m) {
+    const dnnl_memory_desc_t& d = m.get_desc().data;
+    return dn::memory::dims(d.format_desc.blocking.strides, d.format_desc.blocking.strides + d.ndims);
+  }
+
+  // A view of `base` (its bytes at run time) as `md`: the value `out`. Of a constant: a constant
+  // (its bytes are there now).
+  void set_view(int out, int in, const dn::memory& base, const dn::memory::desc& md) {
+    if (is_const_.count(in)) {
+      mem_[out] = dn::memory(md, eng_, base.get_data_handle());
+      is_const_.insert(out);
+      return;
+    }
+    dn::memory view(md, eng_, DNNL_MEMORY_NONE);
+    views_.push_back({view, base});
+    view_values_.insert(out);
+    set_output(out, view);
+  }
+
+  // `dst` = `src` reordered: a step, or of a constant once now (`dst` then owns its bytes).
+  void copy_into(int out, int in, dn::memory src, const dn::memory::desc& md) {
+    if (is_const_.count(in)) {
+      dn::memory dst(md, eng_);
+      dn::stream s(eng_);
+      dn::reorder(src, dst).execute(s, src, dst);
+      s.wait();
+      mem_[out] = dst;
+      is_const_.insert(out);
+      return;
+    }
+    dn::memory dst = scratch(md);
+    steps_.push_back({dn::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}});
+    set_output(out, dst);
+  }
+
+  // A reshape: a view of its source where the source's layout allows (a plain or channels-last
+  // tensor whose merged axes are contiguous), else a view of one reorder of it into the nearest
+  // layout that does (a channel shuffle: one copy, back to channels-last).
+  void build_reshape(int in, int out) {  // `in` by value: the reordered source may replace it
+    const dn::memory::dims xd = dnnl_dims(dims_[in]), od = dnnl_dims(dims_[out]);
+    dn::memory src = strided_value(in);
+    auto strides = reshape_view_strides(xd, strides_of(src), od);
+    if (!strides) {
+      // The reordered source: a value of its own (the same dims), then the view of it.
+      const int dense = int(dims_.size());
+      dims_.push_back(dims_[in]);
+      mem_.emplace_back();
+      last_use_.push_back(last_use_[in]);
+      copy_into(dense, in, src, dn::memory::desc(xd, dt::f32, reshapeable_strides(xd, strides_of(src), od)));
+      src = mem_[dense];
+      strides = reshape_view_strides(xd, strides_of(src), od);
+      if (!strides) fail("reshape: no layout of the source is a view of the result");
+      in = dense;
+    }
+    set_view(out, in, src, dn::memory::desc(od, dt::f32, *strides));
+  }
+
+  // A unit-stride slice: a copy of the source's window (a view at an offset), dense in the
+  // source's axis order (a channel range of a channels-last map stays channels-last).
+  void build_slice(int in, int out, const dn::memory::dims& begin) {
+    const dn::memory::dims& od = dims_[out];
+    dn::memory src = strided_value(in);
+    if (begin.size() != od.size() || dims_[in].size() != od.size()) fail("slice of another rank");
+    for (size_t k = 0; k < od.size(); ++k)
+      if (begin[k] < 0 || begin[k] + od[k] > dims_[in][k]) fail("slice window outside the source");
+    // The window: the source's strides at the byte offset of its first element (not oneDNN's
+    // submemory offset, with which only its slow generic reorder copies).
+    const dn::memory::dims st = strides_of(src);
+    size_t offset = 0;
+    for (size_t k = 0; k < begin.size(); ++k) offset += size_t(begin[k] * st[k]) * sizeof(float);
+    dn::memory window(dn::memory::desc(dnnl_dims(od), dt::f32, st), eng_,
+                      is_const_.count(in) ? static_cast<uint8_t*>(src.get_data_handle()) + offset : DNNL_MEMORY_NONE);
+    if (!is_const_.count(in)) views_.push_back({window, src, offset});
+    const dn::memory::dims d = dnnl_dims(od);
+    copy_into(out, in, window, dn::memory::desc(d, dt::f32, dense_strides(d, memory_order(d, strides_of(src)))));
   }
 
   // Whether a concat node can hold its sources in place: along the channels of a single image,
@@ -839,7 +954,10 @@ class Program {
     const dn::memory::dims& od = dims_[out];
     const dn::memory::dims& bd = dims_[in[1]];
     if (dims_[in[0]] != od || bd.size() > od.size()) fail("binary operand shapes");
-    const dn::algorithm alg = alg_name == "add" ? dn::algorithm::binary_add : dn::algorithm::binary_mul;
+    const dn::algorithm alg = alg_name == "add"   ? dn::algorithm::binary_add
+                              : alg_name == "mul" ? dn::algorithm::binary_mul
+                              : alg_name == "div" ? dn::algorithm::binary_div
+                                                  : (fail("unknown binary algorithm '" + alg_name + "'"), dn::algorithm::undef);
     dn::memory::dims full(od.size() - bd.size(), 1);  // bd right-aligned to the result's rank
     full.insert(full.end(), bd.begin(), bd.end());
     const dn::memory::desc a_md = value(in[0]).get_desc();
@@ -1036,7 +1154,7 @@ class Program {
     std::unordered_map<dnnl_memory_t, size_t> index;
     for (size_t i = 0; i < scratch_.size(); ++i) index[scratch_[i].get()] = i;
     std::unordered_map<dnnl_memory_t, dnnl_memory_t> base_of;  // views are created after their bases
-    for (auto& [view, base] : views_) {
+    for (auto& [view, base, offset] : views_) {
       auto it = base_of.find(base.get());
       base_of[view.get()] = it == base_of.end() ? base.get() : it->second;
     }
@@ -1114,7 +1232,14 @@ class Program {
   std::vector<dn::reorder> out_reorder_;
   // Views over non-constant memories (reshapes, permutations) take their base's handle at
   // each call.
-  std::vector<std::pair<dn::memory, dn::memory>> views_;
+  // Memories over another's bytes (at a byte offset: a slice's window), set before each run.
+  struct View {
+    dn::memory view, base;
+    size_t offset = 0;
+  };
+  std::vector<View> views_;
+  std::set<int> view_values_;    // values that are views of another's bytes (reshapes)
+  std::set<int> permute_views_;  // permutes built as views (read by reshapes only)
   std::vector<dn::memory> scratch_;  // intermediates, placed in arena_
   std::vector<int64_t> last_use_;    // per value: the last node that reads it
   int64_t node_index_ = -1;          // the node being built (or run, in an error)

@@ -33,7 +33,7 @@ class DnnlGraph : public RandomGraph {
     std::vector<GraphValue> extra_outputs;
     int steps = int(uniform(1, 6));
     for (int s = 0; s < steps; ++s) {
-      double r = real(0, 1);
+      double r = real(0, 1.16);
       if (r < 0.17) unary();
       else if (r < 0.20) permute();
       else if (r < 0.42) binary();
@@ -48,7 +48,10 @@ class DnnlGraph : public RandomGraph {
       else if (r < 0.975) pad();
       else if (r < 0.985) hard_activation();
       else if (r < 0.995) resize();
-      else extra_outputs.push_back(other_dtype());
+      else if (r < 1.0) extra_outputs.push_back(other_dtype());
+      else if (r < 1.08) reshape();
+      else if (r < 1.13) slice();
+      else divide();
     }
     if (values().empty()) unary();
     std::vector<GraphValue> outs;
@@ -120,6 +123,67 @@ class DnnlGraph : public RandomGraph {
         return emit(op::clip(x.expr, lo, hi), std::max(-lo, hi), lo >= 0);
       }
     }
+  }
+
+  // A reshape to a random shape of as many elements (the prime factors of the count spread over
+  // 0 to 5 axes, with 1s), or a channel shuffle: (N, G, C / G, H, W), its two group axes
+  // swapped, back to (N, C, H, W) — on values of every layout the partition gives them.
+  void reshape() {
+    GraphValue x = operand(0, 5);
+    const Ints& s = x.shape;
+    if (s.size() == 4 && chance(0.35)) {
+      for (int64_t g : {2, 3, 4})
+        if (s[1] % g == 0 && s[1] > g) {
+          std::vector<PrimExpr> split = {int_imm(s[0]), int_imm(g), int_imm(s[1] / g), int_imm(s[2]), int_imm(s[3])};
+          GraphValue y = emit(op::reshape(x.expr, split), x.bound, x.nonneg);
+          GraphValue t = emit(op::permute_dims(y.expr, Ints{0, 2, 1, 3, 4}), x.bound, x.nonneg);
+          std::vector<PrimExpr> back;
+          for (int64_t d : s) back.push_back(int_imm(d));
+          emit(op::reshape(t.expr, back), x.bound, x.nonneg);
+          return;
+        }
+    }
+    Ints factors;
+    int64_t n = numel(s);
+    for (int64_t p = 2; p * p <= n; ++p)
+      while (n % p == 0) factors.push_back(p), n /= p;
+    if (n > 1) factors.push_back(n);
+    Ints out(size_t(uniform(factors.empty() && numel(s) == 1 ? 0 : 1, 5)), 1);
+    for (int64_t f : factors) out[size_t(uniform(0, int64_t(out.size()) - 1))] *= f;
+    if (numel(s) == 0) out[size_t(uniform(0, int64_t(out.size()) - 1))] = 0;  // still empty
+    std::vector<PrimExpr> shape;
+    for (int64_t d : out) shape.push_back(int_imm(d));
+    emit(op::reshape(x.expr, shape), x.bound, x.nonneg);
+  }
+
+  // A unit-stride slice along one or two axes (starts from the front or, negative, the back),
+  // sometimes with an explicit stride of 1.
+  void slice() {
+    GraphValue x = operand(1, 5, false);
+    const int64_t nd = int64_t(x.shape.size());
+    Ints axes = {uniform(0, nd - 1)};
+    if (nd > 1 && chance(0.3)) axes.push_back((axes[0] + 1) % nd);
+    std::vector<PrimExpr> begin, end, strides;
+    for (int64_t a : axes) {
+      int64_t d = x.shape[size_t(a)], b = uniform(0, d - 1), e = uniform(b + 1, d);
+      begin.push_back(int_imm(chance(0.3) ? b - d : b));
+      end.push_back(int_imm(e));
+      strides.push_back(int_imm(1));
+    }
+    auto st = chance(0.3) ? std::optional<std::vector<PrimExpr>>(strides) : std::nullopt;
+    emit(op::strided_slice(x.expr, axes, begin, end, st), x.bound, x.nonneg);
+  }
+
+  // A quotient by a divisor kept in [0.5, 2] (a broadcast one, a scalar, a constant).
+  void divide() {
+    GraphValue a = operand(0, 5);
+    Ints bs = chance(0.4) ? Ints{} : a.shape;
+    if (!bs.empty())
+      for (auto& d : bs)
+        if (chance(0.4)) d = 1;
+    GraphValue b = fresh(bs, 0.5);
+    GraphValue d = emit(op::clip(b.expr, 0.5, 2.0), 2.0, true);
+    emit(op::divide(a.expr, d.expr), a.bound * 2, a.nonneg);
   }
 
   /// A random permutation of a 0-d to 5-d operand's axes.
@@ -577,7 +641,8 @@ TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
                            "dnnl.avg_pool2d", "dnnl.adaptive_avg_pool2d", "dnnl.softmax", "dnnl.layer_norm",
                            "dnnl.matmul", "dnnl.matmul_bias", "dnnl.conv2d", "dnnl.conv2d_bias",
                            "dnnl.conv2d_bias_add_relu", "dnnl.concat_1", "dnnl.concat_2", "dnnl.concat_3",
-                           "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad", "dnnl.resize2d"})
+                           "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad", "dnnl.resize2d", "dnnl.reshape",
+                           "dnnl.strided_slice", "dnnl.divide"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
 }
 

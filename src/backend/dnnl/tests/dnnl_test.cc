@@ -729,6 +729,56 @@ TEST(Dnnl, FireModuleConcatenatesInPlaceWhereTheChannelsAreDenseBlocks) {
   }
 }
 
+// ShuffleNet's unit: two branches concatenated, the channel shuffle (a reshape splitting the
+// channels into two groups, the groups swapped, a reshape merging them) and the split into two
+// halves (unit-stride slices), one half convolved: one function, one partition. The reshapes
+// are views of channels-last memory but for the merge after the swap: the shuffle is a single
+// copy (one 5-d reorder per call), each slice a copy of its channel window; nothing on a
+// reference kernel and no detour through plain (NCHW) memory.
+TEST(Dnnl, ChannelShuffleAndSplitStayInOnePartitionAsThreeCopies) {
+  Tensor wa = random_tensor({8, 16, 1, 1}, 141, 0.3f), wb = random_tensor({8, 16, 3, 3}, 142, 0.1f);
+  Tensor wc = random_tensor({8, 8, 1, 1}, 143, 0.3f);
+  Var x = param("x", {1, 16, 10, 10});
+  IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
+    Var a = bb.emit(op::make_call("relax.nn.relu", {bb.emit(conv(x, cst(wa), {0, 0, 0, 0}))}));
+    Var b = bb.emit(op::make_call("relax.nn.relu", {bb.emit(conv(x, cst(wb)))}));
+    Var cat = bb.emit(op::concat({a, b}, 1));
+    auto dims = [](std::vector<int64_t> d) {
+      std::vector<PrimExpr> e;
+      for (int64_t v : d) e.push_back(int_imm(v));
+      return e;
+    };
+    Var split = bb.emit(op::reshape(cat, dims({1, 2, 8, 10, 10})));
+    Var swapped = bb.emit(op::permute_dims(split, std::vector<int64_t>{0, 2, 1, 3, 4}));
+    Var shuffled = bb.emit(op::reshape(swapped, dims({1, 16, 10, 10})));
+    Var left = bb.emit(op::strided_slice(shuffled, {1}, dims({0}), dims({8})));
+    Var right = bb.emit(op::strided_slice(shuffled, {1}, dims({8}), dims({16})));
+    Var c = bb.emit(conv(right, cst(wc), {0, 0, 0, 0}));
+    return bb.emit(op::add(left, c));
+  });
+  json graph;
+  auto lines = verbose_exec_lines([&] { graph = check_against_host(mod, {random_tensor({1, 16, 10, 10}, 144)}, "shuffle"); });
+  EXPECT_EQ(count_ops(graph, "reshape"), 2);
+  EXPECT_EQ(count_ops(graph, "slice"), 2);
+  int shuffles = 0, slices = 0, to_plain = 0;
+  for (const auto& line : lines) {
+    EXPECT_FALSE(is_reference_kernel(line)) << line;
+    if (line.find(",reorder,") == std::string::npos) continue;
+    shuffles += line.find("1x8x2x10x10") != std::string::npos;
+    slices += line.find("src_f32::blocked:acdb:f0 dst_f32::blocked:acdb:f0,,,1x8x10x10") != std::string::npos;
+    to_plain += line.find("dst_f32::blocked:abcd") != std::string::npos;
+  }
+  // Per call (two calls): the shuffle, two slices, the result to the caller's NCHW. (With
+  // AVX2 oneDNN's convolutions here write 8-channel blocks, which a reshape first reorders to
+  // plain memory: only the shuffle's count holds there.)
+  EXPECT_EQ(shuffles, 2);
+  const int isa = int(::dnnl::get_effective_cpu_isa()), avx512 = int(::dnnl::cpu_isa::avx512_core);
+  if ((isa & avx512) == avx512) {
+    EXPECT_EQ(slices, 4);
+    EXPECT_EQ(to_plain, 2);
+  }
+}
+
 // The importer's HardSwish (x * clip(x / 6 + 0.5, 0, 1)) and HardSigmoid (clip(x / 5 + 0.5,
 // 0, 1)) after convolutions become post-ops of the convolutions (hardswish; linear + clip):
 // MobileNetV3's blocks are convolutions only.

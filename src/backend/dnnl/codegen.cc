@@ -281,6 +281,16 @@ std::string unsupported_reason(const CallNode& call) {
     }
     return "";
   }
+  if (name == "relax.mean") {
+    // Over the two spatial axes of an NCHW map (a global average pool, as exports write it):
+    // average pooling over the whole map.
+    auto in = static_f32_shape(call.args[0]);
+    std::vector<int64_t> axes = attr_ints(call, "axis", {});
+    for (auto& a : axes) a = a < 0 ? a + int64_t(in->size()) : a;
+    std::sort(axes.begin(), axes.end());
+    if (in->size() != 4 || axes != std::vector<int64_t>{2, 3}) return "mean over other than the spatial axes of a 4-d map";
+    return "";
+  }
   if (name == "relax.nn.adaptive_avg_pool2d") {
     if (attr_str(call, "layout", "NCHW") != "NCHW" || attr_str(call, "out_layout", "NCHW") != "NCHW")
       return "pooling layout other than NCHW";
@@ -575,6 +585,20 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       j["kernel"] = pair2(attr_ints(call, "pool_size", {1, 1}));
       j["strides"] = pair2(attr_ints(call, "strides", {1, 1}));
       j["padding"] = padding4(attr_ints(call, "padding", {0}));
+    } else if (name == "relax.mean") {
+      // A pool of the whole map to (N, C, 1, 1); without keepdims, viewed as (N, C).
+      auto xs = *static_f32_shape(call.args[0]);
+      j["op"] = "pool";
+      j["alg"] = "avg_exclude";
+      j["kernel"] = std::vector<int64_t>{xs[2], xs[3]};
+      j["strides"] = std::vector<int64_t>{xs[2], xs[3]};
+      j["padding"] = std::vector<int64_t>{0, 0, 0, 0};
+      int pooled = add_node(std::move(j), std::move(in), {xs[0], xs[1], 1, 1});
+      if (shape.size() == 4) return pooled;
+      json r;
+      r["from"] = json::array({name});
+      r["op"] = "reshape";
+      return add_node(std::move(r), {pooled}, shape);
     } else if (name == "relax.nn.adaptive_avg_pool2d") {
       // An output size dividing the input: plain average pooling with windows of in / out.
       auto in = *static_f32_shape(call.args[0]), out = *static_f32_shape(Expr(const_cast<CallNode*>(&call)));

@@ -63,6 +63,7 @@ std::vector<FusionPattern> dnnl_patterns() {
   out.push_back(entry("divide", is_op("relax.divide")({wildcard(), wildcard()})));
   out.push_back(entry("max_pool2d", is_op("relax.nn.max_pool2d")({wildcard()})));
   out.push_back(entry("avg_pool2d", is_op("relax.nn.avg_pool2d")({wildcard()})));
+  out.push_back(entry("mean", is_op("relax.mean")({wildcard()})));
   out.push_back(entry("adaptive_avg_pool2d", is_op("relax.nn.adaptive_avg_pool2d")({wildcard()})));
   out.push_back(entry("softmax", is_op("relax.nn.softmax")({wildcard()})));
   out.push_back(entry("layer_norm", is_op("relax.nn.layer_norm")({wildcard(), wildcard(), wildcard()})));

@@ -326,6 +326,11 @@ class DnnlGraph : public RandomGraph {
   void pool() {
     GraphValue x = operand4d();
     const int64_t H = x.shape[2], W = x.shape[3];
+    if (chance(0.15)) {  // a mean: over the map (a global pool, offloaded) or other axes (not)
+      Ints axes = pick(std::vector<Ints>{{2, 3}, {-1, -2}, {3, 2}, {1}, {1, 2, 3}});
+      emit(op::mean(x.expr, axes, chance(0.5)), x.bound, x.nonneg);
+      return;
+    }
     if (chance(0.3)) {
       std::optional<Ints> size;
       switch (uniform(0, 4)) {
@@ -642,7 +647,7 @@ TEST(DnnlDifferential, RandomGraphsMatchTheHostAfterExportAndReload) {
                            "dnnl.matmul", "dnnl.matmul_bias", "dnnl.conv2d", "dnnl.conv2d_bias",
                            "dnnl.conv2d_bias_add_relu", "dnnl.concat_1", "dnnl.concat_2", "dnnl.concat_3",
                            "dnnl.batch_norm", "dnnl.batch_norm_relu", "dnnl.pad", "dnnl.resize2d", "dnnl.reshape",
-                           "dnnl.strided_slice", "dnnl.divide"})
+                           "dnnl.strided_slice", "dnnl.divide", "dnnl.mean"})
     EXPECT_GT(stats.composites[name], 0) << name << " never matched: " << stats.summary();
 }
 

@@ -41,6 +41,7 @@
 #include "partita/support/error.h"
 #include "faster_primitive.h"
 #include "strided_layout.h"
+#include "swish.h"
 #include "winograd_conv.h"
 
 namespace partita::backend::dnnl {
@@ -427,7 +428,9 @@ class Program {
       };
       int sum_in;
       dn::primitive_attr attr;
-      attr.set_post_ops(post_ops(n.at("post"), sum_in));
+      json post = n.at("post");
+      const bool own_swish = pop_trailing_swish(post);
+      attr.set_post_ops(post_ops(post, sum_in));
       dn::convolution_forward::primitive_desc pd(desc(dn::algorithm::convolution_direct), attr, eng_);
       if (is_reference(pd) && (src_any != any_src || dst_any != any_dst)) {
         // No fast kernel for those layouts (odd channel counts, AVX2): oneDNN's own choice.
@@ -457,10 +460,12 @@ class Program {
         dn::memory r = value(sum_in);
         steps_.push_back({dn::reorder(r, dst), {{DNNL_ARG_FROM, r}, {DNNL_ARG_TO, dst}}});
       }
-      if (wino)
+      if (wino) {  // our Winograd kernel applies the node's own post-ops
         steps_.push_back({dn::primitive(), std::move(args), std::move(wino)});
-      else
+      } else {
         steps_.push_back({dn::convolution_forward(pd), std::move(args)});
+        if (own_swish) add_swish_step(dst, dst);
+      }
       set_output(out, dst);
     } else if (op == "matmul") {
       need(2);
@@ -543,6 +548,12 @@ class Program {
     } else if (op == "eltwise") {
       need(1);
       dn::memory src = value(in[0]);
+      if (is_own_swish(n)) {
+        dn::memory dst = scratch(src.get_desc());
+        add_swish_step(src, dst);
+        set_output(out, dst);
+        return;
+      }
       auto eltwise = [&] {
         dn::eltwise_forward::desc d(dn::prop_kind::forward_inference, eltwise_alg(n.at("alg").get<std::string>()),
                                     src.get_desc(), n.at("alpha").get<float>(), n.at("beta").get<float>());
@@ -680,6 +691,28 @@ class Program {
     } else {
       fail("unknown node op '" + op + "'");
     }
+  }
+
+  // SiLU runs on our kernel where it is vectorized (swish.h: oneDNN's costs ~7x its ReLU).
+  static bool is_own_swish(const json& p) {
+    return p.at("alg") == "swish" && p.at("alpha").get<float>() == 1.0f && swish_best_path() != SwishPath::kScalar;
+  }
+  // Takes a trailing SiLU off a primitive's post-ops (add_swish_step then runs it).
+  static bool pop_trailing_swish(json& post) {
+    if (post.empty() || post.back().at("kind") != "eltwise" || !is_own_swish(post.back())) return false;
+    post.erase(post.size() - 1);
+    return true;
+  }
+  // dst = SiLU(src), a step over the whole buffer (a blocked layout's zero padding stays zero).
+  void add_swish_step(const dn::memory& src, const dn::memory& dst) {
+    const int64_t n = int64_t(src.get_desc().get_size() / sizeof(float));
+    Step st;
+    st.args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    st.custom = [n, threads = num_threads_](const Args& a) {
+      swish(static_cast<const float*>(a.at(DNNL_ARG_SRC).get_data_handle()),
+            static_cast<float*>(a.at(DNNL_ARG_DST).get_data_handle()), n, threads);
+    };
+    steps_.push_back(std::move(st));
   }
 
   // `id`'s memory in a strided (not channel-blocked) layout: itself, or its plain reorder.

@@ -41,7 +41,7 @@
 #include "partita/support/error.h"
 #include "faster_primitive.h"
 #include "strided_layout.h"
-#include "swish.h"
+#include "activations.h"
 #include "winograd_conv.h"
 
 namespace partita::backend::dnnl {
@@ -429,7 +429,7 @@ class Program {
       int sum_in;
       dn::primitive_attr attr;
       json post = n.at("post");
-      const bool own_swish = pop_trailing_swish(post);
+      const std::optional<Activation> own_act = pop_trailing_activation(post);
       attr.set_post_ops(post_ops(post, sum_in));
       dn::convolution_forward::primitive_desc pd(desc(dn::algorithm::convolution_direct), attr, eng_);
       if (is_reference(pd) && (src_any != any_src || dst_any != any_dst)) {
@@ -464,7 +464,7 @@ class Program {
         steps_.push_back({dn::primitive(), std::move(args), std::move(wino)});
       } else {
         steps_.push_back({dn::convolution_forward(pd), std::move(args)});
-        if (own_swish) add_swish_step(dst, dst);
+        if (own_act) add_activation_step(*own_act, dst, dst);
       }
       set_output(out, dst);
     } else if (op == "matmul") {
@@ -504,7 +504,9 @@ class Program {
       dn::matmul::desc d = has_bias ? dn::matmul::desc(a_md, b_md, bias_md, dst_md) : dn::matmul::desc(a_md, b_md, dst_md);
       int sum_in;
       dn::primitive_attr attr;
-      attr.set_post_ops(post_ops(n.at("post"), sum_in));
+      json post = n.at("post");
+      const std::optional<Activation> own_act = pop_trailing_activation(post);
+      attr.set_post_ops(post_ops(post, sum_in));
       if (sum_in >= 0) fail("matmul with a sum post-op");
       dn::matmul::primitive_desc pd(d, attr, eng_);
       dn::memory a = reinterpret(in[0], a_md);
@@ -524,6 +526,7 @@ class Program {
       std::unordered_map<int, dn::memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst_view}};
       if (has_bias) args[DNNL_ARG_BIAS] = value_plain_as(in[2], bias_md);
       steps_.push_back({dn::matmul(pd), std::move(args)});
+      if (own_act) add_activation_step(*own_act, dst, dst);
       set_output(out, dst);
     } else if (op == "pool") {
       need(1);
@@ -548,9 +551,9 @@ class Program {
     } else if (op == "eltwise") {
       need(1);
       dn::memory src = value(in[0]);
-      if (is_own_swish(n)) {
+      if (auto f = own_activation(n)) {
         dn::memory dst = scratch(src.get_desc());
-        add_swish_step(src, dst);
+        add_activation_step(*f, src, dst);
         set_output(out, dst);
         return;
       }
@@ -693,24 +696,29 @@ class Program {
     }
   }
 
-  // SiLU runs on our kernel where it is vectorized (swish.h: oneDNN's costs ~7x its ReLU).
-  static bool is_own_swish(const json& p) {
-    return p.at("alg") == "swish" && p.at("alpha").get<float>() == 1.0f && swish_best_path() != SwishPath::kScalar;
+  // SiLU and GELU (erf) run on the plug-in's kernels where they are vectorized (activations.h:
+  // oneDNN's cost several times its ReLU's).
+  static std::optional<Activation> own_activation(const json& p) {
+    if (best_vector_path() == VectorPath::kScalar) return std::nullopt;
+    if (p.at("alg") == "swish" && p.at("alpha").get<float>() == 1.0f) return Activation::kSilu;
+    if (p.at("alg") == "gelu_erf") return Activation::kGelu;
+    return std::nullopt;
   }
-  // Takes a trailing SiLU off a primitive's post-ops (add_swish_step then runs it).
-  static bool pop_trailing_swish(json& post) {
-    if (post.empty() || post.back().at("kind") != "eltwise" || !is_own_swish(post.back())) return false;
-    post.erase(post.size() - 1);
-    return true;
+  // Takes a trailing SiLU or GELU off a primitive's post-ops (add_activation_step then runs it).
+  static std::optional<Activation> pop_trailing_activation(json& post) {
+    if (post.empty() || post.back().at("kind") != "eltwise") return std::nullopt;
+    auto f = own_activation(post.back());
+    if (f) post.erase(post.size() - 1);
+    return f;
   }
-  // dst = SiLU(src), a step over the whole buffer (a blocked layout's zero padding stays zero).
-  void add_swish_step(const dn::memory& src, const dn::memory& dst) {
+  // dst = f(src), a step over the whole buffer (f(0) = 0: a blocked layout's padding stays zero).
+  void add_activation_step(Activation f, const dn::memory& src, const dn::memory& dst) {
     const int64_t n = int64_t(src.get_desc().get_size() / sizeof(float));
     Step st;
     st.args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    st.custom = [n, threads = num_threads_](const Args& a) {
-      swish(static_cast<const float*>(a.at(DNNL_ARG_SRC).get_data_handle()),
-            static_cast<float*>(a.at(DNNL_ARG_DST).get_data_handle()), n, threads);
+    st.custom = [f, n, threads = num_threads_](const Args& a) {
+      activation(f, static_cast<const float*>(a.at(DNNL_ARG_SRC).get_data_handle()),
+                 static_cast<float*>(a.at(DNNL_ARG_DST).get_data_handle()), n, threads);
     };
     steps_.push_back(std::move(st));
   }

@@ -779,19 +779,23 @@ TEST(Dnnl, ChannelShuffleAndSplitStayInOnePartitionAsThreeCopies) {
   }
 }
 
-// SiLU after a convolution (EfficientNet's blocks) and alone runs on the plug-in's vector
-// kernel (runtime/swish.h), not as oneDNN's swish post-op or primitive: the numbers match the
-// host's and no oneDNN primitive computes swish.
-TEST(Dnnl, SiluRunsOnTheVectorKernel) {
-  Tensor w = random_tensor({24, 8, 1, 1}, 151, 0.3f);
+// SiLU after a convolution (EfficientNet's blocks) and alone, GELU after a product (a
+// transformer's MLP) run on the plug-in's vector kernels (runtime/activations.h), not as
+// oneDNN's post-ops or primitives: the numbers match the host's and no oneDNN primitive
+// computes swish or GELU.
+TEST(Dnnl, SiluAndGeluRunOnTheVectorKernels) {
+  Tensor w = random_tensor({24, 8, 1, 1}, 151, 0.3f), m = random_tensor({7, 40}, 153, 0.3f);
   Var x = param("x", {1, 8, 15, 15});
   IRModule mod = module_of({x}, [&](BlockBuilder& bb) -> Expr {
     Var c = bb.emit(op::make_call("relax.nn.silu", {bb.emit(conv(x, cst(w), {0, 0, 0, 0}))}));
-    Var p = bb.emit(op::nn::max_pool2d(c, {2, 2}, {2, 2}));
-    return bb.emit(op::make_call("relax.nn.silu", {p}));
+    Var p = bb.emit(op::make_call("relax.nn.silu", {bb.emit(op::nn::max_pool2d(c, {2, 2}, {2, 2}))}));
+    return bb.emit(op::make_call("relax.nn.gelu", {bb.emit(op::matmul(p, cst(m)))}));
   });
   auto lines = verbose_exec_lines([&] { check_against_host(mod, {random_tensor({1, 8, 15, 15}, 152)}, "silu"); });
-  for (const auto& line : lines) EXPECT_EQ(line.find("swish"), std::string::npos) << line;
+  for (const auto& line : lines) {
+    EXPECT_EQ(line.find("swish"), std::string::npos) << line;
+    EXPECT_EQ(line.find("gelu"), std::string::npos) << line;
+  }
 }
 
 // The importer's HardSwish (x * clip(x / 6 + 0.5, 0, 1)) and HardSigmoid (clip(x / 5 + 0.5,

@@ -7,7 +7,8 @@
 //      "inputs": [value ids, in parameter order], "outputs": [value ids],
 //      "constants": [{"value": id, "name": "<name in const_name_to_constant>"}],
 //      "nodes": [{"op": "conv2d" | "matmul" | "pool" | "softmax" | "layer_norm" | "eltwise" |
-//                        "binary" | "permute" | "concat" | "batch_norm" | "pad" | "resample",
+//                        "binary" | "permute" | "reshape" | "slice" | "concat" | "batch_norm" |
+//                        "pad" | "resample",
 //                 "in": [ids], "out": id, ...attributes,
 //                 "from": ["relax.nn.conv2d", "relax.add", ...],
 //                 "post": [{"kind": "eltwise", "alg": "relu", "alpha": a, "beta": b} |
@@ -22,7 +23,9 @@
 // (adaptive average pooling becomes a pool whose windows tile the input); softmax: axis (the
 // last, or one followed by 1s only); layer_norm: eps, scale, shift, axes (how many trailing
 // dims it normalizes, default 1; in = [x, g, b]); eltwise: alg, alpha, beta; binary: alg
-// (add | mul; in[0] has the result's shape, in[1] is broadcast numpy-style); permute: axes;
+// (add | mul | div; in[0] has the result's shape, in[1] is broadcast numpy-style); permute: axes;
+// reshape (row-major, the value's dims give the shape); slice: begin (per axis; the value's dims
+// give the extents, unit strides);
 // concat: axis (in = the sources); batch_norm: eps, scale, shift, relu (in = [x, gamma, beta,
 // mean, var], inference); pad: mode (constant | edge | reflect), value, widths (before, after
 // per axis); resample: alg (nearest | linear). eltwise algs include linear (alpha x + beta) and

@@ -34,7 +34,9 @@ def model(tmp_path_factory):
         helper.make_node("Conv", ["x", "W", "B"], ["c"], name="conv0", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
         helper.make_node("Relu", ["c"], ["r"], name="relu0"),
         helper.make_node("Flatten", ["r"], ["f"], name="flat0", axis=1),
-        helper.make_node("Gemm", ["f", "W2", "B2"], ["y"], name="gemm0"),
+        # A negation: an operator neither dnnl nor cblas takes, so the host runs one.
+        helper.make_node("Neg", ["f"], ["g"], name="neg0"),
+        helper.make_node("Gemm", ["g", "W2", "B2"], ["y"], name="gemm0"),
     ]
     graph = helper.make_graph(
         nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
@@ -53,7 +55,7 @@ def reference(x):
         for j in range(3):
             out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 8, j:j + 8], w["W"][:, :, i, j])
     out = np.maximum(out + w["B"].reshape(1, 4, 1, 1), 0)
-    return out.reshape(1, 256) @ w["W2"] + w["B2"]
+    return -out.reshape(1, 256) @ w["W2"] + w["B2"]
 
 
 def cli(*args, env=None):
@@ -111,7 +113,7 @@ def test_collage_backend_spec_errors(model, tmp_path):
 def test_compile_summary_counts_partitions(model, tmp_path):
     res = cli("compile", model, "--backends", "cblas,dnnl", "-o", tmp_path / "a.partita")
     assert res.returncode == 0, res.stderr
-    assert "cblas: 1 partition, dnnl: 1 partition, host: 1 ops" in res.stdout  # the flatten
+    assert "cblas: 1 partition, dnnl: 1 partition, host: 1 ops" in res.stdout  # the negation
 
 
 def test_compile_summary_counts_what_runs_where_for_cuda(model, tmp_path):
@@ -218,21 +220,24 @@ def test_report_counts(model):
     rows = report_rows(res.stdout)
     assert list(rows) == ["cblas", "dnnl", "host"]
     assert rows["cblas"]["partitions"] == "1" and rows["cblas"]["operators"] == "add x1, matmul x1"
-    assert rows["dnnl"]["partitions"] == "1" and rows["dnnl"]["operators"] == "add x1, nn.conv2d x1, nn.relu x1"
-    assert rows["host"]["operators"] == "reshape x1"  # the conv bias reshape is folded at import
+    assert rows["dnnl"]["partitions"] == "1" and rows["dnnl"]["operators"] == "add x1, nn.conv2d x1, nn.relu x1, reshape x1"
+    assert rows["host"]["operators"] == "negative x1"  # the conv bias reshape is folded at import
     # conv 2*256*27 per output pixel... : 13824 + bias/relu 512; gemm 2*10*256 + bias 10.
-    conv, gemm = 2 * 256 * 27 + 256 + 256, 2 * 10 * 256 + 10
-    assert rows["cblas"]["share"] == pytest.approx(100 * gemm / (conv + gemm), abs=0.05)
-    assert rows["dnnl"]["share"] == pytest.approx(100 * conv / (conv + gemm), abs=0.05)
-    assert f"total: {(conv + gemm) / 1e6:.3f} MFLOPs" in res.stdout
+    # The negation: one per element.
+    conv, gemm, neg = 2 * 256 * 27 + 256 + 256, 2 * 10 * 256 + 10, 256
+    assert rows["cblas"]["share"] == pytest.approx(100 * gemm / (conv + gemm + neg), abs=0.05)
+    assert rows["dnnl"]["share"] == pytest.approx(100 * conv / (conv + gemm + neg), abs=0.05)
+    assert f"total: {(conv + gemm + neg) / 1e6:.3f} MFLOPs" in res.stdout
     # Bytes moved (float32): the matmul reads (1, 256) and (256, 10) and writes (1, 10); the bias
     # add reads (1, 10) and (10,) and writes (1, 10).
     assert rows["cblas"]["mb"] == pytest.approx((256 + 2560 + 10 + 3 * 10) * 4 / 1e6, abs=5e-4)
-    # dnnl alone takes both (the reshape between them keeps two partitions); host only: no partitions.
+    # dnnl alone takes both and the flatten (the negation between them keeps two partitions);
+    # host only: no partitions.
     rows = report_rows(cli("report", model, "--backends", "dnnl").stdout)
-    assert rows["dnnl"]["partitions"] == "2" and rows["dnnl"]["ops"] == 5 and rows["dnnl"]["share"] == 100.0
+    assert rows["dnnl"]["partitions"] == "2" and rows["dnnl"]["ops"] == 6
+    assert rows["dnnl"]["share"] == pytest.approx(100 * (conv + gemm) / (conv + gemm + neg), abs=0.05)
     rows = report_rows(cli("report", model).stdout)
-    assert list(rows) == ["host"] and rows["host"]["ops"] == 6
+    assert list(rows) == ["host"] and rows["host"]["ops"] == 7
 
 
 def test_report_svg(model, tmp_path):

@@ -69,6 +69,8 @@ __attribute__((target("avx512f"))) void run_avx512(Activation f, const float* x,
 }
 
 // ---- AVX2 ----
+// The same computations as above in 8 lanes (written twice: GCC inlines target-specific
+// intrinsics only into functions of that target, so one template cannot serve both paths).
 #define PT_TARGET __attribute__((target("avx2,fma"), always_inline)) inline
 PT_TARGET __m256 exp256(__m256 t) {
   t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(kExpLo)), _mm256_set1_ps(kExpHi));

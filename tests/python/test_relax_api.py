@@ -135,3 +135,24 @@ def test_constants_hold_numpy_arrays():
     np.testing.assert_array_equal(c.data, data)
     assert relax.const(2.5).data.dtype == np.float32
     assert relax.const(3).data.dtype == np.int64
+
+
+def test_image_namespace_resize2d_builds_and_runs():
+    """relax.op.image.resize2d as in TVM: the size a tuple (or one int for a square), attributes
+    by keyword; nearest asymmetric floor by 2 repeats each pixel."""
+    x = relax.Var("x", relax.TensorStructInfo([1, 3, 4, 4], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            r = bb.emit(relax.op.image.resize2d(x, (8, 8), method="nearest_neighbor",
+                                                coordinate_transformation_mode="asymmetric", rounding_method="floor"))
+            s = bb.emit(relax.op.image.resize2d(r, 4))
+            gv = bb.emit_output(relax.Tuple([r, s]))
+        bb.emit_func_output(gv)
+    mod = bb.get()
+    assert "R.image.resize2d" in mod.script()
+    vm = relax.VirtualMachine(relax.build(mod, "llvm"), partita.cpu())
+    a = np.arange(48, dtype="float32").reshape(1, 3, 4, 4)
+    up, down = vm["main"](a)
+    np.testing.assert_array_equal(up.numpy(), a.repeat(2, 2).repeat(2, 3))
+    assert down.numpy().shape == (1, 3, 4, 4)

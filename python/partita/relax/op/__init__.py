@@ -1,7 +1,7 @@
 """Relax operators (``tvm.relax.op``), generated from the C++ operator registry.
 
 Each registered operator ``relax.X`` becomes ``relax.op.X`` (and ``relax.nn.X`` becomes
-``relax.op.nn.X``) taking its arguments positionally and its attributes by keyword (or
+``relax.op.nn.X``, ``relax.image.X`` ``relax.op.image.X``) taking its arguments positionally and its attributes by keyword (or
 positionally after the arguments), with the registry's defaults.
 """
 import sys
@@ -10,18 +10,30 @@ import types
 from ... import _ffi
 from ._convert import make_op_function
 
-nn = types.ModuleType(__name__ + ".nn", "Neural-network operators (tvm.relax.op.nn).")
-sys.modules[nn.__name__] = nn
 
-__all__ = ["nn"]
+def _namespace(name, doc):
+    module = types.ModuleType(f"{__name__}.{name}", doc)
+    sys.modules[module.__name__] = module
+    globals()[name] = module
+    return module
+
+
+nn = _namespace("nn", "Neural-network operators (tvm.relax.op.nn).")
+image = _namespace("image", "Image operators (tvm.relax.op.image).")
+
+__all__ = ["nn", "image"]
 for _name in _ffi.list_ops():
     _parts = _name.split(".")[1:]  # drop "relax"
     _fn = make_op_function(_name)
     if len(_parts) == 1:
         globals()[_parts[0]] = _fn
         __all__.append(_parts[0])
-    elif _parts[0] == "nn" and len(_parts) == 2:
-        setattr(nn, _parts[1], _fn)
+    elif len(_parts) == 2:  # relax.nn.X, relax.image.X, ...: relax.op.nn.X, relax.op.image.X
+        module = globals().get(_parts[0])
+        if not isinstance(module, types.ModuleType):
+            module = _namespace(_parts[0], f"Operators relax.{_parts[0]}.* (tvm.relax.op.{_parts[0]}).")
+            __all__.append(_parts[0])
+        setattr(module, _parts[1], _fn)
 
 
 def hint_on_device(data, dst_vdevice, memory_scope="global"):

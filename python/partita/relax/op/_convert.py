@@ -6,12 +6,14 @@ import numpy as np
 from ... import _ffi
 
 # Arguments that take a shape value (R.shape([...])) rather than a tuple.
-_SHAPE_ARGS = {"shape"}
+_SHAPE_ARGS = {"shape", "size"}  # reshape / broadcast_to / ...: shape; resize2d: size
 
 
 def _to_arg(name, value):
     if isinstance(value, _ffi.Expr):
         return value
+    if name == "size" and isinstance(value, int):  # resize2d's size: one int is a square
+        value = (value, value)
     if isinstance(value, np.ndarray):
         return _ffi.Constant(np.ascontiguousarray(value))
     if isinstance(value, (list, tuple)):

@@ -198,9 +198,14 @@ class Program {
     }
     // A permute read only by reshapes is a view (the reshape copies, if any copy is needed: a
     // channel shuffle's one copy), not a transposing reorder to plain memory.
-    std::map<int, std::set<std::string>> readers;
-    for (const auto& n : nodes)
+    std::map<int, std::set<std::string>> readers;  // a residual or a source scale reads as "post"
+    for (const auto& n : nodes) {
       for (const auto& v : n.at("in")) readers[v.get<int>()].insert(n.at("op").get<std::string>());
+      if (n.contains("scale_in")) readers[n["scale_in"].get<int>()].insert("post");
+      if (n.contains("post"))
+        for (const auto& p : n["post"])
+          if (p.contains("in")) readers[p["in"].get<int>()].insert("post");
+    }
     for (const auto& n : nodes) {
       int out = checked(n.at("out").get<int>());
       if (n.at("op") == "permute" && !output_ids_.count(out) && readers[out] == std::set<std::string>{"reshape"})

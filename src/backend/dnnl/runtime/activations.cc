@@ -8,7 +8,9 @@
 
 // GCC 12's AVX-512 intrinsics pass an undefined vector as the unused merge source of their
 // masked builtins, which -Wmaybe-uninitialized reports once they are inlined here.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace partita::backend::dnnl {
 namespace {

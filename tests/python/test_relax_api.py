@@ -156,3 +156,26 @@ def test_image_namespace_resize2d_builds_and_runs():
     up, down = vm["main"](a)
     np.testing.assert_array_equal(up.numpy(), a.repeat(2, 2).repeat(2, 3))
     assert down.numpy().shape == (1, 3, 4, 4)
+
+
+def test_linear_is_matmul_of_the_transposed_weight_plus_bias():
+    """relax.op.linear as TVM builds it: the same module as matmul(x, permute_dims(w)) + b, and
+    PyTorch's Linear numbers."""
+    w_np, b_np = np.random.rand(5, 8).astype("float32"), np.random.rand(5).astype("float32")
+
+    def build(body):
+        x = relax.Var("x", relax.TensorStructInfo([4, 8], "float32"))
+        bb = relax.BlockBuilder()
+        with bb.function("main", [x]):
+            with bb.dataflow():
+                gv = bb.emit_output(body(bb, x, relax.const(w_np), relax.const(b_np)))
+            bb.emit_func_output(gv)
+        return bb.get()
+
+    got = build(lambda bb, x, w, b: bb.emit(relax.op.linear(x, w, b)))
+    want = build(lambda bb, x, w, b: bb.emit(relax.op.add(
+        bb.emit(relax.op.matmul(x, bb.emit(relax.op.permute_dims(w)))), b)))
+    ir.assert_structural_equal(got, want)
+    x_np = np.random.rand(4, 8).astype("float32")
+    out = relax.VirtualMachine(relax.build(got, "llvm"), partita.cpu())["main"](x_np)
+    np.testing.assert_allclose(out.numpy(), x_np @ w_np.T + b_np, rtol=1e-5)

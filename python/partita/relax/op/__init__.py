@@ -72,3 +72,14 @@ def _attention(query, key, value, bias=None, scale=None, causal_mask=None, windo
 
 
 nn.attention = _attention
+
+
+def linear(data, weight, bias=None, out_dtype=None):
+    """``data @ weight^T (+ bias)``, as TVM's ``relax.op.linear`` builds it (PyTorch's Linear):
+    ``matmul(data, permute_dims(weight))``, then an ``add`` of the bias when there is one."""
+    kwargs = {} if out_dtype is None else {"out_dtype": out_dtype}
+    out = globals()["matmul"](data, globals()["permute_dims"](weight), **kwargs)
+    return out if bias is None else globals()["add"](out, bias)
+
+
+__all__.append("linear")

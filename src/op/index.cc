@@ -1,6 +1,7 @@
 // Joining, splitting and indexing: concat, split, strided_slice, take.
 #include "cost_utils.h"
 #include "infer_utils.h"
+#include "partita/op/ops.h"
 
 namespace partita::op::detail {
 namespace {
@@ -194,30 +195,15 @@ StructInfo infer_strided_slice(const CallNode& call) {
 // an NCHW tensor of batch 1 (ShuffleNet's split), a row range of a matrix.
 std::optional<int64_t> slice_view_offset(const CallNode& call) {
   auto in = static_shape(call.args[0]->struct_info_), out = static_shape(call.struct_info_);
-  auto axes = prim_tuple_values(call, 1), begin = prim_tuple_values(call, 2);
-  if (!in || !out || in->size() != out->size() || !axes || !begin || axes->size() != begin->size())
-    return std::nullopt;
-  std::vector<int64_t> start(in->size(), 0);
-  for (size_t k = 0; k < axes->size(); ++k) {
-    auto a = as_const_int((*axes)[k]), b = as_const_int((*begin)[k]);
-    if (!a || !b || *a < -int64_t(in->size()) || *a >= int64_t(in->size())) return std::nullopt;
-    size_t axis = size_t(*a < 0 ? *a + int64_t(in->size()) : *a);
-    int64_t dim = (*in)[axis];
-    start[axis] = std::clamp<int64_t>(*b < 0 ? *b + dim : *b, 0, dim);
-  }
-  if (call.args.size() > 4) {
-    auto strides = prim_tuple_values(call, 4);
-    if (!strides) return std::nullopt;
-    for (const PrimExpr& st : *strides)
-      if (as_const_int(st) != std::optional<int64_t>(1)) return std::nullopt;
-  }
+  auto start = op::unit_slice_begin(call);
+  if (!in || !out || !start || in->size() != out->size()) return std::nullopt;
   int64_t offset = 0, stride = 1;
   bool narrowed = false;  // an axis at or after this one is narrowed
   for (size_t d = in->size(); d-- > 0;) {
     if ((*out)[d] <= 0) return std::nullopt;
     if (narrowed && (*out)[d] != 1) return std::nullopt;
     if ((*out)[d] != (*in)[d]) narrowed = true;
-    offset += start[d] * stride;
+    offset += (*start)[d] * stride;
     stride *= (*in)[d];
   }
   return offset;

@@ -122,6 +122,29 @@ IntList permute_dims_axes(const CallNode& call, int64_t ndim) {
   return perm;
 }
 
+std::optional<IntList> unit_slice_begin(const CallNode& call) {
+  if (call.args.size() < 4) return std::nullopt;
+  auto in = static_shape(call.args[0]->struct_info_);
+  auto axes = detail::prim_tuple_values(call, 1), begin = detail::prim_tuple_values(call, 2);
+  if (!in || !axes || !begin || axes->size() != begin->size()) return std::nullopt;
+  if (call.args.size() > 4) {
+    auto strides = detail::prim_tuple_values(call, 4);
+    if (!strides) return std::nullopt;
+    for (const PrimExpr& st : *strides)
+      if (as_const_int(st) != std::optional<int64_t>(1)) return std::nullopt;
+  }
+  const int64_t nd = int64_t(in->size());
+  IntList start(in->size(), 0);
+  for (size_t k = 0; k < axes->size(); ++k) {
+    auto a = as_const_int((*axes)[k]), b = as_const_int((*begin)[k]);
+    if (!a || !b || *a < -nd || *a >= nd) return std::nullopt;
+    size_t axis = size_t(*a < 0 ? *a + nd : *a);
+    int64_t dim = (*in)[axis];
+    start[axis] = std::clamp<int64_t>(*b < 0 ? *b + dim : *b, 0, dim);
+  }
+  return start;
+}
+
 Expr reshape(Expr x, std::vector<PrimExpr> shape) {
   // Resolve a single -1 from the input's known shape, so the printed call has the real size.
   const auto* t = x && x->struct_info_ ? x->struct_info_.as<TensorStructInfoNode>() : nullptr;

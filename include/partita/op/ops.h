@@ -67,6 +67,11 @@ Expr split(Expr x, int64_t sections, int64_t axis = 0);
 Expr split(Expr x, IntList indices, int64_t axis = 0);
 Expr strided_slice(Expr x, IntList axes, std::vector<PrimExpr> begin, std::vector<PrimExpr> end,
                    std::optional<std::vector<PrimExpr>> strides = std::nullopt, bool assume_inbound = false);
+/// A strided_slice call's start along every axis of its (statically shaped) input, where its axes
+/// and starts are constants and every stride is 1 (Python slice semantics: a negative start
+/// counts from the end, starts clamp to the axis); else nullopt. Its extents are its result's
+/// shape.
+std::optional<IntList> unit_slice_begin(const CallNode& call);
 Expr take(Expr x, Expr indices, std::optional<int64_t> axis = std::nullopt, std::string mode = "fast");
 Expr broadcast_to(Expr x, std::vector<PrimExpr> shape);
 

@@ -190,39 +190,13 @@ std::string resize_unsupported_reason(const CallNode& call) {
   return "resize2d method " + method;
 }
 
-// strided_slice's start along every axis of its input, where its axes and starts are constants
-// and every stride is 1 (Python slice semantics: a negative start counts from the end); else
-// nullopt. The slice's extents are its result's shape.
-std::optional<std::vector<int64_t>> unit_slice_begin(const CallNode& call) {
-  auto in = static_f32_shape(call.args.empty() ? Expr() : call.args[0]);
-  if (!in || call.args.size() < 4) return std::nullopt;
-  auto field = [&](size_t arg, size_t k) -> std::optional<int64_t> {
-    auto* t = call.args[arg].as<TupleNode>();
-    if (!t || k >= t->fields.size()) return std::nullopt;
-    auto* v = t->fields[k].as<PrimValueNode>();
-    return v ? as_const_int(v->value) : std::nullopt;
-  };
-  auto* axes = call.args[1].as<TupleNode>();
-  if (!axes) return std::nullopt;
-  std::vector<int64_t> begin(in->size(), 0);
-  const int64_t nd = int64_t(in->size());
-  for (size_t k = 0; k < axes->fields.size(); ++k) {
-    auto axis = field(1, k), b = field(2, k);
-    auto stride = call.args.size() > 4 ? field(4, k) : std::optional<int64_t>(1);
-    if (!axis || !b || stride != 1 || *axis < -nd || *axis >= nd) return std::nullopt;
-    int64_t a = *axis < 0 ? *axis + nd : *axis, n = (*in)[size_t(a)];
-    begin[size_t(a)] = *b < 0 ? std::max<int64_t>(*b + n, 0) : std::min(*b, n);
-  }
-  return begin;
-}
-
 // reshape and strided_slice: their other arguments are a shape and tuples of integers.
 std::string layout_op_unsupported_reason(const CallNode& call, const std::string& what) {
   auto out = static_f32_shape(Expr(const_cast<CallNode*>(&call)));
   if (auto why = tensor_unsupported_reason(what, out); !why.empty()) return why;
   auto in = call.args.empty() ? std::nullopt : static_f32_shape(call.args[0]);
   if (auto why = tensor_unsupported_reason(what, in); !why.empty()) return why;
-  if (what == "strided_slice" && !unit_slice_begin(call))
+  if (what == "strided_slice" && !op::unit_slice_begin(call))
     return "strided_slice with other than constant axes and starts and unit strides";
   return "";
 }
@@ -531,7 +505,7 @@ class GraphBuilder : public codegen::JsonGraphBuilder {
       if (is_tuple(x)) fail(name + " of a tuple");
       if (values_[size_t(x)].get<std::vector<int64_t>>() == shape) return x;  // the value itself
       j["op"] = name == "relax.reshape" ? "reshape" : "slice";
-      if (name == "relax.strided_slice") j["begin"] = *unit_slice_begin(call);
+      if (name == "relax.strided_slice") j["begin"] = *op::unit_slice_begin(call);
       return add_node(std::move(j), {x}, shape);
     }
     if (name == "relax.concat") {

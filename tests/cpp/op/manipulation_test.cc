@@ -136,6 +136,20 @@ TEST(StridedSlice, ConformanceCaseAndClamping) {
             std::string::npos);
 }
 
+// Where a unit-stride slice starts along each axis (what the host's view offset and a backend's
+// copy read): negative starts count from the end, starts clamp; other strides or symbolic starts
+// give nothing.
+TEST(StridedSlice, UnitSliceBegin) {
+  auto begin = [](const Expr& e) { return op::unit_slice_begin(*e.as<CallNode>()); };
+  EXPECT_EQ(begin(op::strided_slice(tvar("x", {1, 6, 4, 4}), {1}, {int_imm(3)}, {int_imm(6)})), (IntList{0, 3, 0, 0}));
+  EXPECT_EQ(begin(op::strided_slice(tvar("x", {10, 10}), {-1, 0}, {int_imm(-3), int_imm(20)}, {int_imm(10), int_imm(30)},
+                                    std::vector<PrimExpr>{int_imm(1), int_imm(1)})),
+            (IntList{10, 7}));
+  EXPECT_EQ(begin(op::strided_slice(tvar("x", {10}), {0}, {int_imm(0)}, {int_imm(9)}, std::vector<PrimExpr>{int_imm(2)})),
+            std::nullopt);
+  EXPECT_EQ(begin(op::strided_slice(tvar("x", {10}), {0}, {make<PrimVarNode>("s")}, {int_imm(9)})), std::nullopt);
+}
+
 TEST(Take, AxisAndIndices) {
   EXPECT_EQ(describe(infer(op::take(tvar("x", {5, 6}), tvar("i", {2, 3}, i64), 1))), "(5, 2, 3) float32");
   EXPECT_EQ(describe(infer(op::take(tvar("x", {5}), tvar("i", {4}, i64)))), "(4) float32");

@@ -19,9 +19,8 @@ def _namespace(name, doc):
 
 
 nn = _namespace("nn", "Neural-network operators (tvm.relax.op.nn).")
-image = _namespace("image", "Image operators (tvm.relax.op.image).")
 
-__all__ = ["nn", "image"]
+__all__ = ["nn"]
 for _name in _ffi.list_ops():
     _parts = _name.split(".")[1:]  # drop "relax"
     _fn = make_op_function(_name)
@@ -78,8 +77,17 @@ def linear(data, weight, bias=None, out_dtype=None):
     """``data @ weight^T (+ bias)``, as TVM's ``relax.op.linear`` builds it (PyTorch's Linear):
     ``matmul(data, permute_dims(weight))``, then an ``add`` of the bias when there is one."""
     kwargs = {} if out_dtype is None else {"out_dtype": out_dtype}
-    out = globals()["matmul"](data, globals()["permute_dims"](weight), **kwargs)
-    return out if bias is None else globals()["add"](out, bias)
+    out = matmul(data, permute_dims(weight), **kwargs)  # noqa: F821 (registered above)
+    return out if bias is None else add(out, bias)  # noqa: F821
 
 
+_resize2d = image.resize2d  # noqa: F821 (registered above)
+
+
+def _resize2d_of_size(data, size, *args, **kwargs):
+    """``relax.op.image.resize2d``; as in TVM, one int ``size`` is a square."""
+    return _resize2d(data, (size, size) if isinstance(size, int) else size, *args, **kwargs)
+
+
+image.resize2d = _resize2d_of_size  # noqa: F821
 __all__.append("linear")

@@ -12,8 +12,6 @@ _SHAPE_ARGS = {"shape", "size"}  # reshape / broadcast_to / ...: shape; resize2d
 def _to_arg(name, value):
     if isinstance(value, _ffi.Expr):
         return value
-    if name == "size" and isinstance(value, int):  # resize2d's size: one int is a square
-        value = (value, value)
     if isinstance(value, np.ndarray):
         return _ffi.Constant(np.ascontiguousarray(value))
     if isinstance(value, (list, tuple)):

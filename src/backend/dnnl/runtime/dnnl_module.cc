@@ -182,15 +182,21 @@ class Program {
       mem_[id] = dn::memory(plain_md(dims_[id]), eng_, t.data());
       is_const_.insert(id);
     }
-    // The last node reading each value (outputs: past the end), for in-place accumulation.
+    // The last node reading each value (outputs: past the end), for in-place accumulation; and
+    // what reads each value (a residual or a source scale as "post").
     last_use_.assign(dims_.size(), -1);
+    std::map<int, std::set<std::string>> readers;
     const json& nodes = f.at("nodes");
     for (size_t k = 0; k < nodes.size(); ++k) {
-      for (const auto& v : nodes[k].at("in")) last_use_[checked(v.get<int>())] = int64_t(k);
-      if (nodes[k].contains("scale_in")) last_use_[checked(nodes[k]["scale_in"].get<int>())] = int64_t(k);
+      auto read = [&](const json& v, const std::string& as) {
+        last_use_[checked(v.get<int>())] = int64_t(k);
+        readers[v.get<int>()].insert(as);
+      };
+      for (const auto& v : nodes[k].at("in")) read(v, nodes[k].at("op").get<std::string>());
+      if (nodes[k].contains("scale_in")) read(nodes[k]["scale_in"], "post");
       if (nodes[k].contains("post"))
         for (const auto& p : nodes[k]["post"])
-          if (p.contains("in")) last_use_[checked(p["in"].get<int>())] = int64_t(k);
+          if (p.contains("in")) read(p["in"], "post");
     }
     for (const auto& v : f.at("outputs")) {
       last_use_[checked(v.get<int>())] = int64_t(nodes.size());
@@ -198,14 +204,6 @@ class Program {
     }
     // A permute read only by reshapes is a view (the reshape copies, if any copy is needed: a
     // channel shuffle's one copy), not a transposing reorder to plain memory.
-    std::map<int, std::set<std::string>> readers;  // a residual or a source scale reads as "post"
-    for (const auto& n : nodes) {
-      for (const auto& v : n.at("in")) readers[v.get<int>()].insert(n.at("op").get<std::string>());
-      if (n.contains("scale_in")) readers[n["scale_in"].get<int>()].insert("post");
-      if (n.contains("post"))
-        for (const auto& p : n["post"])
-          if (p.contains("in")) readers[p["in"].get<int>()].insert("post");
-    }
     for (const auto& n : nodes) {
       int out = checked(n.at("out").get<int>());
       if (n.at("op") == "permute" && !output_ids_.count(out) && readers[out] == std::set<std::string>{"reshape"})
@@ -354,15 +352,21 @@ class Program {
     if (m.get_desc() == md) return m;
     for (auto& [desc, cached] : layouts_[id])
       if (desc == md) return cached;
-    dn::memory r = is_const_.count(id) ? dn::memory(md, eng_) : scratch(md);
-    if (is_const_.count(id)) {
+    dn::memory r = reordered(m, md, is_const_.count(id) > 0);
+    layouts_[id].emplace_back(md, r);
+    return r;
+  }
+
+  // `m` reordered to `md`: of a constant once now (the result owns its bytes), else a step.
+  dn::memory reordered(dn::memory m, const dn::memory::desc& md, bool constant) {
+    dn::memory r = constant ? dn::memory(md, eng_) : scratch(md);
+    if (constant) {
       dn::stream s(eng_);
       dn::reorder(m, r).execute(s, m, r);
       s.wait();
     } else {
       steps_.push_back({dn::reorder(m, r), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, r}}});
     }
-    layouts_[id].emplace_back(md, r);
     return r;
   }
 
@@ -631,19 +635,13 @@ class Program {
       if (axes.size() != xd.size()) fail("permute axes do not match the input's rank");
       std::vector<int> perm(axes.size());
       for (size_t k = 0; k < axes.size(); ++k) perm.at(size_t(axes[k])) = int(k);
-      if (permute_views_.count(out)) {
-        dn::memory src = strided_value(in[0]);
-        set_view(out, in[0], src, src.get_desc().permute_axes(perm));
-        return;
-      }
-      dn::memory src = as_layout(in[0], plain_md(xd));
-      dn::memory view(src.get_desc().permute_axes(perm), eng_, DNNL_MEMORY_NONE);
-      dn::memory dst = scratch(plain_md(od));
-      // The view shares src's buffer: a reorder from the permuted view to plain transposes.
-      dn::reorder r(view, dst);
-      views_.push_back({view, src});
-      steps_.push_back({r, {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}}});
-      set_output(out, dst);
+      // The source viewed with its axes permuted: the value itself where only reshapes read it,
+      // else copied to plain memory (the copy transposes).
+      const bool as_view = permute_views_.count(out) > 0;
+      dn::memory src = as_view ? strided_value(in[0]) : as_layout(in[0], plain_md(xd));
+      dn::memory view = view_of(in[0], src, src.get_desc().permute_axes(perm));
+      if (as_view) set_view(out, in[0], view);
+      else set_derived(out, in[0], reordered(view, plain_md(od), is_const_.count(in[0]) > 0));
     } else if (op == "reshape") {
       need(1);
       build_reshape(in[0], out);
@@ -728,89 +726,76 @@ class Program {
     steps_.push_back(std::move(st));
   }
 
-  // `id`'s memory in a strided (not channel-blocked) layout: itself, or its plain reorder.
-  dn::memory strided_value(int id) {
-    dn::memory m = value(id);
+  // Whether `m` is in a strided layout (not channel-blocked, no offset).
+  static bool is_strided(const dn::memory& m) {
     const dnnl_memory_desc_t& d = m.get_desc().data;
-    if (d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0 && d.offset0 == 0) return m;
-    return as_layout(id, plain_md(dims_[id]));
+    return d.format_kind == dnnl_blocked && d.format_desc.blocking.inner_nblks == 0 && d.offset0 == 0;
   }
 
-  static dn::memory::dims strides_of(const dn::memory& m) {
-    const dnnl_memory_desc_t& d = m.get_desc().data;
+  // `id`'s memory in a strided layout: itself, or its plain reorder.
+  dn::memory strided_value(int id) {
+    dn::memory m = value(id);
+    return is_strided(m) ? m : as_layout(id, plain_md(dims_[id]));
+  }
+
+  static dn::memory::dims strides_of(const dn::memory& m) { return strides_of(m.get_desc()); }
+  static dn::memory::dims strides_of(const dn::memory::desc& md) {
+    const dnnl_memory_desc_t& d = md.data;
     return dn::memory::dims(d.format_desc.blocking.strides, d.format_desc.blocking.strides + d.ndims);
   }
 
-  // A view of `base` (its bytes at run time) as `md`: the value `out`. Of a constant: a constant
-  // (its bytes are there now).
-  void set_view(int out, int in, const dn::memory& base, const dn::memory::desc& md) {
-    if (is_const_.count(in)) {
-      mem_[out] = dn::memory(md, eng_, base.get_data_handle());
-      is_const_.insert(out);
-      return;
-    }
-    dn::memory view(md, eng_, DNNL_MEMORY_NONE);
-    views_.push_back({view, base});
-    view_values_.insert(out);
-    set_output(out, view);
+  // `out`, computed from `in` as `m`: a constant exactly when `in` is one.
+  void set_derived(int out, int in, const dn::memory& m) {
+    if (!is_const_.count(in)) return set_output(out, m);
+    mem_[out] = m;
+    is_const_.insert(out);
   }
 
-  // `dst` = `src` reordered: a step, or of a constant once now (`dst` then owns its bytes).
-  void copy_into(int out, int in, dn::memory src, const dn::memory::desc& md) {
-    if (is_const_.count(in)) {
-      dn::memory dst(md, eng_);
-      dn::stream s(eng_);
-      dn::reorder(src, dst).execute(s, src, dst);
-      s.wait();
-      mem_[out] = dst;
-      is_const_.insert(out);
-      return;
-    }
-    dn::memory dst = scratch(md);
-    steps_.push_back({dn::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}});
-    set_output(out, dst);
+  // A view of `base`'s bytes (at a byte offset) as `md`, `base` being value `in`'s: of a
+  // constant the bytes are there now; otherwise the view takes its base's handle at each call.
+  dn::memory view_of(int in, const dn::memory& base, const dn::memory::desc& md, size_t offset = 0) {
+    if (is_const_.count(in)) return dn::memory(md, eng_, static_cast<uint8_t*>(base.get_data_handle()) + offset);
+    dn::memory view(md, eng_, DNNL_MEMORY_NONE);
+    views_.push_back({view, base, offset});
+    return view;
+  }
+
+  // `out` is `view` (of `in`'s bytes): never a direct output or an in-place accumulation target.
+  void set_view(int out, int in, const dn::memory& view) {
+    if (!is_const_.count(in)) view_values_.insert(out);
+    set_derived(out, in, view);
   }
 
   // A reshape: a view of its source where the source's layout allows (a plain or channels-last
   // tensor whose merged axes are contiguous), else a view of one reorder of it into the nearest
   // layout that does (a channel shuffle: one copy, back to channels-last).
-  void build_reshape(int in, int out) {  // `in` by value: the reordered source may replace it
+  void build_reshape(int in, int out) {
     const dn::memory::dims xd = dnnl_dims(dims_[in]), od = dnnl_dims(dims_[out]);
-    dn::memory src = strided_value(in);
+    // The source's strides (a channel-blocked source: plain memory's), then the layout to view.
+    const dn::memory::dims st = is_strided(value(in)) ? strides_of(value(in)) : strides_of(plain_md(xd));
+    const bool viewable = reshape_view_strides(xd, st, od).has_value();
+    dn::memory src = as_layout(in, dn::memory::desc(xd, dt::f32, viewable ? st : reshapeable_strides(xd, st, od)));
     auto strides = reshape_view_strides(xd, strides_of(src), od);
-    if (!strides) {
-      // The reordered source: a value of its own (the same dims), then the view of it.
-      const int dense = int(dims_.size());
-      dims_.push_back(dims_[in]);
-      mem_.emplace_back();
-      last_use_.push_back(last_use_[in]);
-      copy_into(dense, in, src, dn::memory::desc(xd, dt::f32, reshapeable_strides(xd, strides_of(src), od)));
-      src = mem_[dense];
-      strides = reshape_view_strides(xd, strides_of(src), od);
-      if (!strides) fail("reshape: no layout of the source is a view of the result");
-      in = dense;
-    }
-    set_view(out, in, src, dn::memory::desc(od, dt::f32, *strides));
+    if (!strides) fail("reshape: no layout of the source is a view of the result");
+    set_view(out, in, view_of(in, src, dn::memory::desc(od, dt::f32, *strides)));
   }
 
-  // A unit-stride slice: a copy of the source's window (a view at an offset), dense in the
-  // source's axis order (a channel range of a channels-last map stays channels-last).
+  // A unit-stride slice: a copy of the source's window, dense in the source's axis order (a
+  // channel range of a channels-last map stays channels-last). The window is the source's
+  // strides at the byte offset of its first element (not oneDNN's submemory offset, with which
+  // only its generic reorder copies).
   void build_slice(int in, int out, const dn::memory::dims& begin) {
     const dn::memory::dims& od = dims_[out];
     dn::memory src = strided_value(in);
     if (begin.size() != od.size() || dims_[in].size() != od.size()) fail("slice of another rank");
     for (size_t k = 0; k < od.size(); ++k)
       if (begin[k] < 0 || begin[k] + od[k] > dims_[in][k]) fail("slice window outside the source");
-    // The window: the source's strides at the byte offset of its first element (not oneDNN's
-    // submemory offset, with which only its slow generic reorder copies).
-    const dn::memory::dims st = strides_of(src);
+    const dn::memory::dims st = strides_of(src), d = dnnl_dims(od);
     size_t offset = 0;
     for (size_t k = 0; k < begin.size(); ++k) offset += size_t(begin[k] * st[k]) * sizeof(float);
-    dn::memory window(dn::memory::desc(dnnl_dims(od), dt::f32, st), eng_,
-                      is_const_.count(in) ? static_cast<uint8_t*>(src.get_data_handle()) + offset : DNNL_MEMORY_NONE);
-    if (!is_const_.count(in)) views_.push_back({window, src, offset});
-    const dn::memory::dims d = dnnl_dims(od);
-    copy_into(out, in, window, dn::memory::desc(d, dt::f32, dense_strides(d, memory_order(d, strides_of(src)))));
+    dn::memory window = view_of(in, src, dn::memory::desc(d, dt::f32, st), offset);
+    dn::memory::desc dense(d, dt::f32, dense_strides(d, memory_order(d, st)));
+    set_derived(out, in, reordered(window, dense, is_const_.count(in) > 0));
   }
 
   // Whether a concat node can hold its sources in place: along the channels of a single image,
